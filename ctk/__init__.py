@@ -1,0 +1,3 @@
+"""Compatibility test kit for Apache Iceberg REST catalogs."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+import sys
+
+from ctk.cli import main
+
+sys.exit(main())

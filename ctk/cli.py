@@ -1,0 +1,50 @@
+"""The `ctk` console command. Each subcommand lives in the module that owns it; this file only routes.
+
+A subcommand module provides `add_arguments(parser)` and `run(args) -> int`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+SUBCOMMANDS: list[tuple[str, str, str]] = [
+    ("serve", "ctk.reference.server", "start the embedded reference catalog on 127.0.0.1"),
+    ("interposer", "ctk.interposer.cli", "start the fault-injecting interposer (Toxiproxy-compatible API)"),
+    ("run", "ctk.runner", "run the conformance kit (pytest with the ctk plugin) and write reports/"),
+    ("report", "ctk.reporting.compare", "put several conformance.json runs side by side (HTML)"),
+    ("requirements", "ctk.reporting.requirements_doc", "print the requirements table (markdown)"),
+    ("spark-jars", "ctk.spark.jars", "assemble the Iceberg Spark runtime jars offline, with checksums"),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ctk", description="Iceberg REST catalog compatibility test kit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module, help_text in SUBCOMMANDS:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_module=module)
+        try:
+            importlib.import_module(module).add_arguments(p)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            p.set_defaults(_missing=f"`ctk {name}` is not available in this build ({module} missing)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    if getattr(args, "_missing", None):
+        print(args._missing, file=sys.stderr)
+        return 2
+    return int(importlib.import_module(args._module).run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

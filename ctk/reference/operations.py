@@ -1,0 +1,48 @@
+"""What the reference catalog's HTTP layer hands to the mutation pipeline.
+
+Contract between ctk/reference/app.py + catalog.py (which build a Mutation for each mutating route) and
+ctk/reference/pipeline.py (which wraps every Mutation in idempotency handling and test hooks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from sqlalchemy.engine import Connection
+
+
+@dataclass
+class OpResult:
+    """The outcome of an operation: what the HTTP response will carry."""
+
+    status: int
+    body: Any = None                       # JSON-serialisable, or None for 204
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class CatalogError(Exception):
+    """A terminal error of an operation, answered with the spec's ErrorModel."""
+
+    def __init__(self, status: int, type_: str, message: str, subtype: str | None = None,
+                 headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status, self.type, self.message, self.subtype = status, type_, message, subtype
+        self.headers = headers or {}
+
+    def result(self) -> OpResult:
+        error: dict[str, Any] = {"message": self.message, "type": self.type, "code": self.status}
+        if self.subtype:
+            error["subtype"] = self.subtype
+        return OpResult(self.status, {"error": error}, dict(self.headers))
+
+
+@dataclass
+class Mutation:
+    operation: str                                  # operationId, e.g. "updateTable", "createView"
+    resource: str                                   # canonical resource, e.g. "ns\x1fsub/tables/t"
+    principal: str                                  # caller identity ("anonymous" without auth)
+    body: bytes                                     # raw request body (hashed canonically by the pipeline)
+    execute: Callable[[Connection], OpResult]       # runs inside one DB transaction; raises CatalogError
+    # Is the intended change already in the catalog state? Returns the result to answer with, or None.
+    reconcile: Callable[[Connection], OpResult | None] | None = None

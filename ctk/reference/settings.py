@@ -1,0 +1,78 @@
+"""Settings of the embedded reference catalog (options of `ctk serve`, or CTK_REF_* environment)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from datetime import timedelta
+
+import isodate
+
+
+def parse_duration(text: str) -> timedelta:
+    """An ISO-8601 duration such as PT30M, through isodate; raises ValueError with the text."""
+    try:
+        value = isodate.parse_duration(text)
+    except (isodate.ISO8601Error, ValueError, TypeError) as exc:
+        raise ValueError(f"not an ISO-8601 duration: {text!r} ({exc})") from None
+    if not isinstance(value, timedelta):  # years/months give isodate.Duration
+        value = value.totimedelta(start=__import__("datetime").datetime(2000, 1, 1))
+    return value
+
+
+@dataclass
+class ReferenceSettings:
+    host: str = "127.0.0.1"
+    port: int = 0                               # 0: pick a free port
+    warehouse: str | None = None                # directory for metadata files; None: a temporary one
+    database_url: str | None = None             # SQLAlchemy URL; None: SQLite in the warehouse
+    prefix: str = ""                            # advertised in /v1/config overrides when set
+    idempotency_lifetime: str | None = "PT30M"  # None: do not advertise (keys then ignored)
+    idempotency_grace: str = "PT5M"
+    in_flight: str = "reject"                   # "reject" (409 request_in_progress) or "wait" (wait-and-replay)
+    in_flight_wait_timeout: float = 30.0        # seconds a waiting duplicate waits before 409
+    sweep_interval: float = 60.0                # seconds between sweeps of expired records
+    max_body_bytes: int = 8 * 1024 * 1024
+    control_api: bool = False                   # enable /_ctk/... test hooks (never on by default)
+    deviation: str | None = None                # name of a deviation profile (ctk.reference.deviations)
+    token: str | None = None                    # when set, requests must carry "Authorization: Bearer <token>"
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.idempotency_lifetime is not None:
+            parse_duration(self.idempotency_lifetime)
+        parse_duration(self.idempotency_grace)
+        if self.in_flight not in ("reject", "wait"):
+            raise ValueError(f"in_flight must be 'reject' or 'wait', not {self.in_flight!r}")
+        if self.deviation is not None:
+            from ctk.reference.deviations import get_profile
+
+            get_profile(self.deviation)  # raises with the list of known profiles
+
+    @property
+    def lifetime(self) -> timedelta | None:
+        return None if self.idempotency_lifetime is None else parse_duration(self.idempotency_lifetime)
+
+    @property
+    def grace(self) -> timedelta:
+        return parse_duration(self.idempotency_grace)
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> "ReferenceSettings":
+        """CTK_REF_<FIELD> variables (e.g. CTK_REF_PORT, CTK_REF_DATABASE_URL), then explicit overrides."""
+        env = os.environ if environ is None else environ
+        values: dict = {}
+        for f in fields(cls):
+            raw = env.get(f"CTK_REF_{f.name.upper()}")
+            if raw is None or f.name == "extra":
+                continue
+            if f.type in ("int",):
+                values[f.name] = int(raw)
+            elif f.type in ("float",):
+                values[f.name] = float(raw)
+            elif f.type in ("bool",):
+                values[f.name] = raw.lower() in ("1", "true", "yes", "on")
+            else:
+                values[f.name] = None if raw == "" else raw
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
