@@ -1,0 +1,68 @@
+"""Project sessions. They run in the current interpreter (no virtualenv), so a fresh machine needs only
+`pip install nox`; the sessions install what they need themselves.
+
+    nox -s kit       # the main job: the kit against the embedded reference catalog, reports in reports/
+    nox -s tests     # the kit's own tests (installs Chromium, PostgreSQL and the Spark jars first)
+    nox -s bench     # benchmarks: reference catalog, interposer, suites, Spark; prints figures
+    nox -s docs      # regenerate docs/requirements.md from the requirement registry
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import nox
+
+nox.options.default_venv_backend = "none"
+nox.options.sessions = ["tests"]
+
+DEBIAN_PACKAGES = ["chromium", "postgresql"]
+
+
+def _apt_install(session: nox.Session) -> None:
+    missing = []
+    if not shutil.which("chromium"):
+        missing.append("chromium")
+    if not any(os.path.exists(f"/usr/lib/postgresql/{v}/bin/initdb") for v in os.listdir("/usr/lib/postgresql")) \
+            if os.path.isdir("/usr/lib/postgresql") else True:
+        missing.append("postgresql")
+    if not missing:
+        return
+    if shutil.which("apt-get") and os.geteuid() == 0:
+        session.run("apt-get", "update", "-q", external=True)
+        session.run("apt-get", "install", "-y", "-q", *missing, external=True,
+                    env={"DEBIAN_FRONTEND": "noninteractive"})
+    else:
+        session.warn(f"cannot install {missing} (needs root and apt-get); the tests that need them will skip")
+
+
+@nox.session
+def kit(session: nox.Session) -> None:
+    """Main job: run the conformance kit against the embedded reference catalog; reports in reports/."""
+    session.run("python", "-m", "pip", "install", "-q", "-e", ".")
+    session.run("ctk", "run", *session.posargs, external=True)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The kit's own tests, Spark and browser tests included."""
+    _apt_install(session)
+    session.run("python", "-m", "pip", "install", "-q", "-e", ".[all]")
+    session.run("ctk", "spark-jars", external=True)
+    session.run("python", "-m", "pytest", "tests", "-p", "no:cacheprovider", *session.posargs)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks; each prints its figures and the ratios measured side by side in one run."""
+    session.run("python", "-m", "pip", "install", "-q", "-e", ".[all]")
+    for script in sorted(os.listdir("bench")):
+        if script.startswith("bench_") and script.endswith(".py"):
+            session.run("python", f"bench/{script}", *session.posargs)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Regenerate docs/requirements.md from ctk/core/requirements.py."""
+    session.run("ctk", "requirements", "--markdown", "-o", "docs/requirements.md", external=True)
