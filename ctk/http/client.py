@@ -1,0 +1,339 @@
+"""`CatalogClient`: the kit's recorded, bounded, redacting HTTP client for an Iceberg REST catalog.
+
+* ``request()`` never raises for transport errors: a timeout, reset or refused connection gives an
+  `Exchange` with ``status=None`` and ``error`` text that starts with its kind (``timeout:``, ``reset:``,
+  ``refused:``, ``protocol:``, ``auth:``, ``transport:``); see `error_kind()`.
+* Every exchange is appended to ``client.exchanges`` (thread-safe); secrets are redacted only when an
+  exchange is rendered or serialized (`Exchange.to_dict()` / `render()`), never stored in repr.
+* Paths are relative to ``/v1/{prefix}``: ``client.request("GET", "namespaces")`` goes to
+  ``{url}/v1/{prefix}/namespaces``. Paths that start with ``/v1/`` or ``/_ctk`` are taken from the base URL
+  as they are, and full ``http(s)://`` URLs are used unchanged.
+* Namespaces are encoded per the spec: each level percent-encoded, levels joined by ``%1F``
+  (`ns_path()`, `table_path()`, `view_path()`, or ``url_for(template, namespace=(...), table=...)``).
+"""
+
+from __future__ import annotations
+
+import json as _json
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import httpx
+
+from ctk.http.exchange import Exchange
+from ctk.target.config import TargetConfig
+
+Namespace = Sequence[str] | str
+
+
+def ns_tuple(namespace: Namespace) -> tuple[str, ...]:
+    """("a", "b") from ("a", "b"), ["a", "b"] or "a.b"."""
+    if isinstance(namespace, str):
+        return tuple(namespace.split(".")) if namespace else ()
+    return tuple(namespace)
+
+
+def ns_path(namespace: Namespace) -> str:
+    """The URL path segment for a namespace: levels percent-encoded and joined by ``%1F``."""
+    parts = ns_tuple(namespace)
+    if not parts:
+        raise ValueError("empty namespace")
+    return "%1F".join(quote(p, safe="") for p in parts)
+
+
+def table_path(namespace: Namespace, name: str) -> str:
+    return f"namespaces/{ns_path(namespace)}/tables/{quote(name, safe='')}"
+
+
+def view_path(namespace: Namespace, name: str) -> str:
+    return f"namespaces/{ns_path(namespace)}/views/{quote(name, safe='')}"
+
+
+def error_kind(exchange: Exchange) -> str | None:
+    """"timeout", "reset", "refused", "protocol", "auth" or "transport" for a transport error, else None."""
+    if exchange.error is None:
+        return None
+    return exchange.error.split(":", 1)[0]
+
+
+def _classify(exc: BaseException) -> str:
+    if isinstance(exc, httpx.TimeoutException):
+        kind = "timeout"
+    elif isinstance(exc, httpx.ConnectError):
+        text = str(exc).lower()
+        kind = "refused" if ("refused" in text or "errno 111" in text or "cannot assign" in text) else "transport"
+    elif isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
+        text = str(exc).lower()
+        kind = "reset" if ("reset" in text or "disconnected" in text or "closed" in text
+                           or isinstance(exc, (httpx.ReadError, httpx.WriteError))) else "protocol"
+    elif isinstance(exc, httpx.ProtocolError):
+        kind = "protocol"
+    else:
+        kind = "transport"
+    return f"{kind}: {type(exc).__name__}: {exc}".rstrip(": ")
+
+
+def _headers_dict(items: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Header pairs as a dict; a header that occurs more than once keeps all values joined by ", "."""
+    out: dict[str, str] = {}
+    lower: dict[str, str] = {}
+    for k, v in items:
+        key = lower.get(k.lower())
+        if key is None:
+            lower[k.lower()] = k
+            out[k] = v
+        else:
+            out[key] = out[key] + ", " + v
+    return out
+
+
+class CatalogClient:
+    """Recorded HTTP client for one `TargetConfig`.
+
+    ``transport`` may be an ``httpx.BaseTransport`` (e.g. ``httpx.MockTransport``) for tests.
+    ``prefix`` is ``target.prefix`` until `discover()` (or `set_prefix()`) applies a config override.
+    Use as a context manager or call ``close()``.
+    """
+
+    def __init__(self, target: TargetConfig, transport: httpx.BaseTransport | None = None,
+                 max_connections: int = 64) -> None:
+        self.target = target
+        self.prefix: str | None = target.prefix
+        self.exchanges: list[Exchange] = []
+        self._lock = threading.Lock()
+        self._auth_lock = threading.Lock()
+        self._token: str | None = target.token
+        self._auth_error: str | None = None
+        self._http = httpx.Client(
+            transport=transport,
+            timeout=self._timeout(None),
+            follow_redirects=False,
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+        )
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "CatalogClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"CatalogClient({self.target!r}, prefix={self.prefix!r}, exchanges={len(self.exchanges)})"
+
+    # --- paths -------------------------------------------------------------------------------------
+    def set_prefix(self, prefix: str | None) -> None:
+        self.prefix = (prefix or "").strip("/") or None
+
+    def url_for(self, path: str, query: dict[str, Any] | None = None, **params: Any) -> str:
+        """The full URL for ``path`` (relative to ``/v1/{prefix}``, see module doc).
+
+        ``{name}`` placeholders in ``path`` are filled from ``params``: a tuple/list value is a namespace
+        (levels joined by %1F), any other value is percent-encoded as one segment. ``query`` values that
+        are None are left out.
+        """
+        if params:
+            filled = {k: (ns_path(v) if isinstance(v, (tuple, list)) else quote(str(v), safe=""))
+                      for k, v in params.items()}
+            path = path.format(**filled)
+        if path.startswith(("http://", "https://")):
+            url = path
+        elif path.startswith(("/v1/", "/_ctk")) or path == "/v1":
+            url = self.target.base_url + path
+        else:
+            rel = path.lstrip("/")
+            url = self.target.base_url + "/v1/" + (f"{self.prefix}/" if self.prefix else "") + rel
+        if query:
+            q = urlencode({k: v for k, v in query.items() if v is not None}, doseq=True)
+            if q:
+                url += ("&" if "?" in url else "?") + q
+        return url
+
+    # --- auth --------------------------------------------------------------------------------------
+    def _timeout(self, timeout: float | None) -> httpx.Timeout:
+        t = self.target.timeout if timeout is None else timeout
+        return httpx.Timeout(t, connect=min(self.target.connect_timeout, t))
+
+    def authenticate(self) -> str | None:
+        """The bearer token to send (fetching it once through OAuth2 client credentials if configured).
+
+        Raises `AuthError` when the token endpoint fails; `request()` turns that into an exchange error.
+        """
+        if self._token is not None or self.target.credential is None:
+            return self._token
+        with self._auth_lock:
+            if self._token is not None:
+                return self._token
+            client_id, secret = self.target.credential.split(":", 1)
+            form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret,
+                    "scope": self.target.oauth_scope}
+            ex = self._send("POST", self.url_for("/v1/oauth/tokens"), content=urlencode(form).encode(),
+                            headers=[("Content-Type", "application/x-www-form-urlencoded")],
+                            label="oauth2 token", timeout=None)
+            body = ex.json()
+            if ex.status != 200 or not isinstance(body, dict) or not body.get("access_token"):
+                why = ex.error or f"status {ex.status}"
+                raise AuthError(f"OAuth2 client-credentials token request to {ex.url} failed: {why}")
+            self._token = str(body["access_token"])
+            return self._token
+
+    # --- requests ----------------------------------------------------------------------------------
+    def request(self, method: str, path: str, json: Any = None, content: bytes | str | None = None,
+                headers: dict[str, str] | None = None, idempotency_key: str | None = None,
+                header_name: str = "Idempotency-Key", label: str | None = None, timeout: float | None = None,
+                params: dict[str, Any] | None = None,
+                raw_headers: Sequence[tuple[str, str]] | None = None) -> Exchange:
+        """Send one request and return its recorded `Exchange`; never raises for transport errors.
+
+        json            body serialized as JSON (Content-Type application/json)
+        content         raw body (wins over ``json``)
+        headers         extra headers for this request
+        idempotency_key sent as ``{header_name}: {key}`` (``header_name`` lets a check spell it differently)
+        raw_headers     extra (name, value) pairs sent as given, duplicates included (e.g. the key twice)
+        label           what the kit meant by the request, kept on the exchange
+        timeout         seconds for this request instead of ``target.timeout``
+        params          query parameters (None values left out)
+        """
+        hdrs: list[tuple[str, str]] = [("Accept", "application/json")]
+        hdrs += list(self.target.headers.items())
+        body: bytes | None = None
+        if content is not None:
+            body = content.encode() if isinstance(content, str) else content
+        elif json is not None:
+            body = _json.dumps(json, separators=(",", ":")).encode()
+            hdrs.append(("Content-Type", "application/json"))
+        if headers:
+            hdrs += list(headers.items())
+        if idempotency_key is not None:
+            hdrs.append((header_name, idempotency_key))
+        if raw_headers:
+            hdrs += list(raw_headers)
+        url = self.url_for(path, query=params)
+        try:
+            token = self.authenticate()
+        except AuthError as exc:
+            ex = Exchange(method.upper(), url, _headers_dict(hdrs), body.decode("utf-8", "replace") if body else None,
+                          error=f"auth: {exc}", started_at=time.time(), label=label)
+            self._record(ex)
+            return ex
+        if token and not any(k.lower() == "authorization" for k, _ in hdrs):
+            hdrs.append(("Authorization", f"Bearer {token}"))
+        return self._send(method, url, content=body, headers=hdrs, label=label, timeout=timeout)
+
+    def _send(self, method: str, url: str, content: bytes | None, headers: list[tuple[str, str]],
+              label: str | None, timeout: float | None) -> Exchange:
+        started = time.time()
+        t0 = time.monotonic()
+        ex = Exchange(method.upper(), url, _headers_dict(headers),
+                      content.decode("utf-8", "replace") if content else None, started_at=started, label=label)
+        try:
+            resp = self._http.request(method.upper(), url, content=content, headers=headers,
+                                      timeout=self._timeout(timeout))
+            ex.status = resp.status_code
+            ex.response_headers = _headers_dict(resp.headers.multi_items())
+            ex.response_body = resp.text if resp.content else None
+        except httpx.HTTPError as exc:
+            ex.error = _classify(exc)
+        except OSError as exc:  # pragma: no cover - httpx normally wraps these
+            ex.error = f"transport: {type(exc).__name__}: {exc}"
+        ex.elapsed_ms = (time.monotonic() - t0) * 1000.0
+        self._record(ex)
+        return ex
+
+    def _record(self, ex: Exchange) -> None:
+        with self._lock:
+            self.exchanges.append(ex)
+
+    def exchanges_since(self, index: int) -> list[Exchange]:
+        """Exchanges recorded after the first ``index`` ones (use ``n = len(client.exchanges)`` as a mark)."""
+        with self._lock:
+            return list(self.exchanges[index:])
+
+    def get(self, path: str, **kw: Any) -> Exchange:
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, json: Any = None, **kw: Any) -> Exchange:
+        return self.request("POST", path, json=json, **kw)
+
+    def delete(self, path: str, **kw: Any) -> Exchange:
+        return self.request("DELETE", path, **kw)
+
+    def head(self, path: str, **kw: Any) -> Exchange:
+        return self.request("HEAD", path, **kw)
+
+    # --- readers (parsed JSON or None) --------------------------------------------------------------
+    def _read(self, path: str, label: str, params: dict[str, Any] | None = None) -> Any:
+        ex = self.request("GET", path, label=label, params=params)
+        return ex.json() if ex.status == 200 else None
+
+    def load_table(self, namespace: Namespace, name: str) -> dict | None:
+        """The LoadTableResult (``metadata-location``, ``metadata``, ``config``) or None if not 200."""
+        return self._read(table_path(namespace, name), "read: load table")
+
+    def load_view(self, namespace: Namespace, name: str) -> dict | None:
+        return self._read(view_path(namespace, name), "read: load view")
+
+    def load_namespace(self, namespace: Namespace) -> dict | None:
+        """``{"namespace": [...], "properties": {...}}`` or None if not 200."""
+        return self._read(f"namespaces/{ns_path(namespace)}", "read: load namespace")
+
+    def _list(self, path: str, field: str, label: str, params: dict[str, Any] | None = None,
+              max_pages: int = 100) -> list | None:
+        out: list = []
+        token = None
+        for _ in range(max_pages):
+            page = self._read(path, label, params={**(params or {}), "pageToken": token})
+            if not isinstance(page, dict):
+                return None
+            out += page.get(field) or []
+            token = page.get("next-page-token")
+            if not token:
+                return out
+        return out
+
+    def list_namespaces(self, parent: Namespace | None = None) -> list[tuple[str, ...]] | None:
+        params = {"parent": "\x1f".join(ns_tuple(parent))} if parent else None
+        items = self._list("namespaces", "namespaces", "read: list namespaces", params)
+        return None if items is None else [tuple(n) for n in items]
+
+    def list_tables(self, namespace: Namespace) -> list[str] | None:
+        """Table names in the namespace, or None if the listing failed."""
+        items = self._list(f"namespaces/{ns_path(namespace)}/tables", "identifiers", "read: list tables")
+        return None if items is None else [i["name"] for i in items if isinstance(i, dict) and "name" in i]
+
+    def list_views(self, namespace: Namespace) -> list[str] | None:
+        items = self._list(f"namespaces/{ns_path(namespace)}/views", "identifiers", "read: list views")
+        return None if items is None else [i["name"] for i in items if isinstance(i, dict) and "name" in i]
+
+    def _exists(self, path: str, label: str) -> bool | None:
+        ex = self.request("HEAD", path, label=label)
+        if ex.status in (200, 204):
+            return True
+        if ex.status == 404:
+            return False
+        ex = self.request("GET", path, label=label + " (GET fallback)")
+        if ex.status == 200:
+            return True
+        if ex.status == 404:
+            return False
+        return None
+
+    def namespace_exists(self, namespace: Namespace) -> bool | None:
+        """True / False, or None when the catalog answered neither (error, 5xx)."""
+        return self._exists(f"namespaces/{ns_path(namespace)}", "read: namespace exists")
+
+    def table_exists(self, namespace: Namespace, name: str) -> bool | None:
+        return self._exists(table_path(namespace, name), "read: table exists")
+
+    def view_exists(self, namespace: Namespace, name: str) -> bool | None:
+        return self._exists(view_path(namespace, name), "read: view exists")
+
+
+class AuthError(RuntimeError):
+    """Fetching an OAuth2 token failed."""
