@@ -1,0 +1,319 @@
+"""conformance.html: one self-contained page (inline CSS, no scripts, no external assets).
+
+Every value that reaches the page goes through ``esc`` (html.escape); exchanges are rendered with
+``ctk.http.exchange.render_exchanges`` (which redacts) and scrubbed once more for tokens and URL userinfo.
+Colour is never the only signal: every coloured cell also carries its status as text.
+"""
+
+from __future__ import annotations
+
+import html as _html
+from typing import Any, Iterable
+
+from ctk.core.requirements import REQUIREMENTS
+from ctk.http.exchange import render_exchanges
+from ctk.reporting.model import STATUS_ORDER, Result, RunReport, redact_url, scrub_text
+
+# Matrix columns in this order first; behaviours the checks report beyond these are appended.
+BEHAVIOURS: tuple[str, ...] = (
+    "finalized-duplicate", "terminal-4xx", "5xx-not-stored", "committed-but-lost", "in-flight",
+    "payload-conflict", "scope", "lifetime", "replay-failed", "crash-recovery",
+)
+
+STATUS_TEXT = {
+    "pass": "PASS",
+    "fail": "FAIL",
+    "deviation": "DEVIATION",
+    "unsupported": "UNSUPPORTED",
+    "inconclusive": "INCONCLUSIVE",
+    None: "NOT RUN",
+}
+
+STATUS_MEANING = {
+    "pass": "the requirement held in every check that applied",
+    "fail": "a MUST requirement is broken (evidence below)",
+    "deviation": "a SHOULD or MAY requirement is not met (evidence below)",
+    "inconclusive": "a check ran but could not decide (e.g. timing); not counted as a pass",
+    "unsupported": "the target lacks a capability the check assumes; no evidence either way",
+    None: "no check of this requirement ran",
+}
+
+OVERALL_TEXT = {
+    "fail": "FAIL: at least one MUST requirement is broken",
+    "deviation": "DEVIATIONS: no MUST failed, but SHOULD/MAY requirements are not met",
+    "inconclusive": "INCONCLUSIVE: nothing failed, but some checks could not decide",
+    "pass": "PASS: every check that applied passed",
+    "unsupported": "UNSUPPORTED: no check applied to this target",
+    None: "NO RESULTS: no check ran",
+}
+
+CSS = """
+*{box-sizing:border-box}
+body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"DejaVu Sans",Helvetica,Arial,sans-serif;color:#1f2328;
+ margin:0;background:#fff}
+main{max-width:1360px;margin:0 auto;padding:16px 24px 40px}
+h1{font-size:22px;margin:0 0 4px}
+h2{font-size:18px;margin:28px 0 8px;padding-bottom:4px;border-bottom:1px solid #d0d7de}
+h3{font-size:15px;margin:18px 0 6px}
+code,pre{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12px}
+pre{background:#f6f8fa;border:1px solid #d0d7de;border-radius:4px;padding:8px;white-space:pre-wrap;
+ word-break:break-word;margin:4px 0 10px}
+table{border-collapse:collapse;width:100%;margin:6px 0 12px}
+th,td{border:1px solid #d0d7de;padding:4px 6px;text-align:left;vertical-align:top}
+th{background:#f6f8fa;font-weight:600}
+.head{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start;justify-content:space-between;
+ border-bottom:3px solid #1f2328;padding-bottom:12px}
+.meta{color:#57606a}
+.meta b{color:#1f2328}
+.overall{font-size:20px;font-weight:700;padding:10px 16px;border-radius:6px;border:2px solid}
+.chips{display:flex;flex-wrap:wrap;gap:6px;margin-top:8px}
+.chip{padding:2px 8px;border-radius:12px;border:1px solid;font-weight:600;font-size:13px}
+.s{font-weight:700;white-space:nowrap}
+.s-pass{background:#dafbe1;color:#0f5323;border-color:#1a7f37}
+.s-fail{background:#ffcecb;color:#82071e;border-color:#cf222e}
+.s-deviation{background:#ffe796;color:#4d2d00;border-color:#bf8700}
+.s-unsupported{background:#e6e9ed;color:#424a53;border-color:#8c959f}
+.s-inconclusive{background:#cae8ff;color:#0a3069;border-color:#0969da}
+.s-none{background:#fff;color:#6e7781;border-color:#d0d7de}
+td.s-none{color:#8c959f}
+.small{font-size:12px;color:#57606a}
+.cls{display:block;font-weight:400;font-size:12px}
+.matrix td{text-align:center;min-width:90px}
+.matrix th.row{white-space:nowrap}
+.finding{border:1px solid #d0d7de;border-left:6px solid;border-radius:4px;padding:6px 12px;margin:10px 0}
+.finding.s-fail{border-left-color:#cf222e;background:#fff}
+.finding.s-deviation{border-left-color:#bf8700;background:#fff}
+dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:6px 0}
+dl.kv dt{font-weight:600}
+dl.kv dd{margin:0}
+footer{margin-top:32px;border-top:1px solid #d0d7de;padding-top:8px;color:#57606a}
+.legend td:first-child{width:140px}
+"""
+
+
+def esc(value: Any) -> str:
+    """HTML-escape anything (None -> empty)."""
+    return "" if value is None else _html.escape(str(value), quote=True)
+
+
+def status_class(status: str | None) -> str:
+    return f"s-{status}" if status in STATUS_ORDER else "s-none"
+
+
+def badge(status: str | None, extra: str = "") -> str:
+    return f'<span class="chip s {status_class(status)}">{esc(STATUS_TEXT.get(status, status))}</span>{extra}'
+
+
+def status_cell(status: str | None, inner: str = "", tag: str = "td", title: str | None = None) -> str:
+    """A coloured table cell that also spells its status."""
+    t = f' title="{esc(title)}"' if title else ""
+    return (f'<{tag} class="s {status_class(status)}"{t}>{esc(STATUS_TEXT.get(status, status))}'
+            f"{inner}</{tag}>")
+
+
+def page(title: str, body: str) -> str:
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<title>{esc(title)}</title><style>{CSS}</style></head>\n<body><main>\n{body}\n</main></body></html>\n"
+    )
+
+
+def legend() -> str:
+    rows = "".join(
+        f"<tr>{status_cell(s)}<td>{esc(STATUS_MEANING[s])}</td></tr>" for s in (*STATUS_ORDER, None)
+    )
+    return (
+        "<footer><h3>Legend</h3><table class=\"legend\">" + rows + "</table>"
+        "<p>A requirement's verdict is the worst of its checks, in the order "
+        "fail &gt; deviation &gt; inconclusive &gt; pass &gt; unsupported: one counterexample outweighs any "
+        "number of passes, a check that could not decide keeps a requirement from counting as a pass, and "
+        "an unsupported check carries no evidence. A broken MUST is a fail; a broken SHOULD or MAY is a "
+        "deviation. Credentials (Authorization headers, tokens, URL userinfo) are redacted.</p></footer>"
+    )
+
+
+def matrix_columns(matrix: dict[str, dict[str, Any]]) -> list[str]:
+    seen = {b for cells in matrix.values() for b in cells}
+    return [b for b in BEHAVIOURS if b in seen] + sorted(seen - set(BEHAVIOURS))
+
+
+def render_exchanges_html(exchanges: list[dict[str, Any]], limit: int = 20) -> str:
+    if not exchanges:
+        return '<p class="small">No HTTP exchanges recorded.</p>'
+    shown = exchanges[:limit]
+    text = scrub_text(render_exchanges(shown)) or ""
+    more = (f'<p class="small">{len(exchanges) - limit} more exchanges in conformance.json.</p>'
+            if len(exchanges) > limit else "")
+    return f"<pre class=\"exchanges\">{esc(text)}</pre>{more}"
+
+
+# --- conformance.html -----------------------------------------------------------------------------------
+
+
+def render_conformance(report: RunReport) -> str:
+    """The whole conformance.html page for one run."""
+    overall = report.overall()
+    counts = report.counts()
+    rcounts = report.requirement_counts()
+    summary = report.summary()
+    findings = [r for r in report.results if r.status in ("fail", "deviation")]
+    undecided = [r for r in report.results if r.status in ("inconclusive", "unsupported")]
+    anchor = {id(r): f"finding-{i + 1}" for i, r in enumerate(findings)}
+
+    out: list[str] = []
+    # header ---------------------------------------------------------------------------------------
+    chips_req = "".join(
+        f'<span class="chip {status_class(None if s == "not-run" else s)}">'
+        f'{esc(STATUS_TEXT[None if s == "not-run" else s])}: {n}</span>'
+        for s, n in rcounts.items() if n
+    )
+    chips_res = "".join(
+        f'<span class="chip {status_class(s)}">{esc(STATUS_TEXT[s])}: {n}</span>' for s, n in counts.items() if n
+    )
+    out.append(
+        '<header class="head"><div>'
+        "<h1>Iceberg REST catalog conformance</h1>"
+        f'<div class="meta">Target <b>{esc(report.target_name or "")}</b> <code>{esc(report.target_url)}</code></div>'
+        f'<div class="meta">Run <b>{esc(report.started_at)}</b> to <b>{esc(report.finished_at or "(unfinished)")}</b>'
+        f' · kit <b>{esc(report.kit_version)}</b> · {len(report.results)} checks</div>'
+        f'<div class="chips"><span class="small">Requirements:</span>{chips_req or "<span class=small>none</span>"}</div>'
+        f'<div class="chips"><span class="small">Checks:</span>{chips_res or "<span class=small>none</span>"}</div>'
+        "</div>"
+        f'<div class="overall {status_class(overall)}" id="overall">Overall: {esc(OVERALL_TEXT[overall])}</div>'
+        "</header>"
+    )
+
+    # target and discovery -------------------------------------------------------------------------
+    disc = report.discovery_view()
+    out.append("<h2>Target and discovery</h2>")
+    out.append(_kv([
+        ("URL", report.target_url),
+        ("Name", report.target_name),
+        ("Idempotency advertised", _fmt(disc.get("idempotency_supported"))),
+        ("Key lifetime", _lifetime(disc)),
+        ("Lifetime placement", "top level" if disc.get("lifetime_raw") and not disc.get("misplaced_in")
+         else (f"misplaced in {_fmt(disc.get('misplaced_in'))}" if disc.get("misplaced_in") else None)),
+        ("Java-parseable lifetime", _fmt(disc.get("java_parseable"))),
+        ("In-flight duplicate behaviour", disc.get("in_flight")),
+        ("Payload-conflict answer", disc.get("payload_conflict")),
+        ("Advertised endpoints", _endpoints(disc.get("endpoints"))),
+        *[(f"Server: {k}", _fmt(v)) for k, v in report.server_info.items()],
+    ]))
+
+    # requirements ---------------------------------------------------------------------------------
+    out.append("<h2>Requirements</h2>")
+    out.append('<table class="reqs"><thead><tr><th>id</th><th>level</th><th>statement</th><th>source</th>'
+               "<th>verdict</th><th>checks</th></tr></thead><tbody>")
+    for rid, s in summary.items():
+        req = REQUIREMENTS.get(rid)
+        first = next((anchor[id(r)] for r in s.results if id(r) in anchor), None)
+        link = f'<br><a href="#{first}">evidence</a>' if first else ""
+        cnt = ", ".join(f"{n} {st}" for st, n in s.counts.items() if n) or "—"
+        level = req.level.value if req else (s.results[0].level if s.results else "")
+        statement = req.statement if req else (s.results[0].statement if s.results else "")
+        source = req.source if req else (s.results[0].source if s.results else "")
+        out.append(
+            f'<tr id="req-{esc(rid)}"><td><b>{esc(rid)}</b></td><td>{esc(level)}</td><td>{esc(statement)}</td>'
+            f'<td class="small">{esc(source)}</td>{status_cell(s.status, link)}<td class="small">{esc(cnt)}</td></tr>'
+        )
+    out.append("</tbody></table>")
+
+    # matrix ---------------------------------------------------------------------------------------
+    matrix = report.matrix()
+    out.append("<h2>Endpoint × behaviour matrix</h2>")
+    if matrix:
+        cols = matrix_columns(matrix)
+        out.append('<table class="matrix"><thead><tr><th>endpoint (operationId)</th>'
+                   + "".join(f"<th>{esc(c)}</th>" for c in cols) + "</tr></thead><tbody>")
+        for ep, cells in matrix.items():
+            row = [f'<th class="row">{esc(ep)}</th>']
+            for c in cols:
+                cell = cells.get(c)
+                if not cell:
+                    row.append('<td class="s-none">—</td>')
+                    continue
+                inner = "".join(f'<span class="cls">{esc(x)}</span>' for x in cell["classifications"])
+                inner += f'<span class="cls small">{esc(", ".join(cell["requirements"]))}</span>'
+                row.append(status_cell(cell["status"], inner))
+            out.append("<tr>" + "".join(row) + "</tr>")
+        out.append("</tbody></table>")
+    else:
+        out.append('<p class="small">No check reported an endpoint and behaviour.</p>')
+
+    # findings -------------------------------------------------------------------------------------
+    out.append(f"<h2>Failures and deviations ({len(findings)})</h2>")
+    if not findings:
+        out.append("<p>None.</p>")
+    for r in findings:
+        out.append(_finding(r, anchor[id(r)]))
+
+    # undecided ------------------------------------------------------------------------------------
+    out.append(f"<h2>Inconclusive and unsupported ({len(undecided)})</h2>")
+    if undecided:
+        out.append("<table><thead><tr><th>requirement</th><th>verdict</th><th>test</th><th>reason</th></tr></thead><tbody>")
+        for r in undecided:
+            out.append(f"<tr><td>{esc(r.requirement)}</td>{status_cell(r.status)}<td><code>{esc(r.nodeid)}</code></td>"
+                       f"<td>{esc(r.message)}</td></tr>")
+        out.append("</tbody></table>")
+    else:
+        out.append("<p>None.</p>")
+
+    # options --------------------------------------------------------------------------------------
+    if report.options:
+        out.append("<h2>Options</h2>")
+        out.append(_kv([(k, _fmt(v)) for k, v in report.options.items()]))
+
+    out.append(legend())
+    return page(f"CTK conformance: {report.label}", "\n".join(out))
+
+
+def _finding(r: Result, anchor: str) -> str:
+    where = " · ".join(x for x in (r.endpoint, r.behaviour, r.classification) if x)
+    return (
+        f'<section class="finding {status_class(r.status)}" id="{esc(anchor)}">'
+        f"<h3>{badge(r.status)} {esc(r.requirement)} ({esc(r.level)}) "
+        f'<span class="small">{esc(where)}</span></h3>'
+        f'<div class="small">{esc(r.statement)}</div>'
+        f'<div class="small">test <code>{esc(r.nodeid)}</code> · {r.duration:.2f} s · outcome {esc(r.outcome)}</div>'
+        f"<pre class=\"message\">{esc(r.message)}</pre>"
+        f"{render_exchanges_html(r.exchanges)}"
+        "</section>"
+    )
+
+
+def _kv(pairs: Iterable[tuple[str, Any]]) -> str:
+    rows = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in pairs if v not in (None, "", [], {}))
+    return f'<dl class="kv">{rows}</dl>' if rows else '<p class="small">Nothing recorded.</p>'
+
+
+def _fmt(v: Any) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(str(x) for x in v)
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={x}" for k, x in v.items())
+    return scrub_text(redact_url(str(v)) if "://" in str(v) else str(v))
+
+
+def _lifetime(d: dict[str, Any]) -> str | None:
+    raw, secs, err = d.get("lifetime_raw"), d.get("lifetime"), d.get("lifetime_error")
+    parts = []
+    if raw:
+        parts.append(str(raw))
+    if isinstance(secs, (int, float)):
+        parts.append(f"= {secs:g} s")
+    if err:
+        parts.append(f"(error: {err})")
+    return " ".join(parts) or None
+
+
+def _endpoints(eps: Any) -> str | None:
+    if not eps:
+        return None
+    if isinstance(eps, (list, tuple)):
+        return f"{len(eps)}: " + ", ".join(str(e) for e in eps)
+    return str(eps)

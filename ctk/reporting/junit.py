@@ -1,0 +1,106 @@
+"""JUnit XML: per-test verdict properties and suite-level statistics.
+
+Per test, the plugin attaches the verdict's properties to the pytest item::
+
+    attach_verdict(item, verdict)            # item.user_properties, from a hook (no xunit2 warning)
+    record_verdict(record_property, verdict) # or from a test through the record_property fixture
+
+pytest writes ``user_properties`` as ``<properties>`` of each ``<testcase>`` whatever ``junit_family`` is
+(the ``record_property`` *fixture* additionally warns under xunit2; appending to ``item.user_properties``
+does not). Property names are prefixed ``ctk.``: requirement, level, source, verdict, classification,
+endpoint, behaviour (absent values are left out).
+
+After pytest has written the XML (``pytest_sessionfinish`` / ``pytest_unconfigure`` with trylast, or from
+``ctk run`` afterwards), ``add_junit_statistics(junit_path, report)`` puts suite-level statistics
+(``ctk.count.<status>`` per check and ``ctk.requirements.<status>`` per requirement, overall verdict,
+target, kit version) in a ``<properties>`` element as the first child of every ``<testsuite>``, as the
+JUnit schema wants, merging with properties already there.
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from typing import Any, Callable
+
+from ctk.core.verdicts import Verdict
+from ctk.reporting.model import RunReport
+
+PREFIX = "ctk."
+
+
+def verdict_properties(verdict: Verdict | dict[str, Any]) -> list[tuple[str, str]]:
+    """(name, value) pairs describing a verdict, for JUnit ``<property>`` elements."""
+    d = verdict.to_dict() if isinstance(verdict, Verdict) else verdict
+    status = d.get("status")
+    status = getattr(status, "value", status)
+    pairs = [
+        ("requirement", d.get("requirement")),
+        ("level", d.get("level")),
+        ("source", d.get("source")),
+        ("verdict", status),
+        ("classification", d.get("classification")),
+        ("endpoint", d.get("endpoint")),
+        ("behaviour", d.get("behaviour")),
+    ]
+    return [(PREFIX + k, str(v)) for k, v in pairs if v not in (None, "")]
+
+
+def attach_verdict(item: Any, verdict: Verdict | dict[str, Any]) -> None:
+    """Append the verdict's properties to ``item.user_properties`` (a pytest Item)."""
+    item.user_properties.extend(verdict_properties(verdict))
+
+
+def record_verdict(record_property: Callable[[str, object], None], verdict: Verdict | dict[str, Any]) -> None:
+    """Record the verdict's properties through pytest's ``record_property`` fixture."""
+    for name, value in verdict_properties(verdict):
+        record_property(name, value)
+
+
+def statistics(report: RunReport) -> list[tuple[str, str]]:
+    """Suite-level (name, value) pairs for a run."""
+    pairs = [
+        (PREFIX + "overall", report.overall() or "none"),
+        (PREFIX + "target", report.target_name or report.target_url or ""),
+        (PREFIX + "kit_version", report.kit_version),
+    ]
+    pairs += [(f"{PREFIX}count.{s}", str(n)) for s, n in report.counts().items()]
+    pairs += [(f"{PREFIX}requirements.{s}", str(n)) for s, n in report.requirement_counts().items()]
+    return pairs
+
+
+def add_junit_statistics(junit_path: str, report: RunReport) -> int:
+    """Insert the run's statistics as ``<properties>`` on each ``<testsuite>`` of ``junit_path``.
+
+    Existing ``ctk.*`` properties of the suite are replaced (so calling it twice is harmless), others are
+    kept; ``<properties>`` becomes the suite's first child. The file is rewritten atomically. Returns the
+    number of suites updated; raises ValueError if the file is not JUnit XML.
+    """
+    try:
+        tree = ET.parse(junit_path)
+    except ET.ParseError as exc:
+        raise ValueError(f"{junit_path}: not well-formed XML ({exc})") from None
+    root = tree.getroot()
+    if root.tag == "testsuite":
+        suites = [root]
+    elif root.tag == "testsuites":
+        suites = list(root.iter("testsuite"))
+    else:
+        raise ValueError(f"{junit_path}: not JUnit XML (root element <{root.tag}>)")
+    stats = statistics(report)
+    for suite in suites:
+        props = suite.find("properties")
+        if props is None:
+            props = ET.Element("properties")
+        else:
+            suite.remove(props)
+            for p in list(props):
+                if p.get("name", "").startswith(PREFIX):
+                    props.remove(p)
+        for name, value in stats:
+            ET.SubElement(props, "property", name=name, value=value)
+        suite.insert(0, props)
+    tmp = f"{junit_path}.tmp{os.getpid()}"
+    tree.write(tmp, encoding="utf-8", xml_declaration=True)
+    os.replace(tmp, junit_path)
+    return len(suites)

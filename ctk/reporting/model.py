@@ -1,0 +1,441 @@
+"""The run report: what was tested, against what, and every verdict, as one JSON-serialisable object.
+
+The pytest plugin builds one ``RunReport`` per run and hands it to ``write_conformance``::
+
+    report = RunReport.begin(target_url, name=None, options=vars_or_dict)
+    report.set_server_info({...})                  # whatever the server told us (e.g. /_ctk, headers)
+    report.set_discovery(discovery)                # a ctk.target Discovery (or a dict)
+    report.add(verdict, nodeid, duration)          # once per verdict; outcome defaults from the status
+    report.finish()
+    write_conformance(report, "reports")           # reports/conformance.json + conformance.html
+
+Summaries
+---------
+A requirement's summary status is the *worst* status among its results, in this order (worst first)::
+
+    fail > deviation > inconclusive > pass > unsupported
+
+Why this order is the honest one:
+
+* ``fail`` and ``deviation`` are evidence that a rule is broken; one counterexample is enough, however many
+  other checks of the same requirement passed, so they dominate.
+* ``inconclusive`` ranks above ``pass``: if one check of a requirement passed and another could not decide
+  (timing, missing state), the requirement has not been shown to hold everywhere it was exercised;
+  calling it "pass" would claim more than the kit knows.
+* ``unsupported`` ranks lowest: it means the check did not apply (the target lacks a capability it
+  assumes), so it carries no evidence either way. A requirement that passed where it applied is a pass;
+  only a requirement whose every check was unsupported is summarised as unsupported.
+
+A requirement with no results at all is "not run" (``None``) and never counted as a pass.
+
+Nothing in the report carries secrets: the target URL loses its userinfo and secret-looking query
+parameters, secret-looking options are replaced by ``<redacted>``, exchanges are re-redacted on ``add``
+and ``Bearer`` tokens are scrubbed from messages.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterable
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ctk import __version__
+from ctk.core.requirements import REQUIREMENTS
+from ctk.core.verdicts import Status, Verdict
+from ctk.http.exchange import REDACTED, SECRET_FIELDS, Exchange
+
+FORMAT = "ctk-conformance/1"
+
+# Worst first. See the module docstring for why.
+STATUS_ORDER: tuple[str, ...] = ("fail", "deviation", "inconclusive", "pass", "unsupported")
+_RANK = {s: i for i, s in enumerate(STATUS_ORDER)}
+
+# pytest outcome the plugin gives each status (docs/architecture.md, Verdicts); used when add() gets none.
+DEFAULT_OUTCOME = {
+    "pass": "passed",
+    "fail": "failed",
+    "deviation": "passed",
+    "unsupported": "skipped",
+    "inconclusive": "skipped",
+}
+
+_SECRET_OPTION = re.compile(SECRET_FIELDS.pattern + r"|auth|bearer|api[-_]?key", re.I)
+_BEARER = re.compile(r"\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=:-]{4,}", re.I)
+_URL_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/\s@]+@", re.I)
+
+
+# --- redaction ------------------------------------------------------------------------------------
+
+
+def redact_url(url: str | None) -> str | None:
+    """Drop the userinfo (``user:password@``) and secret-looking query parameters of a URL."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _URL_USERINFO.sub(r"\1" + REDACTED + "@", url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = REDACTED + "@" + netloc.rsplit("@", 1)[1]
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, REDACTED if _SECRET_OPTION.search(k) else v) for k, v in pairs], safe="<>")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def scrub_text(text: str | None) -> str | None:
+    """Remove credentials that may have leaked into free text (messages, reasons)."""
+    if not text:
+        return text
+    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    return _URL_USERINFO.sub(r"\1" + REDACTED + "@", text)
+
+
+def redact_options(options: Any) -> Any:
+    """Options (e.g. pytest ``--ctk-*`` values) with secret-looking entries redacted, JSON-safe."""
+    if isinstance(options, dict):
+        out = {}
+        for k, v in options.items():
+            key = str(k)
+            if _SECRET_OPTION.search(key) and v not in (None, "", False):
+                out[key] = REDACTED
+            else:
+                out[key] = redact_options(v)
+        return out
+    if isinstance(options, (list, tuple, set)):
+        return [redact_options(v) for v in options]
+    if isinstance(options, str):
+        if "://" in options:
+            options = redact_url(options) or options
+        return scrub_text(options)
+    if options is None or isinstance(options, (bool, int, float)):
+        return options
+    return scrub_text(str(options))
+
+
+def redact_exchange(ex: dict[str, Any] | Exchange) -> dict[str, Any]:
+    """Redact an exchange again (defence in depth) and strip userinfo from its URL."""
+    d = ex.to_dict() if isinstance(ex, Exchange) else Exchange(**ex).to_dict()
+    d["url"] = redact_url(d.get("url")) or d.get("url")
+    d["error"] = scrub_text(d.get("error"))
+    return d
+
+
+# --- results ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    """One verdict of one test: ``Verdict.to_dict()`` plus where it came from."""
+
+    requirement: str
+    level: str
+    source: str
+    statement: str
+    status: str
+    message: str
+    endpoint: str | None = None
+    behaviour: str | None = None
+    classification: str | None = None
+    exchanges: list[dict[str, Any]] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    nodeid: str = ""
+    duration: float = 0.0
+    outcome: str = ""
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Result":
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RequirementSummary:
+    requirement: str
+    status: str | None                      # worst status, None when nothing ran
+    counts: dict[str, int]                  # per status
+    results: list[Result]
+
+
+def worst(statuses: Iterable[str]) -> str | None:
+    """The worst status of several (STATUS_ORDER), or None for none."""
+    ranked = sorted((s for s in statuses if s in _RANK), key=_RANK.__getitem__)
+    return ranked[0] if ranked else None
+
+
+def _zero_counts() -> dict[str, int]:
+    return {s: 0 for s in STATUS_ORDER}
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def discovery_summary(discovery: Any) -> dict[str, Any]:
+    """A JSON summary of a ``ctk.target`` Discovery (attribute access) or a dict with the same keys.
+
+    Only the fields below are kept (not the raw config, whose defaults/overrides may carry secrets); a
+    dict may add further keys (e.g. ``in_flight``, ``payload_conflict``) which are kept as given.
+    """
+    if discovery is None:
+        return {}
+    get = discovery.get if isinstance(discovery, dict) else (lambda k, d=None: getattr(discovery, k, d))
+    lifetime = get("lifetime")
+    out = {
+        "idempotency_supported": get("idempotency_supported"),
+        "lifetime": lifetime.total_seconds() if isinstance(lifetime, timedelta) else lifetime,
+        "lifetime_raw": get("lifetime_raw"),
+        "lifetime_error": get("lifetime_error"),
+        "misplaced_in": get("misplaced_in"),
+        "java_parseable": get("java_parseable"),
+        "endpoints": sorted(eps) if isinstance((eps := get("endpoints")), (set, frozenset)) else eps,
+        "prefix": get("prefix"),
+    }
+    if isinstance(discovery, dict):  # keep extra keys the caller chose to record
+        out.update({k: v for k, v in discovery.items() if k not in out})
+    return _jsonable(out)
+
+
+# --- the report -------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunReport:
+    target_url: str | None = None
+    target_name: str | None = None
+    server_info: dict[str, Any] = field(default_factory=dict)
+    discovery: dict[str, Any] = field(default_factory=dict)
+    started_at: str = field(default_factory=_now_iso)
+    finished_at: str | None = None
+    kit_version: str = __version__
+    options: dict[str, Any] = field(default_factory=dict)
+    results: list[Result] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.target_url = redact_url(self.target_url)
+        self.options = redact_options(dict(self.options))
+
+    # -- building ---------------------------------------------------------------------------------
+
+    @classmethod
+    def begin(cls, target_url: str | None, name: str | None = None, options: dict[str, Any] | None = None) -> "RunReport":
+        """Start a report now for ``target_url`` (credentials are removed from it)."""
+        return cls(target_url=target_url, target_name=name, options=dict(options or {}))
+
+    def set_server_info(self, info: dict[str, Any]) -> None:
+        """Record what the server reported about itself (redacted, JSON-safe)."""
+        self.server_info = redact_options(_jsonable(dict(info or {})))
+
+    def set_discovery(self, discovery: Any) -> None:
+        """Record the discovery result: a ``Discovery`` object or a dict (see ``discovery_summary``)."""
+        self.discovery = redact_options(discovery_summary(discovery))
+
+    def add(self, verdict: Verdict | dict[str, Any], nodeid: str, duration: float = 0.0,
+            outcome: str | None = None) -> Result:
+        """Record one verdict of test ``nodeid``; ``outcome`` defaults from the status (DEFAULT_OUTCOME)."""
+        d = verdict.to_dict() if isinstance(verdict, Verdict) else dict(verdict)
+        status = d["status"].value if isinstance(d.get("status"), Status) else str(d["status"])
+        if status not in _RANK:
+            raise ValueError(f"unknown verdict status {status!r}; expected one of {', '.join(STATUS_ORDER)}")
+        d["status"] = status
+        d["message"] = scrub_text(d.get("message") or "") or ""
+        d["exchanges"] = [redact_exchange(x) for x in d.get("exchanges") or []]
+        d["details"] = redact_options(_jsonable(d.get("details") or {}))
+        d["classification"] = scrub_text(d.get("classification"))
+        result = Result.from_dict({**d, "nodeid": nodeid, "duration": float(duration or 0.0),
+                                   "outcome": outcome or DEFAULT_OUTCOME[status]})
+        self.results.append(result)
+        return result
+
+    def finish(self) -> None:
+        self.finished_at = _now_iso()
+
+    # -- summaries --------------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """How many results have each status."""
+        c = _zero_counts()
+        for r in self.results:
+            c[r.status] += 1
+        return c
+
+    def summary(self) -> dict[str, RequirementSummary]:
+        """Per requirement id (registry order, then unknown ids): worst status and counts per status."""
+        by_req: dict[str, list[Result]] = {rid: [] for rid in REQUIREMENTS}
+        for r in self.results:
+            by_req.setdefault(r.requirement, []).append(r)
+        out = {}
+        for rid, results in by_req.items():
+            c = _zero_counts()
+            for r in results:
+                c[r.status] += 1
+            out[rid] = RequirementSummary(rid, worst(r.status for r in results), c, results)
+        return out
+
+    def requirement_counts(self) -> dict[str, int]:
+        """How many requirements have each summary status, plus "not-run"."""
+        c = _zero_counts()
+        c["not-run"] = 0
+        for s in self.summary().values():
+            c[s.status or "not-run"] += 1
+        return c
+
+    def overall(self) -> str | None:
+        """The worst status of the run, or None when nothing ran."""
+        return worst(r.status for r in self.results)
+
+    def matrix(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """endpoint -> behaviour -> {status, classifications, requirements, count} for results that name both."""
+        cells: dict[str, dict[str, list[Result]]] = {}
+        for r in self.results:
+            if r.endpoint and r.behaviour:
+                cells.setdefault(r.endpoint, {}).setdefault(r.behaviour, []).append(r)
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for ep in sorted(cells):
+            out[ep] = {}
+            for bh, rs in cells[ep].items():
+                out[ep][bh] = {
+                    "status": worst(r.status for r in rs),
+                    "classifications": _unique(r.classification for r in rs),
+                    "requirements": _unique(r.requirement for r in rs),
+                    "count": len(rs),
+                }
+        return out
+
+    def behaviours(self) -> dict[str, dict[str, Any]]:
+        """Classifications observed per behaviour across endpoints, e.g. in-flight -> {"wait-and-replay": 3}."""
+        out: dict[str, dict[str, Any]] = {}
+        for r in self.results:
+            if r.behaviour and r.classification:
+                per = out.setdefault(r.behaviour, {})
+                per[r.classification] = per.get(r.classification, 0) + 1
+        return out
+
+    def discovery_view(self) -> dict[str, Any]:
+        """Discovery plus the observed in-flight behaviour and payload-conflict classification.
+
+        Taken from the classifications of INFLIGHT-01 / PAYLOAD-01 results (else of any result with the
+        behaviour "in-flight" / "payload-conflict"), e.g. "409 (updateTable); wait-and-replay (createTable)".
+        Values the caller put into ``discovery`` under ``in_flight`` / ``payload_conflict`` win.
+        """
+        d = dict(self.discovery)
+        for key, behaviour, req in (("in_flight", "in-flight", "INFLIGHT-01"),
+                                    ("payload_conflict", "payload-conflict", "PAYLOAD-01")):
+            if d.get(key):
+                continue
+            chosen = [r for r in self.results if r.requirement == req and r.classification]
+            if not chosen:
+                chosen = [r for r in self.results if r.behaviour == behaviour and r.classification]
+            seen: dict[str, list[str]] = {}
+            for r in chosen:
+                eps = seen.setdefault(r.classification or "", [])
+                if r.endpoint and r.endpoint not in eps:
+                    eps.append(r.endpoint)
+            if len(seen) == 1:
+                d[key] = next(iter(seen))
+            elif seen:
+                d[key] = "; ".join(f"{c} ({', '.join(eps)})" if eps else c for c, eps in seen.items())
+        return d
+
+    @property
+    def label(self) -> str:
+        """A short name for the run (target name, else URL, else "run")."""
+        return self.target_name or self.target_url or "run"
+
+    @property
+    def duration_s(self) -> float:
+        return sum(r.duration for r in self.results)
+
+    # -- JSON ---------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        summary = self.summary()
+        return {
+            "format": FORMAT,
+            "kit_version": self.kit_version,
+            "target": {
+                "url": self.target_url,
+                "name": self.target_name,
+                "server_info": self.server_info,
+                "discovery": self.discovery,
+            },
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "options": self.options,
+            "overall": self.overall(),
+            "counts": self.counts(),
+            "requirement_counts": self.requirement_counts(),
+            "status_order": list(STATUS_ORDER),
+            "requirements": {
+                rid: {"status": s.status, "counts": s.counts} for rid, s in summary.items()
+            },
+            "matrix": self.matrix(),
+            "results": [r.to_dict() for r in self.results],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False, default=str)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunReport":
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            found = data.get("format") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"not a ctk conformance report (expected format {FORMAT!r}, found {found!r})")
+        t = data.get("target") or {}
+        rep = cls(
+            target_url=t.get("url"), target_name=t.get("name"),
+            server_info=t.get("server_info") or {}, discovery=t.get("discovery") or {},
+            started_at=data.get("started_at") or "", finished_at=data.get("finished_at"),
+            kit_version=data.get("kit_version") or "", options=data.get("options") or {},
+        )
+        rep.results = [Result.from_dict(r) for r in data.get("results") or []]
+        return rep
+
+    @classmethod
+    def from_json(cls, text: str) -> "RunReport":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"not a ctk conformance report (invalid JSON: {exc})") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, path: str) -> "RunReport":
+        with open(path, encoding="utf-8") as f:
+            return cls.from_json(f.read())
+
+    def save(self, path: str) -> str:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_json())
+            f.write("\n")
+        return path
+
+
+def _unique(values: Iterable[str | None]) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        if v and v not in out:
+            out.append(v)
+    return out

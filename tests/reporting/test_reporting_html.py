@@ -1,0 +1,154 @@
+import json
+import os
+from html.parser import HTMLParser
+
+from reporting_sample import HOSTILE, SECRET_TOKEN, URL_PASSWORD, build_sample
+from ctk.core.requirements import REQUIREMENTS
+from ctk.core.verdicts import Verdict
+from ctk.reporting.conformance import write_conformance
+from ctk.reporting.html import render_conformance
+from ctk.reporting.model import RunReport
+
+
+class _Collect(HTMLParser):
+    VOID = {"meta", "br", "img", "link", "input", "hr"}
+
+    def __init__(self):
+        super().__init__()
+        self.tags, self.stack, self.errors, self.attrs, self.text = [], [], [], [], []
+        self.cells = []  # (classes, text) of td/th
+        self._cell = None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs.extend(attrs)
+        if tag not in self.VOID:
+            self.stack.append(tag)
+        if tag in ("td", "th"):
+            self._cell = [dict(attrs).get("class") or "", ""]
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"unbalanced </{tag}> (open: {self.stack[-3:]})")
+        else:
+            self.stack.pop()
+        if tag in ("td", "th") and self._cell:
+            self.cells.append(tuple(self._cell))
+            self._cell = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell:
+            self._cell[1] += data
+
+
+def _parse(page):
+    p = _Collect()
+    p.feed(page)
+    p.close()
+    return p
+
+
+def test_page_is_well_formed_and_self_contained(sample):
+    page = render_conformance(sample)
+    p = _parse(page)
+    assert p.errors == [] and p.stack == []
+    assert "script" not in p.tags and "link" not in p.tags and "img" not in p.tags
+    assert "style" in p.tags
+    for name, value in p.attrs:
+        if name in ("src", "href"):
+            assert value.startswith("#"), (name, value)
+
+
+def test_every_requirement_id_is_listed(sample):
+    page = render_conformance(sample)
+    for rid in REQUIREMENTS:
+        assert f'id="req-{rid}"' in page, rid
+    assert "NOT RUN" in page  # OCC-* were not exercised
+
+
+def test_hostile_message_is_escaped(sample):
+    page = render_conformance(sample)
+    assert "<script>" not in page and "<img" not in page
+    assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in page
+    assert HOSTILE in "".join(_parse(page).text)  # the reader still sees the text literally
+
+
+def test_no_secret_reaches_the_page(sample):
+    page = render_conformance(sample)
+    assert SECRET_TOKEN not in page
+    assert URL_PASSWORD not in page
+    assert "Authorization: &lt;redacted&gt;" in page
+    # Even a verdict dict added without going through Exchange.to_dict stays redacted in HTML.
+    rep = RunReport.begin("http://127.0.0.1:1")
+    v = Verdict.broken("REPLAY-01", "dup").to_dict()
+    v["exchanges"] = [{"method": "GET", "url": "http://u:pw@x/v1/config",
+                       "request_headers": {"Authorization": "Bearer abcdef123456"}, "status": 200}]
+    rep.add(v, "n")
+    page = render_conformance(rep)
+    assert "abcdef123456" not in page and ":pw@" not in page
+
+
+def test_header_counts_colours_and_labels(sample):
+    page = render_conformance(sample)
+    p = _parse(page)
+    assert 'id="overall"' in page and "Overall: FAIL" in page
+    assert "reference (deviation: no-inflight)" in page
+    text = " ".join(p.text)
+    assert "Checks:" in text and "FAIL: 1" in text and "DEVIATION: 1" in text
+    # Every coloured cell also spells its status.
+    labels = {"s-pass": "PASS", "s-fail": "FAIL", "s-deviation": "DEVIATION", "s-unsupported": "UNSUPPORTED",
+              "s-inconclusive": "INCONCLUSIVE"}
+    seen = set()
+    for classes, content in p.cells:
+        for cls, label in labels.items():
+            if cls in classes.split():
+                assert content.startswith(label), (classes, content)
+                seen.add(cls)
+    assert seen == set(labels)
+
+
+def test_matrix_and_discovery(sample):
+    page = render_conformance(sample)
+    p = _parse(page)
+    cells = {c[1] for c in p.cells}
+    assert any(c.startswith("PASS") and "wait-and-replay" in c for c in cells)
+    assert any(c.startswith("PASS") and "422" in c for c in cells)
+    assert any(c.startswith("FAIL") and "re-executed" in c and "REPLAY-04" in c for c in cells)
+    assert any(c.startswith("DEVIATION") and "409 (no subtype)" in c for c in cells)
+    for col in ("finalized-duplicate", "terminal-4xx", "committed-but-lost", "in-flight", "payload-conflict", "scope"):
+        assert f"<th>{col}</th>" in page
+    assert page.index("<th>finalized-duplicate</th>") < page.index("<th>in-flight</th>")
+    text = " ".join(p.text)
+    assert "PT30M = 1800 s" in text and "top level" in text
+    assert "In-flight duplicate behaviour" in text
+    assert "409 (updateTable); wait-and-replay (createTable)" in text
+    assert "Payload-conflict answer" in text
+
+
+def test_failure_section_shows_message_and_exchanges(sample):
+    page = render_conformance(sample)
+    start = page.index('id="finding-1"')
+    section = page[start:page.index("</section>", start)]
+    assert "REPLAY-04" in section and "2 executions, expected 1" in section
+    assert "--&gt; POST http://127.0.0.1:8181/v1/ns/tables   [first attempt]" in section
+    assert "no response: connection dropped after commit" in section
+    assert "&lt;-- 200" in section and "[retry, same key]" in section
+    assert 'href="#finding-1"' in page  # the requirements table links to the evidence
+    assert "Failures and deviations (2)" in page
+    assert "Inconclusive and unsupported (2)" in page and "target has no control API" in page
+
+
+def test_write_conformance(tmp_path, sample):
+    out = tmp_path / "reports"
+    paths = write_conformance(sample, str(out))
+    assert paths == {"json": str(out / "conformance.json"), "html": str(out / "conformance.html")}
+    assert json.loads((out / "conformance.json").read_text())["overall"] == "fail"
+    assert RunReport.load(paths["json"]).to_json() == sample.to_json()
+    assert (out / "conformance.html").read_text().startswith("<!DOCTYPE html>")
+    assert sorted(os.listdir(out)) == ["conformance.html", "conformance.json"]
+
+
+def test_empty_run_renders():
+    page = render_conformance(RunReport.begin(None))
+    assert "NO RESULTS" in page and _parse(page).errors == []

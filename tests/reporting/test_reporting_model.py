@@ -1,0 +1,128 @@
+import json
+from datetime import timedelta
+from types import SimpleNamespace
+
+import pytest
+
+from reporting_sample import SECRET_TOKEN, URL_PASSWORD
+from ctk.core.requirements import REQUIREMENTS
+from ctk.core.verdicts import Status, Verdict
+from ctk.reporting.model import STATUS_ORDER, RunReport, discovery_summary, redact_url, worst
+
+
+def test_status_order_worst_first():
+    assert STATUS_ORDER == ("fail", "deviation", "inconclusive", "pass", "unsupported")
+    assert worst(["pass", "unsupported"]) == "pass"
+    assert worst(["pass", "inconclusive"]) == "inconclusive"
+    assert worst(["inconclusive", "deviation", "pass"]) == "deviation"
+    assert worst(["unsupported", "fail", "deviation"]) == "fail"
+    assert worst(["unsupported"]) == "unsupported"
+    assert worst([]) is None
+
+
+def _rep(*verdicts):
+    rep = RunReport.begin("http://127.0.0.1:1")
+    for i, v in enumerate(verdicts):
+        rep.add(v, f"t::{i}", 0.1)
+    return rep
+
+
+def test_summary_per_requirement_takes_worst_and_counts():
+    rep = _rep(Verdict.ok("REPLAY-01"), Verdict.broken("REPLAY-01", "twice"), Verdict.ok("REPLAY-01"),
+               Verdict.ok("SCOPE-01"), Verdict.unsupported("SCOPE-01", "n/a"),
+               Verdict.ok("KEY-01"), Verdict.inconclusive("KEY-01", "timing"),
+               Verdict.unsupported("RECON-01", "no control api"),
+               Verdict.broken("KEY-02", "accepted"))
+    s = rep.summary()
+    assert list(s)[: len(REQUIREMENTS)] == list(REQUIREMENTS)
+    assert s["REPLAY-01"].status == "fail"
+    assert s["REPLAY-01"].counts == {"fail": 1, "deviation": 0, "inconclusive": 0, "pass": 2, "unsupported": 0}
+    assert s["SCOPE-01"].status == "pass"
+    assert s["KEY-01"].status == "inconclusive"
+    assert s["RECON-01"].status == "unsupported"
+    assert s["KEY-02"].status == "deviation"  # SHOULD broken
+    assert s["OCC-01"].status is None and s["OCC-01"].counts["pass"] == 0
+    assert rep.counts() == {"fail": 1, "deviation": 1, "inconclusive": 1, "pass": 4, "unsupported": 2}
+    rc = rep.requirement_counts()
+    assert rc["fail"] == 1 and rc["pass"] == 1 and rc["not-run"] == len(REQUIREMENTS) - 5
+    assert rep.overall() == "fail"
+    assert _rep().overall() is None
+    assert _rep(Verdict.ok("KEY-01"), Verdict.unsupported("KEY-02", "x")).overall() == "pass"
+
+
+def test_default_outcomes_and_bad_status():
+    rep = _rep(Verdict.ok("KEY-01"), Verdict.broken("REPLAY-01", "x"), Verdict.broken("KEY-01", "x"),
+               Verdict.unsupported("KEY-01", "x"), Verdict.inconclusive("KEY-01", "x"))
+    assert [r.outcome for r in rep.results] == ["passed", "failed", "passed", "skipped", "skipped"]
+    assert rep.add(Verdict.ok("KEY-01"), "n", 1.0, outcome="failed").outcome == "failed"
+    bad = Verdict.ok("KEY-01").to_dict()
+    bad["status"] = "maybe"
+    with pytest.raises(ValueError, match="unknown verdict status"):
+        rep.add(bad, "n")
+
+
+def test_json_round_trip(sample):
+    text = sample.to_json()
+    data = json.loads(text)
+    assert data["format"] == "ctk-conformance/1"
+    assert data["overall"] == "fail"
+    assert data["requirements"]["REPLAY-04"]["status"] == "fail"
+    assert data["requirements"]["INFLIGHT-02"]["status"] == "deviation"
+    assert data["matrix"]["createTable"]["committed-but-lost"]["classifications"] == ["re-executed"]
+    back = RunReport.from_json(text)
+    assert back.to_json() == text
+    assert [r.to_dict() for r in back.results] == [r.to_dict() for r in sample.results]
+    assert back.summary()["REPLAY-04"].status == "fail"
+    assert back.discovery["lifetime"] == 1800.0
+    assert back.discovery["endpoints"] == sorted(back.discovery["endpoints"])
+
+
+def test_from_json_rejects_other_documents():
+    with pytest.raises(ValueError, match="not a ctk conformance report"):
+        RunReport.from_json('{"tests": []}')
+    with pytest.raises(ValueError, match="invalid JSON"):
+        RunReport.from_json("<html>")
+    with pytest.raises(ValueError, match="not a ctk conformance report"):
+        RunReport.from_json("[1, 2]")
+
+
+def test_report_json_carries_no_secret(sample):
+    text = sample.to_json()
+    assert SECRET_TOKEN not in text
+    assert URL_PASSWORD not in text
+    data = json.loads(text)
+    assert data["target"]["url"].startswith("http://<redacted>@127.0.0.1:8181/catalog?")
+    assert data["options"]["ctk_token"] == "<redacted>"
+    assert data["options"]["ctk_workers"] == 4 and data["options"]["ctk_strict"] is False
+    failing = [r for r in data["results"] if r["status"] == "fail"][0]
+    assert all(x["request_headers"]["Authorization"] == "<redacted>" for x in failing["exchanges"])
+    assert "Bearer <redacted>" in failing["message"]
+
+
+def test_redact_url():
+    assert redact_url("https://u:p@h:1/x?a=1&access_token=zz") == "https://<redacted>@h:1/x?a=1&access_token=<redacted>"
+    assert redact_url("http://127.0.0.1:8181") == "http://127.0.0.1:8181"
+    assert redact_url(None) is None
+
+
+def test_discovery_summary_and_view():
+    d = discovery_summary(SimpleNamespace(idempotency_supported=False, lifetime=None, lifetime_raw="P1Y",
+                                          lifetime_error="years", misplaced_in="overrides", java_parseable=False,
+                                          endpoints=None, prefix=None, config={"token": "x"}))
+    assert d["misplaced_in"] == "overrides" and d["java_parseable"] is False and "config" not in d
+    rep = _rep(Verdict.ok("INFLIGHT-01", endpoint="createTable", behaviour="in-flight", classification="wait-and-replay"),
+               Verdict.ok("PAYLOAD-01", endpoint="createTable", behaviour="payload-conflict", classification="422"),
+               Verdict.ok("PAYLOAD-01", endpoint="updateTable", behaviour="payload-conflict", classification="422"))
+    rep.set_discovery({"lifetime": timedelta(hours=1), "lifetime_raw": "PT1H"})
+    view = rep.discovery_view()
+    assert view["in_flight"] == "wait-and-replay"
+    assert view["payload_conflict"] == "422"
+    assert view["lifetime"] == 3600.0
+    assert rep.matrix()["createTable"]["in-flight"]["status"] == "pass"
+
+
+def test_status_enum_accepted_in_dict():
+    rep = RunReport.begin(None)
+    d = Verdict.ok("KEY-01").to_dict()
+    d["status"] = Status.PASS
+    assert rep.add(d, "n").status == "pass"
