@@ -59,6 +59,33 @@ def error_kind(exchange: Exchange) -> str | None:
     return exchange.error.split(":", 1)[0]
 
 
+def classify_outcome(exchange: Exchange) -> str:
+    """"ok" / "fail" / "info" (outcome unknown) for one mutation attempt, Jepsen style.
+
+    2xx ok; 5xx, timeout, reset and 409 request_in_progress info; other 4xx, refused connection and failed
+    authentication fail (the request was certainly not applied).
+    """
+    if exchange.status is None:
+        return "fail" if error_kind(exchange) in ("refused", "auth") else "info"
+    if 200 <= exchange.status < 300:
+        return "ok"
+    if exchange.status >= 500:
+        return "info"
+    if exchange.status == 409 and is_request_in_progress(exchange):
+        return "info"
+    return "fail"
+
+
+def is_request_in_progress(exchange: Exchange) -> bool:
+    """A 409-style answer whose error names ``request_in_progress`` (type, subtype or message)."""
+    body = exchange.json()
+    err = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(err, dict):
+        return False
+    text = " ".join(str(err.get(k, "")) for k in ("type", "subtype", "message")).lower()
+    return "request_in_progress" in text or "requestinprogress" in text
+
+
 def _classify(exc: BaseException) -> str:
     if isinstance(exc, httpx.TimeoutException):
         kind = "timeout"
