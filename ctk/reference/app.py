@@ -1,0 +1,225 @@
+"""The Starlette application of the reference catalog: routing, discovery, auth, error mapping.
+
+Routes exist without a prefix and, when settings.prefix is set, also under /v1/<prefix>/ (advertised in
+/v1/config overrides.prefix). Every mutating route goes through app.state.pipeline.handle() (see catalog.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import threading
+from contextlib import asynccontextmanager
+from typing import Awaitable, Callable
+from urllib.parse import parse_qs
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ctk.reference import catalog, store, views
+from ctk.reference.catalog import CatalogError, Context, error_response, namespace_param
+from ctk.reference.pipeline import Pipeline
+
+log = logging.getLogger("ctk.reference")
+
+NOT_FOUND_TYPES = {404: "NotFoundException", 405: "MethodNotAllowedException", 413: "RequestTooLargeException"}
+
+# (methods, path below /v1/{prefix}, handler name, mutating)
+ROUTES: list[tuple[tuple[str, ...], str, str, bool]] = [
+    (("GET",), "/namespaces", "list_namespaces", False),
+    (("POST",), "/namespaces", "create_namespace", True),
+    (("GET", "HEAD"), "/namespaces/{namespace}", "load_namespace", False),
+    (("DELETE",), "/namespaces/{namespace}", "drop_namespace", True),
+    (("POST",), "/namespaces/{namespace}/properties", "update_properties", True),
+    (("GET",), "/namespaces/{namespace}/tables", "list_tables", False),
+    (("POST",), "/namespaces/{namespace}/tables", "create_table", True),
+    (("POST",), "/namespaces/{namespace}/register", "register_table", True),
+    (("GET", "HEAD"), "/namespaces/{namespace}/tables/{table}", "load_table", False),
+    (("POST",), "/namespaces/{namespace}/tables/{table}", "commit_table", True),
+    (("DELETE",), "/namespaces/{namespace}/tables/{table}", "drop_table", True),
+    (("POST",), "/namespaces/{namespace}/tables/{table}/unregister", "unregister_table", True),
+    (("POST",), "/namespaces/{namespace}/tables/{table}/metrics", "report_metrics", False),
+    (("POST",), "/tables/rename", "rename_table", True),
+    (("POST",), "/transactions/commit", "commit_transaction", True),
+    (("GET",), "/namespaces/{namespace}/views", "list_views", False),
+    (("POST",), "/namespaces/{namespace}/views", "create_view", True),
+    (("GET", "HEAD"), "/namespaces/{namespace}/views/{view}", "load_view", False),
+    (("POST",), "/namespaces/{namespace}/views/{view}", "replace_view", True),
+    (("DELETE",), "/namespaces/{namespace}/views/{view}", "drop_view", True),
+    (("POST",), "/views/rename", "rename_view", True),
+    (("POST",), "/namespaces/{namespace}/register-view", "register_view", True),
+]
+
+
+def advertised_endpoints() -> list[str]:
+    out = []
+    for methods, path, _name, _m in ROUTES:
+        for method in methods:
+            out.append(f"{method} /v1/{{prefix}}{path}")
+    return out
+
+
+async def report_metrics(ctx, request, ns, table, body):  # noqa: ARG001 - accepted and discarded
+    catalog.parse_object(body)
+    return Response(status_code=204)
+
+
+async def rename_table(ctx, request, body):
+    return await catalog.rename(ctx, request, body, "table")
+
+
+async def rename_view(ctx, request, body):
+    return await catalog.rename(ctx, request, body, "view")
+
+
+HANDLERS: dict[str, Callable[..., Awaitable[Response]]] = {
+    "report_metrics": report_metrics, "rename_table": rename_table, "rename_view": rename_view,
+    **{n: getattr(catalog, n) for n in ("list_namespaces", "create_namespace", "load_namespace", "drop_namespace",
+                                        "update_properties", "list_tables", "create_table", "register_table",
+                                        "load_table", "commit_table", "drop_table", "unregister_table",
+                                        "commit_transaction")},
+    **{n: getattr(views, n) for n in ("list_views", "create_view", "load_view", "replace_view", "drop_view",
+                                      "register_view")},
+}
+
+
+class Auth:
+    """Bearer-token check (only when settings.token is set) and the client_credentials token endpoint."""
+
+    def __init__(self, settings):
+        self.settings = settings
+        self.issued: set[str] = set()
+        self.lock = threading.Lock()
+
+    def principal(self, request: Request) -> str:
+        header = request.headers.get("authorization", "")
+        token = header[7:].strip() if header.lower().startswith("bearer ") else None
+        if self.settings.token:
+            with self.lock:
+                ok = token is not None and (token == self.settings.token or token in self.issued)
+            if not ok:
+                raise CatalogError(401, "NotAuthorizedException", "Not authorized: missing or invalid bearer token",
+                                   headers={"WWW-Authenticate": "Bearer"})
+        return "anonymous" if not token else "token:" + hashlib.sha256(token.encode()).hexdigest()[:16]
+
+    async def tokens(self, request: Request) -> Response:
+        body = await request.body()
+        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+        header = request.headers.get("authorization", "")
+        if not form.get("client_secret") and header.lower().startswith("basic "):
+            import base64
+            try:
+                cid, _, secret = base64.b64decode(header[6:]).decode().partition(":")
+                form.setdefault("client_id", cid)
+                form["client_secret"] = secret
+            except Exception:  # noqa: BLE001
+                pass
+        if form.get("grant_type") != "client_credentials":
+            return JSONResponse({"error": "unsupported_grant_type",
+                                 "error_description": "only client_credentials is supported"}, status_code=400)
+        if self.settings.token and form.get("client_secret") != self.settings.token:
+            return JSONResponse({"error": "invalid_client", "error_description": "bad client credentials"},
+                                status_code=401)
+        token = "ctk-" + secrets.token_hex(16)
+        with self.lock:
+            self.issued.add(token)
+        return JSONResponse({"access_token": token, "token_type": "bearer", "expires_in": 3600,
+                             "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    length = request.headers.get("content-length")
+    if length and length.isdigit() and int(length) > limit:
+        raise CatalogError(413, "RequestTooLargeException", f"Request body exceeds {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise CatalogError(413, "RequestTooLargeException", f"Request body exceeds {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def config_body(settings) -> dict:
+    overrides: dict[str, str] = {}
+    if settings.prefix:
+        overrides["prefix"] = settings.prefix
+    out: dict = {"defaults": {}, "overrides": overrides, "endpoints": advertised_endpoints()}
+    lifetime = settings.idempotency_lifetime
+    if settings.deviation == "lifetime-weeks":
+        lifetime = "P1W"
+    if lifetime is not None and settings.deviation != "no-discovery-rejects-key":
+        if settings.deviation == "lifetime-in-overrides":
+            overrides["idempotency-key-lifetime"] = lifetime
+        else:
+            out["idempotency-key-lifetime"] = lifetime
+    return out
+
+
+def create_app(settings) -> Starlette:
+    engine = store.make_engine(settings)
+    pipeline = Pipeline(engine, settings)
+    ctx = Context(engine, settings, pipeline)
+    auth = Auth(settings)
+
+    def wrap(handler, mutating: bool):
+        async def endpoint(request: Request) -> Response:
+            try:
+                request.state.principal = auth.principal(request)
+                params = dict(request.path_params)
+                if "namespace" in params:
+                    params["ns"] = namespace_param(params.pop("namespace"))
+                if "view" in params:
+                    params["name"] = params.pop("view")
+                elif "table" in params and handler is not report_metrics:
+                    params["name"] = params.pop("table")
+                if mutating or handler is report_metrics:
+                    params["body"] = await read_body(request, settings.max_body_bytes)
+                return await handler(ctx, request, **params)
+            except CatalogError as exc:
+                return error_response(exc)
+            except Exception as exc:  # noqa: BLE001 - never leak a traceback as a non-JSON 500
+                log.exception("internal error on %s %s", request.method, request.url.path)
+                return error_response(CatalogError(500, "InternalServerError", f"{type(exc).__name__}: {exc}"))
+        return endpoint
+
+    async def get_config(request: Request) -> Response:
+        try:
+            auth.principal(request)
+        except CatalogError as exc:
+            return error_response(exc)
+        return JSONResponse(config_body(settings))
+
+    routes = [Route("/v1/config", get_config, methods=["GET"]),
+              Route("/v1/oauth/tokens", auth.tokens, methods=["POST"])]
+    prefixes = [""] + ([f"/{settings.prefix.strip('/')}"] if settings.prefix.strip("/") else [])
+    for prefix in prefixes:
+        for methods, path, name, mutating in ROUTES:
+            routes.append(Route(f"/v1{prefix}{path}", wrap(HANDLERS[name], mutating), methods=list(methods),
+                                name=f"{name}{prefix}:{','.join(methods)}"))
+    if settings.control_api:
+        routes.extend(pipeline.routes())
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        kind = NOT_FOUND_TYPES.get(exc.status_code, "HTTPException")
+        message = {404: f"No route for {request.method} {request.url.path}",
+                   405: f"Method {request.method} not allowed on {request.url.path}"}.get(exc.status_code, exc.detail)
+        return error_response(CatalogError(exc.status_code, kind, message, headers=dict(exc.headers or {})))
+
+    @asynccontextmanager
+    async def lifespan(app):
+        try:
+            yield
+        finally:
+            try:
+                pipeline.close()
+            finally:
+                engine.dispose()
+
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error}, lifespan=lifespan)
+    app.state.settings, app.state.engine, app.state.pipeline, app.state.ctx = settings, engine, pipeline, ctx
+    return app

@@ -1,0 +1,594 @@
+"""Namespace and table operations of the reference catalog (views live in views.py).
+
+Each read route answers directly. Each mutating route:
+1. parses the body (a parse error does not answer at once: it becomes an `execute` that raises, so the
+   idempotency pipeline sees and finalizes the 400 like any other terminal error),
+2. *prepares* outside any DB transaction: reads the current state, validates commit requirements, applies
+   updates with pyiceberg and writes the new (immutable) metadata file; any error is again deferred,
+3. hands a `Mutation` whose `execute(conn)` is pure DB work (insert / compare-and-swap / delete) to
+   `app.state.pipeline.handle()`.
+
+A replayed request therefore never answers from a fresh preparation. Canonical resources (Mutation.resource),
+namespace levels joined by 0x1F as NS: createNamespace "namespaces"; dropNamespace/updateProperties NS;
+createTable "NS/tables"; registerTable "NS/register"; updateTable/dropTable/unregisterTable "NS/tables/T";
+renameTable "tables/rename"; commitTransaction "transactions/commit"; views likewise with "views",
+"register-view", "NS/views/V", "views/rename".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any, Callable
+
+from pydantic import BaseModel, ValidationError
+from pyiceberg.catalog import MetastoreCatalog, delete_data_files, delete_files
+from pyiceberg.catalog.rest import CreateTableRequest, RegisterTableRequest
+from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+from pyiceberg.table import CommitTableRequest
+from pyiceberg.table.metadata import new_table_metadata
+from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
+from pyiceberg.table.update import AssertCreate, update_table_metadata
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ctk.reference import store
+from ctk.reference.operations import CatalogError, Mutation, OpResult
+
+# ---------------------------------------------------------------------------------------------- errors
+
+
+def bad_request(msg: str) -> CatalogError:
+    return CatalogError(400, "BadRequestException", msg)
+
+
+def no_namespace(ns) -> CatalogError:
+    return CatalogError(404, "NoSuchNamespaceException", f"Namespace does not exist: {'.'.join(ns)}")
+
+
+def no_table(ns, name) -> CatalogError:
+    return CatalogError(404, "NoSuchTableException", f"Table does not exist: {'.'.join([*ns, name])}")
+
+
+def no_view(ns, name) -> CatalogError:
+    return CatalogError(404, "NoSuchViewException", f"View does not exist: {'.'.join([*ns, name])}")
+
+
+def exists(what: str, ns, name=None) -> CatalogError:
+    ident = ".".join([*ns, name] if name is not None else ns)
+    return CatalogError(409, "AlreadyExistsException", f"{what} already exists: {ident}")
+
+
+def commit_failed(msg: str) -> CatalogError:
+    return CatalogError(409, "CommitFailedException", msg)
+
+
+def error_response(exc: CatalogError) -> Response:
+    r = exc.result()
+    return JSONResponse(r.body, status_code=r.status, headers=r.headers)
+
+
+def raiser(exc: CatalogError) -> Callable:
+    def execute(conn):
+        raise exc
+    return execute
+
+
+# ---------------------------------------------------------------------------------------------- parsing
+
+def parse_json(body: bytes) -> Any:
+    try:
+        return json.loads(body.decode("utf-8")) if body else None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise bad_request(f"Malformed request body: {exc}") from None
+
+
+def parse_object(body: bytes) -> dict:
+    data = parse_json(body)
+    if not isinstance(data, dict):
+        raise bad_request("Malformed request body: expected a JSON object")
+    return data
+
+
+def parse_model(model: type[BaseModel], data: Any):
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise bad_request(f"Invalid {model.__name__}: {exc.errors(include_url=False, include_input=False)}") from None
+    except (ValueError, TypeError) as exc:
+        raise bad_request(f"Invalid {model.__name__}: {exc}") from None
+
+
+def namespace_param(text: str) -> list[str]:
+    parts = text.split(store.SEP)
+    if not text or any(p == "" for p in parts):
+        raise bad_request(f"Invalid namespace: {text!r}")
+    return parts
+
+
+def check_namespace_value(value: Any) -> list[str]:
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(p, str) and p and store.SEP not in p for p in value)):
+        raise bad_request("Invalid namespace: expected a non-empty array of non-empty strings")
+    return value
+
+
+def check_name(value: Any, what: str = "table") -> str:
+    if not isinstance(value, str) or not value or "/" in value or store.SEP in value:
+        raise bad_request(f"Invalid {what} name: {value!r}")
+    return value
+
+
+def check_properties(value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise bad_request("Invalid properties: expected an object of strings")
+    if not all(isinstance(v, str) for v in value.values()):
+        raise bad_request("Invalid properties: values must be strings")
+    return dict(value)
+
+
+def check_identifier(value: Any) -> tuple[list[str], str]:
+    if not isinstance(value, dict):
+        raise bad_request("Invalid identifier: expected an object with namespace and name")
+    return check_namespace_value(value.get("namespace")), check_name(value.get("name"), "identifier")
+
+
+def page(items: list, request: Request) -> tuple[list, str | None]:
+    """Offset paging: pageToken is the offset of the next item."""
+    token, size = request.query_params.get("pageToken"), request.query_params.get("pageSize")
+    start = 0
+    if token:
+        if not token.isdigit():
+            raise bad_request(f"Invalid pageToken: {token!r}")
+        start = int(token)
+    if size is not None and size != "":
+        if not size.isdigit() or int(size) < 1:
+            raise bad_request(f"Invalid pageSize: {size!r}")
+        end = start + int(size)
+        return items[start:end], (str(end) if end < len(items) else None)
+    return items[start:], None
+
+
+def dump(model) -> dict:
+    return json.loads(model.model_dump_json(by_alias=True, exclude_none=True))
+
+
+def table_result(location: str | None, metadata) -> dict:
+    out: dict[str, Any] = {"metadata": dump(metadata), "config": {}}
+    if location is not None:
+        out["metadata-location"] = location
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- context
+
+class Context:
+    """Per-app state shared by the route handlers."""
+
+    def __init__(self, engine, settings, pipeline):
+        self.engine, self.settings, self.pipeline = engine, settings, pipeline
+
+    @property
+    def deviation(self) -> str | None:
+        return self.settings.deviation
+
+    def read(self, fn: Callable):
+        with store.read_connection(self.engine) as conn:
+            return fn(conn)
+
+    async def aread(self, fn: Callable):
+        return await run_in_threadpool(self.read, fn)
+
+    async def submit(self, request: Request, operation: str, resource: str, body: bytes,
+                     execute: Callable, reconcile: Callable | None = None) -> Response:
+        mutation = Mutation(operation=operation, resource=resource, principal=request.state.principal,
+                            body=body, execute=execute, reconcile=reconcile)
+        return await self.pipeline.handle(request, mutation)
+
+    def default_location(self, conn, ns: list[str], name: str) -> str:
+        props = store.namespace_properties(conn, ns) or {}
+        if props.get("location"):
+            return props["location"].rstrip("/") + "/" + name
+        return store.warehouse_uri(self.settings) + "/" + "/".join(ns) + "/" + name
+
+
+async def prepared(ctx: Context, fn: Callable[[], Callable]) -> Callable:
+    """Run a preparation in the thread pool; a CatalogError becomes an execute() that raises it."""
+    def run():
+        try:
+            return fn()
+        except CatalogError as exc:
+            return raiser(exc)
+    return await run_in_threadpool(run)
+
+
+# ---------------------------------------------------------------------------------------------- namespaces
+
+async def list_namespaces(ctx: Context, request: Request) -> Response:
+    parent_raw = request.query_params.get("parent")
+    parent = namespace_param(parent_raw) if parent_raw else []
+
+    def read(conn):
+        if parent and not store.namespace_exists(conn, parent):
+            raise no_namespace(parent)
+        return store.list_namespaces(conn, parent)
+
+    items, nxt = page(await ctx.aread(read), request)
+    out: dict[str, Any] = {"namespaces": items}
+    if nxt:
+        out["next-page-token"] = nxt
+    return JSONResponse(out)
+
+
+async def create_namespace(ctx: Context, request: Request, body: bytes) -> Response:
+    try:
+        data = parse_object(body)
+        ns = check_namespace_value(data.get("namespace"))
+        props = check_properties(data.get("properties"))
+    except CatalogError as exc:
+        return await ctx.submit(request, "createNamespace", "namespaces", body, raiser(exc))
+
+    def execute(conn):
+        if store.namespace_exists(conn, ns):
+            raise exists("Namespace", ns)
+        if len(ns) > 1 and not store.namespace_exists(conn, ns[:-1]):
+            raise no_namespace(ns[:-1])
+        store.insert_namespace(conn, ns, props)
+        return OpResult(200, {"namespace": ns, "properties": props})
+
+    def reconcile(conn):
+        found = store.namespace_properties(conn, ns)
+        return OpResult(200, {"namespace": ns, "properties": found}) if found == props else None
+
+    return await ctx.submit(request, "createNamespace", "namespaces", body, execute, reconcile)
+
+
+async def load_namespace(ctx: Context, request: Request, ns: list[str]) -> Response:
+    props = await ctx.aread(lambda conn: store.namespace_properties(conn, ns))
+    if request.method == "HEAD":
+        return Response(status_code=204 if props is not None else 404)
+    if props is None:
+        raise no_namespace(ns)
+    return JSONResponse({"namespace": ns, "properties": props})
+
+
+async def drop_namespace(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
+    def execute(conn):
+        if not store.namespace_exists(conn, ns):
+            raise no_namespace(ns)
+        if store.namespace_has_children(conn, ns):
+            raise CatalogError(409, "NamespaceNotEmptyException", f"Namespace is not empty: {'.'.join(ns)}")
+        store.delete_namespace(conn, ns)
+        return OpResult(204)
+
+    return await ctx.submit(request, "dropNamespace", store.ns_key(ns), body, execute)
+
+
+async def update_properties(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
+    resource = store.ns_key(ns)
+    try:
+        data = parse_object(body)
+        updates = check_properties(data.get("updates"))
+        removals = data.get("removals") or []
+        if not isinstance(removals, list) or not all(isinstance(k, str) for k in removals):
+            raise bad_request("Invalid removals: expected an array of strings")
+        overlap = set(updates) & set(removals)
+        if overlap:
+            raise CatalogError(422, "UnprocessableEntityException",
+                               f"Keys in both updates and removals: {sorted(overlap)}")
+    except CatalogError as exc:
+        return await ctx.submit(request, "updateProperties", resource, body, raiser(exc))
+
+    def execute(conn):
+        props = store.namespace_properties(conn, ns)
+        if props is None:
+            raise no_namespace(ns)
+        removed = [k for k in removals if k in props]
+        missing = [k for k in removals if k not in props]
+        for k in removed:
+            del props[k]
+        props.update(updates)
+        store.set_namespace_properties(conn, ns, props)
+        return OpResult(200, {"updated": sorted(updates), "removed": removed, "missing": missing})
+
+    return await ctx.submit(request, "updateProperties", resource, body, execute)
+
+
+# ---------------------------------------------------------------------------------------------- tables
+
+def table_resource(ns, name) -> str:
+    return f"{store.ns_key(ns)}/tables/{name}"
+
+
+async def list_tables(ctx: Context, request: Request, ns: list[str], kind: str = "table") -> Response:
+    def read(conn):
+        if not store.namespace_exists(conn, ns):
+            raise no_namespace(ns)
+        return store.list_names(conn, kind, ns)
+
+    names, nxt = page(await ctx.aread(read), request)
+    out: dict[str, Any] = {"identifiers": [{"namespace": ns, "name": n} for n in names]}
+    if nxt:
+        out["next-page-token"] = nxt
+    return JSONResponse(out)
+
+
+def create_table_request(body: bytes) -> CreateTableRequest:
+    data = parse_object(body)
+    for key in ("location", "partition-spec", "write-order"):
+        data.setdefault(key, None)
+    req = parse_model(CreateTableRequest, data)
+    check_name(req.name)
+    return req
+
+
+async def create_table(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
+    resource = f"{store.ns_key(ns)}/tables"
+
+    def prepare():
+        req = create_table_request(body)
+        location = req.location.rstrip("/") if req.location else ctx.read(
+            lambda conn: ctx.default_location(conn, ns, req.name))
+        try:
+            metadata = new_table_metadata(req.table_schema, req.partition_spec or UNPARTITIONED_PARTITION_SPEC,
+                                          req.write_order or UNSORTED_SORT_ORDER, location, dict(req.properties))
+        except (ValueError, TypeError) as exc:
+            raise bad_request(f"Invalid table definition: {exc}") from None
+        meta_loc = None
+        if not req.stage_create:
+            meta_loc = store.new_metadata_location(location, None)
+            store.write_table_metadata(metadata, meta_loc)
+
+        def execute(conn):
+            if not store.namespace_exists(conn, ns):
+                raise no_namespace(ns)
+            taken = store.name_taken(conn, ns, req.name)
+            if taken:
+                raise exists("Table" if taken == "table" else "View with same name", ns, req.name)
+            if not req.stage_create:
+                store.insert_pointer(conn, "table", ns, req.name, meta_loc)
+            return OpResult(200, table_result(meta_loc, metadata))
+        return execute
+
+    return await ctx.submit(request, "createTable", resource, body, await prepared(ctx, prepare))
+
+
+async def load_table(ctx: Context, request: Request, ns: list[str], name: str) -> Response:
+    loaded = await ctx.aread(lambda conn: store.table_pointer(conn, ns, name))
+    if request.method == "HEAD":
+        return Response(status_code=204 if loaded is not None else 404)
+    if loaded is None:
+        raise no_table(ns, name)
+    metadata = await run_in_threadpool(store.read_table_metadata, loaded)
+    result = table_result(loaded, metadata)
+    if request.query_params.get("snapshots") == "refs":
+        keep = {ref.snapshot_id for ref in metadata.refs.values()}
+        result["metadata"]["snapshots"] = [s for s in result["metadata"].get("snapshots", [])
+                                           if s.get("snapshot-id") in keep]
+    return JSONResponse(result)
+
+
+class PreparedCommit:
+    """A table commit prepared outside the DB transaction: base pointer, new metadata file written."""
+
+    def __init__(self, ns, name, base_location, new_location, metadata, error: CatalogError | None = None):
+        self.ns, self.name = ns, name
+        self.base_location, self.new_location, self.metadata, self.error = base_location, new_location, metadata, error
+
+    def apply(self, conn, deviation: str | None) -> dict:
+        """The DB part: insert (create), compare-and-swap, or (no-atomic-swap) a plain update."""
+        if self.error is not None:
+            raise self.error
+        ns, name = self.ns, self.name
+        if self.base_location is None:
+            if not store.namespace_exists(conn, ns):
+                raise no_namespace(ns)
+            if store.name_taken(conn, ns, name):
+                raise commit_failed(f"Requirement failed: table already exists: {'.'.join([*ns, name])}")
+            store.insert_pointer(conn, "table", ns, name, self.new_location)
+        elif self.new_location != self.base_location:
+            expected = None if deviation == "no-atomic-swap" else self.base_location
+            if not store.swap_pointer(conn, "table", ns, name, expected, self.new_location):
+                current = store.table_pointer(conn, ns, name)
+                if current is None:
+                    raise no_table(ns, name)
+                raise commit_failed("Requirement failed: concurrent commit: metadata location changed from "
+                                    f"{self.base_location} to {current}")
+        return table_result(self.new_location, self.metadata)
+
+
+def prepare_commit(ctx: Context, ns: list[str], name: str, req: CommitTableRequest) -> PreparedCommit:
+    """Read the base, check requirements, apply updates and write the new metadata file."""
+    try:
+        base_location = ctx.read(lambda conn: store.table_pointer(conn, ns, name))
+        creating = base_location is None and any(isinstance(r, AssertCreate) for r in req.requirements)
+        if base_location is None and not creating:
+            raise no_table(ns, name)
+        base = None if base_location is None else store.read_table_metadata(base_location)
+        if ctx.deviation != "stale-requirement-accepted":
+            for requirement in req.requirements:
+                try:
+                    requirement.validate(base)
+                except CommitFailedException as exc:
+                    msg = str(exc)
+                    raise commit_failed(msg if msg.startswith("Requirement failed") else f"Requirement failed: {msg}")
+        if base is not None and not req.updates:
+            return PreparedCommit(ns, name, base_location, base_location, base)
+        try:
+            metadata = update_table_metadata(base if base is not None else MetastoreCatalog._empty_table_metadata(),
+                                             req.updates, enforce_validation=base is None,
+                                             metadata_location=base_location)
+        except CommitFailedException as exc:
+            raise commit_failed(str(exc)) from None
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise bad_request(f"Cannot apply updates: {exc}") from None
+        new_location = store.new_metadata_location(metadata.location, base_location)
+        store.write_table_metadata(metadata, new_location)
+        if ctx.deviation == "no-atomic-swap":
+            time.sleep(0.2)  # the window between check and write that this deviation leaves open
+        return PreparedCommit(ns, name, base_location, new_location, metadata)
+    except CatalogError as exc:
+        return PreparedCommit(ns, name, None, None, None, exc)
+
+
+def commit_request(data: Any, ns: list[str] | None = None, name: str | None = None) -> CommitTableRequest:
+    if not isinstance(data, dict):
+        raise bad_request("Invalid CommitTableRequest: expected an object")
+    if data.get("identifier") is None:
+        if ns is None:
+            raise bad_request("Invalid CommitTableRequest: identifier is required in a transaction")
+        data = {**data, "identifier": {"namespace": ns, "name": name}}
+    else:
+        check_identifier(data["identifier"])
+    for key in ("requirements", "updates"):
+        if key in data and not isinstance(data[key], list):
+            raise bad_request(f"Invalid CommitTableRequest: {key} must be an array")
+    return parse_model(CommitTableRequest, data)
+
+
+async def commit_table(ctx: Context, request: Request, ns: list[str], name: str, body: bytes) -> Response:
+    def prepare():
+        req = commit_request(parse_object(body), ns, name)
+        prep = prepare_commit(ctx, ns, name, req)
+        return lambda conn: OpResult(200, prep.apply(conn, ctx.deviation))
+
+    return await ctx.submit(request, "updateTable", table_resource(ns, name), body, await prepared(ctx, prepare))
+
+
+async def commit_transaction(ctx: Context, request: Request, body: bytes) -> Response:
+    def prepare():
+        data = parse_object(body)
+        changes = data.get("table-changes")
+        if not isinstance(changes, list) or not changes:
+            raise bad_request("Invalid CommitTransactionRequest: table-changes must be a non-empty array")
+        reqs = [commit_request(c) for c in changes]
+        idents = [(tuple(r.identifier.namespace.root), r.identifier.name) for r in reqs]
+        if len(set(idents)) != len(idents):
+            raise bad_request("Invalid CommitTransactionRequest: a table appears more than once")
+        preps = [prepare_commit(ctx, list(i[0]), i[1], r) for i, r in zip(idents, reqs)]
+
+        def execute(conn):
+            for index, prep in enumerate(preps):
+                try:
+                    prep.apply(conn, ctx.deviation)
+                except CatalogError as exc:
+                    if ctx.deviation == "transaction-not-atomic":
+                        return exc.result()  # returned, not raised: the earlier tables stay committed
+                    raise
+            return OpResult(204)
+        return execute
+
+    return await ctx.submit(request, "commitTransaction", "transactions/commit", body, await prepared(ctx, prepare))
+
+
+async def drop_table(ctx: Context, request: Request, ns: list[str], name: str, body: bytes) -> Response:
+    purge = request.query_params.get("purgeRequested", "false").lower() == "true"
+    dropped: dict[str, str] = {}
+
+    def execute(conn):
+        location = store.table_pointer(conn, ns, name)
+        if location is None:
+            raise no_table(ns, name)
+        store.delete_pointer(conn, "table", ns, name)
+        dropped["location"] = location
+        return OpResult(204)
+
+    response = await ctx.submit(request, "dropTable", table_resource(ns, name), body, execute)
+    if purge and "location" in dropped and response.status_code < 300:
+        await run_in_threadpool(purge_table, dropped["location"])
+    return response
+
+
+def purge_table(metadata_location: str) -> None:
+    """Delete the data, manifest, manifest-list and metadata files of a dropped table (best effort)."""
+    try:
+        metadata = store.read_table_metadata(metadata_location)
+    except Exception:  # noqa: BLE001 - already gone
+        return
+    io = store.file_io(metadata_location)
+    manifest_lists, manifests = set(), {}
+    for snapshot in metadata.snapshots:
+        manifest_lists.add(snapshot.manifest_list)
+        try:
+            for m in snapshot.manifests(io):
+                manifests[m.manifest_path] = m
+        except Exception:  # noqa: BLE001
+            pass
+    delete_data_files(io, list(manifests.values()))
+    delete_files(io, set(manifests), "manifest")
+    delete_files(io, manifest_lists, "manifest list")
+    delete_files(io, {e.metadata_file for e in metadata.metadata_log} | {metadata_location}, "metadata")
+
+
+async def unregister_table(ctx: Context, request: Request, ns: list[str], name: str, body: bytes) -> Response:
+    def execute(conn):
+        location = store.table_pointer(conn, ns, name)
+        if location is None:
+            raise no_table(ns, name)
+        store.delete_pointer(conn, "table", ns, name)
+        return OpResult(200, table_result(location, store.read_table_metadata(location)))
+
+    return await ctx.submit(request, "unregisterTable", table_resource(ns, name), body, execute)
+
+
+async def rename(ctx: Context, request: Request, body: bytes, kind: str) -> Response:
+    operation = "renameTable" if kind == "table" else "renameView"
+    resource = "tables/rename" if kind == "table" else "views/rename"
+    try:
+        data = parse_object(body)
+        src_ns, src = check_identifier(data.get("source"))
+        dst_ns, dst = check_identifier(data.get("destination"))
+    except CatalogError as exc:
+        return await ctx.submit(request, operation, resource, body, raiser(exc))
+
+    def execute(conn):
+        pointer = store.table_pointer if kind == "table" else store.view_pointer
+        if pointer(conn, src_ns, src) is None:
+            raise (no_table if kind == "table" else no_view)(src_ns, src)
+        if not store.namespace_exists(conn, dst_ns):
+            raise no_namespace(dst_ns)
+        if (src_ns, src) != (dst_ns, dst):
+            taken = store.name_taken(conn, dst_ns, dst)
+            if taken:
+                raise exists("Table" if taken == "table" else "View", dst_ns, dst)
+            store.rename_pointer(conn, kind, src_ns, src, dst_ns, dst)
+        return OpResult(204)
+
+    return await ctx.submit(request, operation, resource, body, execute)
+
+
+async def register_table(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
+    def prepare():
+        data = parse_object(body)
+        data.setdefault("overwrite", False)
+        req = parse_model(RegisterTableRequest, data)
+        check_name(req.name)
+        try:
+            metadata = store.read_table_metadata(req.metadata_location)
+        except Exception as exc:  # noqa: BLE001 - unreadable or invalid file
+            raise bad_request(f"Cannot read table metadata at {req.metadata_location}: {exc}") from None
+
+        def execute(conn):
+            if not store.namespace_exists(conn, ns):
+                raise no_namespace(ns)
+            taken = store.name_taken(conn, ns, req.name)
+            if taken == "table" and req.overwrite:
+                store.swap_pointer(conn, "table", ns, req.name, None, req.metadata_location)
+            elif taken:
+                raise exists("Table" if taken == "table" else "View with same name", ns, req.name)
+            else:
+                store.insert_pointer(conn, "table", ns, req.name, req.metadata_location)
+            return OpResult(200, table_result(req.metadata_location, metadata))
+        return execute
+
+    return await ctx.submit(request, "registerTable", f"{store.ns_key(ns)}/register", body,
+                            await prepared(ctx, prepare))
+
+
+def principal_of(token: str | None) -> str:
+    return "anonymous" if not token else "token:" + hashlib.sha256(token.encode()).hexdigest()[:16]

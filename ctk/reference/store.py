@@ -1,0 +1,300 @@
+"""Storage of the reference catalog: pointers in a SQL database, metadata JSON files in the warehouse.
+
+The database holds only names and metadata-file pointers:
+
+- `ctk_namespaces(name, properties)`: `name` is the namespace levels joined by US (0x1F), `properties` JSON.
+- `ctk_tables(namespace, name, metadata_location)` and `ctk_views(namespace, name, metadata_location)`.
+
+Metadata files are immutable, written through pyiceberg's FileIO before the pointer changes. A table commit
+swaps its pointer with `UPDATE ... WHERE metadata_location = :expected` (compare-and-swap).
+
+SQLite (the default, `<warehouse>/catalog.db`) runs in WAL mode with a busy timeout; write transactions
+start with `BEGIN IMMEDIATE` so two writers never deadlock on a lock upgrade ("database is locked"), while
+connections opened by `read_connection()` use a deferred `BEGIN` and never wait for writers.
+
+Read helpers for the idempotency pipeline's reconcile step (all take an open SQLAlchemy Connection):
+`namespace_exists`, `namespace_properties`, `table_pointer`, `view_pointer`, `load_table`, `load_view`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
+
+from pyiceberg.io import FileIO, load_file_io
+from pyiceberg.serializers import FromInputFile, ToOutputFile
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.view.metadata import ViewMetadata
+from sqlalchemy import (Column, MetaData, String, Table, Text, create_engine, delete, event, insert,
+                        select, update)
+from sqlalchemy.engine import Connection, Engine
+
+SEP = "\x1f"
+
+meta = MetaData()
+namespaces_t = Table(
+    "ctk_namespaces", meta,
+    Column("name", String(1024), primary_key=True),
+    Column("properties", Text, nullable=False, default="{}"),
+)
+tables_t = Table(
+    "ctk_tables", meta,
+    Column("namespace", String(1024), primary_key=True),
+    Column("name", String(512), primary_key=True),
+    Column("metadata_location", Text, nullable=False),
+)
+views_t = Table(
+    "ctk_views", meta,
+    Column("namespace", String(1024), primary_key=True),
+    Column("name", String(512), primary_key=True),
+    Column("metadata_location", Text, nullable=False),
+)
+
+
+# ---------------------------------------------------------------------------------------------- engine
+
+def warehouse_dir(settings) -> str:
+    """The warehouse directory (created if missing); a temporary one when settings.warehouse is None.
+
+    The chosen temporary directory is remembered in settings.extra["warehouse_dir"]."""
+    path = settings.warehouse or settings.extra.get("warehouse_dir")
+    if not path:
+        path = tempfile.mkdtemp(prefix="ctk-ref-")
+        settings.extra["warehouse_dir"] = path
+    path = local_path(path)
+    os.makedirs(path, exist_ok=True)
+    return os.path.abspath(path)
+
+
+def warehouse_uri(settings) -> str:
+    return "file://" + warehouse_dir(settings)
+
+
+def local_path(location: str) -> str:
+    """`file:/x`, `file:///x` or a plain path -> `/x`."""
+    if location.startswith("file:"):
+        rest = location[len("file:"):]
+        if rest.startswith("//"):
+            rest = rest[2:]
+            if not rest.startswith("/"):  # file://host/path: drop the host
+                rest = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+        return rest
+    return location
+
+
+def make_engine(settings) -> Engine:
+    url = settings.database_url
+    if not url:
+        url = "sqlite:///" + os.path.join(warehouse_dir(settings), "catalog.db")
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        url = "postgresql+psycopg://" + url.split("://", 1)[1]
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False},
+                               pool_size=16, max_overflow=16, pool_timeout=30)
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_conn, _record):
+            dbapi_conn.isolation_level = None  # we emit BEGIN ourselves
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(conn):
+            if conn.get_execution_options().get("ctk_read"):
+                conn.exec_driver_sql("BEGIN")
+            else:
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+    else:
+        engine = create_engine(url, pool_size=16, max_overflow=16, pool_timeout=30, pool_pre_ping=True,
+                               connect_args={"connect_timeout": 10} if "psycopg" in url else {})
+    meta.create_all(engine)
+    return engine
+
+
+@contextmanager
+def read_connection(engine: Engine) -> Iterator[Connection]:
+    """A connection for reads only (deferred transaction on SQLite: never blocks on writers)."""
+    with engine.connect() as conn:
+        conn = conn.execution_options(ctk_read=True)
+        with conn.begin():
+            yield conn
+
+
+# ---------------------------------------------------------------------------------------------- names
+
+def ns_key(namespace: tuple[str, ...] | list[str]) -> str:
+    return SEP.join(namespace)
+
+
+def ns_tuple(key: str) -> list[str]:
+    return key.split(SEP)
+
+
+# ---------------------------------------------------------------------------------------------- namespaces
+
+def namespace_exists(conn: Connection, namespace) -> bool:
+    """True if the namespace (tuple of levels) exists."""
+    return conn.execute(select(namespaces_t.c.name).where(namespaces_t.c.name == ns_key(namespace))).first() is not None
+
+
+def namespace_properties(conn: Connection, namespace) -> dict[str, str] | None:
+    """The namespace's properties, or None if it does not exist."""
+    row = conn.execute(select(namespaces_t.c.properties).where(namespaces_t.c.name == ns_key(namespace))).first()
+    return None if row is None else json.loads(row[0])
+
+
+def list_namespaces(conn: Connection, parent) -> list[list[str]]:
+    names = [r[0] for r in conn.execute(select(namespaces_t.c.name).order_by(namespaces_t.c.name))]
+    depth = len(parent) + 1
+    out = []
+    for name in names:
+        parts = ns_tuple(name)
+        if len(parts) == depth and parts[: len(parent)] == list(parent):
+            out.append(parts)
+    return out
+
+
+def insert_namespace(conn: Connection, namespace, properties: dict) -> None:
+    conn.execute(insert(namespaces_t).values(name=ns_key(namespace), properties=json.dumps(properties)))
+
+
+def set_namespace_properties(conn: Connection, namespace, properties: dict) -> None:
+    conn.execute(update(namespaces_t).where(namespaces_t.c.name == ns_key(namespace))
+                 .values(properties=json.dumps(properties)))
+
+
+def delete_namespace(conn: Connection, namespace) -> int:
+    return conn.execute(delete(namespaces_t).where(namespaces_t.c.name == ns_key(namespace))).rowcount
+
+
+def namespace_has_children(conn: Connection, namespace) -> bool:
+    key = ns_key(namespace)
+    for t in (tables_t, views_t):
+        if conn.execute(select(t.c.name).where(t.c.namespace == key).limit(1)).first() is not None:
+            return True
+    prefix = key + SEP
+    for (name,) in conn.execute(select(namespaces_t.c.name)):
+        if name.startswith(prefix):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------- pointers
+
+def _pointer(conn: Connection, t: Table, namespace, name: str) -> str | None:
+    row = conn.execute(select(t.c.metadata_location)
+                       .where(t.c.namespace == ns_key(namespace), t.c.name == name)).first()
+    return None if row is None else row[0]
+
+
+def table_pointer(conn: Connection, namespace, name: str) -> str | None:
+    """The table's current metadata location, or None if there is no such table."""
+    return _pointer(conn, tables_t, namespace, name)
+
+
+def view_pointer(conn: Connection, namespace, name: str) -> str | None:
+    """The view's current metadata location, or None if there is no such view."""
+    return _pointer(conn, views_t, namespace, name)
+
+
+def list_names(conn: Connection, kind: str, namespace) -> list[str]:
+    t = tables_t if kind == "table" else views_t
+    return [r[0] for r in conn.execute(select(t.c.name).where(t.c.namespace == ns_key(namespace)).order_by(t.c.name))]
+
+
+def insert_pointer(conn: Connection, kind: str, namespace, name: str, location: str) -> None:
+    t = tables_t if kind == "table" else views_t
+    conn.execute(insert(t).values(namespace=ns_key(namespace), name=name, metadata_location=location))
+
+
+def swap_pointer(conn: Connection, kind: str, namespace, name: str, expected: str | None, new: str) -> bool:
+    """Compare-and-swap the pointer; with expected=None a plain (unconditional) update. True if a row changed."""
+    t = tables_t if kind == "table" else views_t
+    stmt = update(t).where(t.c.namespace == ns_key(namespace), t.c.name == name)
+    if expected is not None:
+        stmt = stmt.where(t.c.metadata_location == expected)
+    return conn.execute(stmt.values(metadata_location=new)).rowcount == 1
+
+
+def delete_pointer(conn: Connection, kind: str, namespace, name: str) -> bool:
+    t = tables_t if kind == "table" else views_t
+    return conn.execute(delete(t).where(t.c.namespace == ns_key(namespace), t.c.name == name)).rowcount == 1
+
+
+def rename_pointer(conn: Connection, kind: str, src_ns, src: str, dst_ns, dst: str) -> bool:
+    t = tables_t if kind == "table" else views_t
+    return conn.execute(update(t).where(t.c.namespace == ns_key(src_ns), t.c.name == src)
+                        .values(namespace=ns_key(dst_ns), name=dst)).rowcount == 1
+
+
+def name_taken(conn: Connection, namespace, name: str) -> str | None:
+    """'table' or 'view' if that identifier is in use, else None."""
+    if table_pointer(conn, namespace, name) is not None:
+        return "table"
+    if view_pointer(conn, namespace, name) is not None:
+        return "view"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- files
+
+def file_io(location: str) -> FileIO:
+    return load_file_io({}, location)
+
+
+def read_table_metadata(location: str) -> TableMetadata:
+    return FromInputFile.table_metadata(file_io(location).new_input(location))
+
+
+def write_table_metadata(metadata: TableMetadata, location: str) -> None:
+    ToOutputFile.table_metadata(metadata, file_io(location).new_output(location), overwrite=False)
+
+
+def read_view_metadata(location: str) -> ViewMetadata:
+    with file_io(location).new_input(location).open() as f:
+        return ViewMetadata.model_validate_json(f.read())
+
+
+def write_view_metadata(metadata: ViewMetadata, location: str) -> None:
+    with file_io(location).new_output(location).create(overwrite=False) as f:
+        f.write(metadata.model_dump_json(by_alias=True, exclude_none=True).encode())
+
+
+def metadata_version(location: str | None) -> int:
+    """The leading number of a metadata file name (00003-uuid.metadata.json -> 3), -1 if none."""
+    if not location:
+        return -1
+    head = location.rsplit("/", 1)[-1].split("-", 1)[0]
+    return int(head) if head.isdigit() else -1
+
+
+def new_metadata_location(base_location: str, previous: str | None) -> str:
+    """`<location>/metadata/<NNNNN>-<uuid>.metadata.json`, numbered after the previous file (first: 00001)."""
+    version = max(metadata_version(previous) + 1, 1)
+    return f"{base_location.rstrip('/')}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
+
+
+@dataclass
+class Loaded:
+    metadata_location: str
+    metadata: object  # TableMetadata or ViewMetadata
+
+
+def load_table(conn: Connection, namespace, name: str) -> Loaded | None:
+    """Pointer and parsed TableMetadata of a table, or None if there is no such table."""
+    loc = table_pointer(conn, namespace, name)
+    return None if loc is None else Loaded(loc, read_table_metadata(loc))
+
+
+def load_view(conn: Connection, namespace, name: str) -> Loaded | None:
+    """Pointer and parsed ViewMetadata of a view, or None if there is no such view."""
+    loc = view_pointer(conn, namespace, name)
+    return None if loc is None else Loaded(loc, read_view_metadata(loc))

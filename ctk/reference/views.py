@@ -1,0 +1,237 @@
+"""View operations of the reference catalog.
+
+pyiceberg has view metadata models (ViewMetadata, ViewVersion, CreateViewRequest) but no view updates or
+requirements; those (assert-view-uuid; assign-uuid, upgrade-format-version, add-schema, set-location,
+set-properties, remove-properties, add-view-version, set-current-view-version) are applied here on the
+JSON form of the metadata, which is validated with pyiceberg's ViewMetadata at the end.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from pyiceberg.catalog.rest import CreateViewRequest, RegisterViewRequest
+from pyiceberg.view.metadata import ViewMetadata
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ctk.reference import store
+from ctk.reference.catalog import (Context, CatalogError, bad_request, check_identifier, check_name,
+                                   commit_failed, dump, exists, no_namespace, no_view, parse_model,
+                                   parse_object, prepared)
+from ctk.reference.operations import OpResult
+
+
+def view_result(location: str, metadata: ViewMetadata) -> dict:
+    return {"metadata-location": location, "metadata": dump(metadata), "config": {}}
+
+
+def view_resource(ns, name) -> str:
+    return f"{store.ns_key(ns)}/views/{name}"
+
+
+def validated(data: dict) -> ViewMetadata:
+    try:
+        return ViewMetadata.model_validate(data)
+    except (ValueError, TypeError) as exc:
+        raise bad_request(f"Invalid view metadata: {exc}") from None
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _same_schema(a: dict, b: dict) -> bool:
+    return a.get("fields") == b.get("fields") and a.get("identifier-field-ids", []) == b.get("identifier-field-ids", [])
+
+
+def apply_view_updates(meta: dict, updates: list) -> dict:
+    """Apply ViewUpdate objects (JSON) to view metadata (JSON); raises CatalogError 400 on a bad update."""
+    meta = {**meta, "schemas": list(meta.get("schemas", [])), "versions": list(meta.get("versions", [])),
+            "version-log": list(meta.get("version-log", [])), "properties": dict(meta.get("properties", {}))}
+    last_schema: int | None = None
+    last_version: int | None = None
+    for upd in updates:
+        if not isinstance(upd, dict) or not isinstance(upd.get("action"), str):
+            raise bad_request("Invalid view update: expected an object with an action")
+        action = upd["action"]
+        if action == "assign-uuid":
+            if upd.get("uuid") != meta.get("view-uuid"):
+                raise bad_request("Cannot reassign the view UUID")
+        elif action == "upgrade-format-version":
+            if upd.get("format-version") != 1:
+                raise bad_request(f"Unsupported view format version: {upd.get('format-version')!r}")
+        elif action == "add-schema":
+            schema = upd.get("schema")
+            if not isinstance(schema, dict):
+                raise bad_request("add-schema needs a schema")
+            same = next((s for s in meta["schemas"] if _same_schema(s, schema)), None)
+            if same is not None:
+                last_schema = same["schema-id"]
+            else:
+                last_schema = max((s["schema-id"] for s in meta["schemas"]), default=-1) + 1
+                meta["schemas"].append({**schema, "schema-id": last_schema})
+        elif action == "set-location":
+            if not isinstance(upd.get("location"), str):
+                raise bad_request("set-location needs a location")
+            meta["location"] = upd["location"]
+        elif action == "set-properties":
+            if not isinstance(upd.get("updates"), dict):
+                raise bad_request("set-properties needs updates")
+            meta["properties"].update(upd["updates"])
+        elif action == "remove-properties":
+            if not isinstance(upd.get("removals"), list):
+                raise bad_request("remove-properties needs removals")
+            for k in upd["removals"]:
+                meta["properties"].pop(k, None)
+        elif action == "add-view-version":
+            version = upd.get("view-version")
+            if not isinstance(version, dict):
+                raise bad_request("add-view-version needs a view-version")
+            version = dict(version)
+            if version.get("schema-id") == -1:
+                if last_schema is None:
+                    raise bad_request("add-view-version refers to the last added schema, but none was added")
+                version["schema-id"] = last_schema
+            if not any(s["schema-id"] == version.get("schema-id") for s in meta["schemas"]):
+                raise bad_request(f"Unknown schema id in view version: {version.get('schema-id')!r}")
+            last_version = max((v["version-id"] for v in meta["versions"]), default=0) + 1
+            version["version-id"] = last_version
+            version.setdefault("timestamp-ms", _now_ms())
+            meta["versions"].append(version)
+        elif action == "set-current-view-version":
+            vid = upd.get("view-version-id")
+            if vid == -1:
+                if last_version is None:
+                    raise bad_request("set-current-view-version -1 but no version was added")
+                vid = last_version
+            version = next((v for v in meta["versions"] if v["version-id"] == vid), None)
+            if version is None:
+                raise bad_request(f"Unknown view version id: {vid!r}")
+            if meta.get("current-version-id") != vid:
+                meta["current-version-id"] = vid
+                meta["version-log"].append({"timestamp-ms": version.get("timestamp-ms", _now_ms()), "version-id": vid})
+        else:
+            raise bad_request(f"Unknown view update action: {action!r}")
+    return meta
+
+
+async def list_views(ctx: Context, request: Request, ns: list[str]) -> Response:
+    from ctk.reference.catalog import list_tables
+    return await list_tables(ctx, request, ns, kind="view")
+
+
+async def create_view(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
+    def prepare():
+        data = parse_object(body)
+        data.setdefault("location", None)
+        req = parse_model(CreateViewRequest, data)
+        check_name(req.name, "view")
+        location = req.location.rstrip("/") if req.location else ctx.read(
+            lambda conn: ctx.default_location(conn, ns, req.name))
+        schema = dump(req.view_schema)
+        version = dump(req.view_version)
+        version.update({"version-id": 1, "schema-id": schema.get("schema-id", 0)})
+        version.setdefault("timestamp-ms", _now_ms())
+        metadata = validated({
+            "view-uuid": str(uuid.uuid4()), "format-version": 1, "location": location, "schemas": [schema],
+            "current-version-id": 1, "versions": [version],
+            "version-log": [{"timestamp-ms": version["timestamp-ms"], "version-id": 1}],
+            "properties": dict(req.properties or {}),
+        })
+        meta_loc = store.new_metadata_location(location, None)
+        store.write_view_metadata(metadata, meta_loc)
+
+        def execute(conn):
+            if not store.namespace_exists(conn, ns):
+                raise no_namespace(ns)
+            taken = store.name_taken(conn, ns, req.name)
+            if taken:
+                raise exists("View" if taken == "view" else "Table with same name", ns, req.name)
+            store.insert_pointer(conn, "view", ns, req.name, meta_loc)
+            return OpResult(200, view_result(meta_loc, metadata))
+        return execute
+
+    return await ctx.submit(request, "createView", f"{store.ns_key(ns)}/views", body, await prepared(ctx, prepare))
+
+
+async def load_view(ctx: Context, request: Request, ns: list[str], name: str) -> Response:
+    loc = await ctx.aread(lambda conn: store.view_pointer(conn, ns, name))
+    if request.method == "HEAD":
+        return Response(status_code=204 if loc is not None else 404)
+    if loc is None:
+        raise no_view(ns, name)
+    return JSONResponse(view_result(loc, await run_in_threadpool(store.read_view_metadata, loc)))
+
+
+async def replace_view(ctx: Context, request: Request, ns: list[str], name: str, body: bytes) -> Response:
+    def prepare():
+        data = parse_object(body)
+        if data.get("identifier") is not None:
+            check_identifier(data["identifier"])
+        requirements: Any = data.get("requirements") or []
+        updates: Any = data.get("updates")
+        if not isinstance(requirements, list) or not isinstance(updates, list):
+            raise bad_request("Invalid CommitViewRequest: requirements and updates must be arrays")
+        base_loc = ctx.read(lambda conn: store.view_pointer(conn, ns, name))
+        if base_loc is None:
+            raise no_view(ns, name)
+        base = store.read_view_metadata(base_loc)
+        for req in requirements:
+            if not isinstance(req, dict) or req.get("type") != "assert-view-uuid":
+                raise bad_request(f"Unknown view requirement: {req!r}")
+            if req.get("uuid") != base.view_uuid:
+                raise commit_failed(f"Requirement failed: view UUID does not match: expected {req.get('uuid')}, "
+                                    f"found {base.view_uuid}")
+        metadata = validated(apply_view_updates(dump(base), updates))
+        new_loc = store.new_metadata_location(metadata.location, base_loc)
+        store.write_view_metadata(metadata, new_loc)
+
+        def execute(conn):
+            if not store.swap_pointer(conn, "view", ns, name, base_loc, new_loc):
+                current = store.view_pointer(conn, ns, name)
+                if current is None:
+                    raise no_view(ns, name)
+                raise commit_failed(f"Requirement failed: concurrent commit: view metadata changed to {current}")
+            return OpResult(200, view_result(new_loc, metadata))
+        return execute
+
+    return await ctx.submit(request, "replaceView", view_resource(ns, name), body, await prepared(ctx, prepare))
+
+
+async def drop_view(ctx: Context, request: Request, ns: list[str], name: str, body: bytes) -> Response:
+    def execute(conn):
+        if not store.delete_pointer(conn, "view", ns, name):
+            raise no_view(ns, name)
+        return OpResult(204)
+
+    return await ctx.submit(request, "dropView", view_resource(ns, name), body, execute)
+
+
+async def register_view(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
+    def prepare():
+        req = parse_model(RegisterViewRequest, parse_object(body))
+        check_name(req.name, "view")
+        try:
+            metadata = store.read_view_metadata(req.metadata_location)
+        except Exception as exc:  # noqa: BLE001
+            raise bad_request(f"Cannot read view metadata at {req.metadata_location}: {exc}") from None
+
+        def execute(conn):
+            if not store.namespace_exists(conn, ns):
+                raise no_namespace(ns)
+            taken = store.name_taken(conn, ns, req.name)
+            if taken:
+                raise exists("View" if taken == "view" else "Table with same name", ns, req.name)
+            store.insert_pointer(conn, "view", ns, req.name, req.metadata_location)
+            return OpResult(200, view_result(req.metadata_location, metadata))
+        return execute
+
+    return await ctx.submit(request, "registerView", f"{store.ns_key(ns)}/register-view", body,
+                            await prepared(ctx, prepare))
+
+
+__all__ = ["CatalogError", "create_view", "load_view", "replace_view", "drop_view", "register_view", "list_views"]
