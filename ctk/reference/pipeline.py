@@ -1,43 +1,364 @@
 """Mutation pipeline: every mutating route of the reference catalog goes through Pipeline.handle().
 
-Placeholder until the idempotency layer lands: runs the operation in one transaction, no keys.
+It applies, in order: the Idempotency-Key rules (format, single header, scope, payload binding), the
+reserve-then-finalize protocol over the records table (ctk.reference.idempotency), in-flight handling
+(reject with 409 request_in_progress, or wait and replay), crash recovery (reconcile an IN_PROGRESS record
+left by a crash: ctk.reference.reconcile), the test hooks (ctk.reference.faults) and the deviation profiles
+that break the key rules (ctk.reference.deviations).
+
+Transactions: the reservation commits on its own; the mutation's execute(conn) and the finalization of its
+record (or the release of the reservation for a response that must not be stored) commit together. A
+CatalogError rolls the mutation back; its terminal 4xx is then finalized in a short transaction of its own
+(a crash in between leaves an IN_PROGRESS record whose change is provably absent: reconciled by executing).
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
+import hashlib
+import logging
+import re
+import threading
+import time
+from datetime import timedelta
 
+from sqlalchemy.engine import Connection
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from ctk.reference import reconcile as reconcile_mod
+from ctk.reference.faults import Faults, FaultRule
+from ctk.reference.idempotency import (FINALIZED, IN_PROGRESS, Record, RecordStore, StoredResponseError,
+                                       canonical_hash, decode_response, origin_of)
 from ctk.reference.operations import CatalogError, Mutation, OpResult
+
+log = logging.getLogger("ctk.reference.pipeline")
+
+HEADER = "Idempotency-Key"
+UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+STORED_4XX = (400, 404, 409, 422)
+REPLAY_HEADER = "Idempotent-Replayed"
+POLL_SECONDS = 0.05
+MAX_RACES = 50
 
 
 def render(result: OpResult) -> Response:
     if result.body is None:
         return Response(status_code=result.status, headers=result.headers)
+    if isinstance(result.body, (bytes, bytearray)):
+        return Response(bytes(result.body), status_code=result.status, headers=result.headers)
     return JSONResponse(result.body, status_code=result.status, headers=result.headers)
+
+
+def error_result(status: int, type_: str, message: str, subtype: str | None = None,
+                 headers: dict[str, str] | None = None) -> OpResult:
+    return CatalogError(status, type_, message, subtype, headers).result()
+
+
+class DropConnection(Exception):
+    """Raised after the response start so the server closes the connection without a complete answer."""
+
+
+class DropResponse(Response):
+    """drop-after-commit: announce a body, send none of it, and abort (uvicorn then closes the socket)."""
+
+    def __init__(self) -> None:
+        super().__init__(status_code=200)
+
+    async def __call__(self, scope, receive, send) -> None:
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", b"4096")]})
+        raise DropConnection("drop-after-commit: connection closed without an answer")
+
+
+class _QuietDrops(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        while exc is not None:
+            if isinstance(exc, DropConnection):
+                return False
+            exc = exc.__cause__ or exc.__context__
+        return True
+
+
+logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+
+
+class _LostReservation(Exception):
+    pass
 
 
 class Pipeline:
     def __init__(self, engine, settings):
         self.engine, self.settings = engine, settings
+        self.deviation: str | None = settings.deviation
+        self.records = RecordStore(engine)
+        self.faults = Faults()
+        self.stale_after = float((settings.extra or {}).get("stale_after", 30.0))
+        self._active: set[str] = set()   # owners of reservations held by requests running in this process
+        self._stop = threading.Event()
+        self._sweeper: threading.Thread | None = None
+        if settings.idempotency_lifetime is not None and settings.sweep_interval and settings.sweep_interval > 0:
+            self._sweeper = threading.Thread(target=self._sweep_loop, name="ctk-idempotency-sweep", daemon=True)
+            self._sweeper.start()
 
+    # -- lifecycle ----------------------------------------------------------------------------------
     def routes(self) -> list:
         """Starlette routes of the control API (/_ctk/...), mounted only when settings.control_api."""
-        return []
+        return self.faults.routes(self.settings)
 
     def close(self) -> None:
-        pass
+        self._stop.set()
+        if self._sweeper is not None:
+            self._sweeper.join(timeout=5)
 
-    def run(self, mutation: Mutation) -> OpResult:
-        with self.engine.begin() as conn:
+    def _sweep_loop(self) -> None:
+        while not self._stop.wait(self.settings.sweep_interval):
             try:
-                return mutation.execute(conn)
-            except CatalogError as exc:
-                conn.rollback()
-                return exc.result()
+                self.records.sweep()
+            except Exception:  # keep sweeping; a locked database is retried at the next tick
+                log.exception("idempotency sweep failed")
 
+    # -- lifetime -----------------------------------------------------------------------------------
+    def _expiry(self, now: float) -> float:
+        lifetime: timedelta = self.settings.lifetime
+        if self.deviation == "short-lifetime":
+            return now + lifetime.total_seconds() / 10
+        return now + (lifetime + self.settings.grace).total_seconds()
+
+    # -- entry point --------------------------------------------------------------------------------
     async def handle(self, request: Request, mutation: Mutation) -> Response:
-        return render(await run_in_threadpool(self.run, mutation))
+        values = request.headers.getlist(HEADER.lower())
+        dev = self.deviation
+        if not values:
+            return await self._unkeyed(request, mutation)
+        if dev == "no-discovery-rejects-key":
+            return render(error_result(400, "BadRequestException",
+                                       f"{HEADER} is not supported by this catalog"))
+        if self.settings.idempotency_lifetime is None:
+            return await self._unkeyed(request, mutation)   # not advertised: the key is ignored
+        if len(values) > 1 and dev != "accept-repeated-key":
+            return render(error_result(400, "BadRequestException",
+                                       f"the {HEADER} header must be given once, got {len(values)} values"))
+        key = values[0].strip()
+        if UUID_RE.match(key):
+            key = key.lower()
+        elif dev == "accept-malformed-key":
+            key = key if 0 < len(key) <= 200 else "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+        else:
+            return render(error_result(400, "BadRequestException",
+                                       f"the {HEADER} header must be a UUID string of 36 characters "
+                                       f"(e.g. 0190f1e2-3a4b-7c5d-8e9f-0a1b2c3d4e5f), got {values[0][:60]!r}"))
+        origin = (mutation.operation, mutation.resource, mutation.principal)
+        scope = ("*", "*", key, "*") if dev == "scope-ignored" else (mutation.operation, mutation.resource, key,
+                                                                     mutation.principal)
+        return await self._keyed(request, mutation, scope, origin, canonical_hash(mutation.body))
+
+    # -- without a key ------------------------------------------------------------------------------
+    def _take_faults(self, request: Request, mutation: Mutation, keyed: bool) -> dict[str, FaultRule]:
+        if not self.settings.control_api or not self.faults.rules:
+            return {}
+        return self.faults.take(mutation.operation, request.method, request.url.path, keyed)
+
+    async def _unkeyed(self, request: Request, mutation: Mutation, faults: dict | None = None) -> Response:
+        faults = self._take_faults(request, mutation, keyed=False) if faults is None else faults
+        if "delay" in faults:
+            await asyncio.sleep(faults["delay"].seconds)
+        if "fail-before" in faults:
+            return render(self._fault_error(faults["fail-before"]))
+        result = await run_in_threadpool(self._execute_plain, mutation)
+        return self._after_commit(result, faults)
+
+    def _execute_plain(self, mutation: Mutation) -> OpResult:
+        try:
+            with self.engine.begin() as conn:
+                self.faults.count_execution(mutation.operation, mutation.resource)
+                return mutation.execute(conn)
+        except CatalogError as exc:
+            return exc.result()
+        except Exception:
+            log.exception("operation %s failed", mutation.operation)
+            return error_result(500, "InternalServerError", f"{mutation.operation} failed unexpectedly")
+
+    def _after_commit(self, result: OpResult, faults: dict[str, FaultRule]) -> Response:
+        if "crash-before-finalize" in faults:
+            return render(self._fault_error(faults["crash-before-finalize"], "simulated crash after commit"))
+        if "fail-after-commit" in faults:
+            return render(self._fault_error(faults["fail-after-commit"], "injected failure after commit"))
+        if "drop-after-commit" in faults:
+            return DropResponse()
+        return render(result)
+
+    @staticmethod
+    def _fault_error(rule: FaultRule, what: str = "injected failure before persisting") -> OpResult:
+        type_ = "ServiceUnavailableException" if rule.status == 503 else (
+            "InternalServerError" if rule.status >= 500 else "BadRequestException")
+        return error_result(rule.status, type_, f"{what} (ctk fault {rule.id})")
+
+    # -- with a key ---------------------------------------------------------------------------------
+    def _storable(self, status: int) -> bool:
+        if 200 <= status < 300:
+            return True
+        if status in STORED_4XX:
+            return self.deviation != "terminal-4xx-not-stored"
+        if status >= 500:
+            return self.deviation == "store-5xx"
+        return False
+
+    def _stale(self, rec: Record, now: float) -> bool:
+        if rec.crashed:
+            return True
+        return rec.owner not in self._active and now - rec.updated_at > self.stale_after
+
+    async def _keyed(self, request: Request, mutation: Mutation, scope: tuple, origin: tuple,
+                     request_hash: str) -> Response:
+        dev = self.deviation
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0.0, float(self.settings.in_flight_wait_timeout))
+        races = 0
+        faults: dict | None = None
+        while races < MAX_RACES:
+            now = time.time()
+            owner = await run_in_threadpool(self.records.reserve, scope, request_hash, self._expiry(now), now,
+                                            origin_of(*origin))
+            if owner is not None:
+                if faults is None:
+                    faults = self._take_faults(request, mutation, keyed=True)
+                return await self._run_owned(mutation, owner, faults, recover=False)
+            rec = await run_in_threadpool(self.records.get, scope)
+            if rec is None:              # released meanwhile: reserve again
+                races += 1
+                continue
+            if rec.expires_at < now:     # expired: the key is new again
+                await run_in_threadpool(self.records.delete, rec)
+                races += 1
+                continue
+            same_origin = rec.origin == origin_of(*origin)
+            if rec.request_hash != request_hash and dev != "no-payload-check" and (
+                    dev != "scope-ignored" or same_origin):
+                return render(error_result(
+                    422, "IdempotencyKeyConflict",
+                    f"Unprocessable Entity: the {HEADER} was already used with another request payload "
+                    f"for {mutation.operation}; use a new key for a new request"))
+            if rec.status == FINALIZED:
+                if dev == "no-replay":
+                    return await self._unkeyed(request, mutation, faults={})
+                try:
+                    result = decode_response(rec.response, rec.response_digest)
+                except StoredResponseError as exc:
+                    if dev == "replay-failed-reexecutes":
+                        await run_in_threadpool(self.records.delete, rec)
+                        races += 1
+                        continue
+                    return render(error_result(
+                        500, "IdempotencyReplayFailedException",
+                        f"the finalized response of this {HEADER} cannot be produced ({exc}); "
+                        "the request was not executed again", subtype="idempotency_replay_failed"))
+                return self._replay(result)
+            # IN_PROGRESS
+            if self._stale(rec, now):
+                owner = await run_in_threadpool(self.records.take_over, rec)
+                if owner is None:
+                    races += 1
+                    continue
+                return await self._run_owned(mutation, owner, {}, recover=True, created_at=rec.created_at)
+            if dev == "in-flight-reexecutes":
+                return await self._unkeyed(request, mutation, faults={})
+            if self.settings.in_flight == "wait" and loop.time() < deadline:
+                await asyncio.sleep(min(POLL_SECONDS, max(0.0, deadline - loop.time())))
+                continue
+            return self._in_progress()
+        return render(error_result(503, "ServiceUnavailableException",
+                                   f"could not reserve the {HEADER} (too many concurrent changes); retry",
+                                   headers={"Retry-After": "1"}))
+
+    def _in_progress(self) -> Response:
+        subtype = None if self.deviation == "in-flight-plain-409" else "request_in_progress"
+        return render(error_result(409, "RequestInProgressException",
+                                   f"a request with this {HEADER} is still in progress; retry later",
+                                   subtype=subtype, headers={"Retry-After": "1"}))
+
+    def _replay(self, result: OpResult) -> Response:
+        headers = dict(result.headers)
+        headers[REPLAY_HEADER] = "true"
+        if self.deviation == "replay-different-body":
+            status = {200: 201, 201: 200, 204: 200}.get(result.status, result.status)
+            return render(OpResult(status, {"replayed": True}, {REPLAY_HEADER: "true"}))
+        return render(OpResult(result.status, result.body, headers))
+
+    async def _run_owned(self, mutation: Mutation, owner: str, faults: dict[str, FaultRule], recover: bool,
+                         created_at: float | None = None) -> Response:
+        self._active.add(owner)
+        try:
+            if "delay" in faults:
+                await asyncio.sleep(faults["delay"].seconds)
+            if "fail-before" in faults:
+                result = self._fault_error(faults["fail-before"])
+                await run_in_threadpool(self._settle_outside, owner, result)
+                return render(result)
+            result, crashed = await run_in_threadpool(self._execute_owned, mutation, owner, faults, recover,
+                                                      created_at)
+        finally:
+            self._active.discard(owner)
+        if crashed:
+            return render(result)
+        if "corrupt-stored-response" in faults:
+            await run_in_threadpool(self.records.corrupt, owner)
+        return self._after_commit(result, {k: v for k, v in faults.items() if k != "crash-before-finalize"})
+
+    def _settle_outside(self, owner: str, result: OpResult) -> None:
+        """Finalize (storable) or release the reservation in a short transaction of its own."""
+        if self._storable(result.status):
+            with self.engine.begin() as conn:
+                RecordStore.finalize(conn, owner, result)
+        else:
+            self.records.release(owner)
+
+    def _execute_owned(self, mutation: Mutation, owner: str, faults: dict[str, FaultRule], recover: bool,
+                       created_at: float | None) -> tuple[OpResult, bool]:
+        """Run (or reconcile) the mutation and settle its record in ONE transaction.
+        Returns (result to answer, crashed-by-hook)."""
+        try:
+            with self.engine.begin() as conn:
+                result = None
+                if recover and self.deviation != "no-reconcile":
+                    result = self._reconcile(conn, mutation, created_at)
+                if result is None:
+                    self.faults.count_execution(mutation.operation, mutation.resource)
+                    result = mutation.execute(conn)
+                if "crash-before-finalize" in faults:
+                    RecordStore.mark_crashed(conn, owner)
+                    return self._fault_error(faults["crash-before-finalize"], "simulated crash after commit"), True
+                if self._storable(result.status):
+                    if not RecordStore.finalize(conn, owner, result):
+                        raise _LostReservation()
+                else:
+                    RecordStore.release_in(conn, owner)
+                return result, False
+        except CatalogError as exc:      # the mutation rolled back; settle its terminal answer
+            result = exc.result()
+            self._settle_outside(owner, result)
+            return result, False
+        except reconcile_mod.Unknown as exc:
+            self._mark_crashed_outside(owner)
+            return error_result(500, "CommitStateUnknownException",
+                                f"cannot determine whether the earlier attempt with this {HEADER} was applied: "
+                                f"{exc}; retry later"), False
+        except _LostReservation:
+            return error_result(503, "ServiceUnavailableException",
+                                f"the {HEADER} reservation was lost while executing; nothing was changed, retry",
+                                headers={"Retry-After": "1"}), False
+        except Exception:
+            log.exception("operation %s failed", mutation.operation)
+            self.records.release(owner)
+            return error_result(500, "InternalServerError", f"{mutation.operation} failed unexpectedly"), False
+
+    def _mark_crashed_outside(self, owner: str) -> None:
+        with self.engine.begin() as conn:
+            RecordStore.mark_crashed(conn, owner)
+
+    def _reconcile(self, conn: Connection, mutation: Mutation, created_at: float | None) -> OpResult | None:
+        if mutation.reconcile is not None:
+            return mutation.reconcile(conn)
+        return reconcile_mod.reconcile(conn, mutation, created_at)
