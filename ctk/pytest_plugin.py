@@ -1,5 +1,216 @@
-"""The ctk pytest plugin (thin; the work is in the library modules). Inert unless activated."""
+"""The ctk pytest plugin (entry point ``pytest11: ctk``). Thin: the work is in ctk/plugin/.
+
+Inert unless activated by ``--catalog-url``, ``--ctk`` or the ini key ``ctk_autorun = true``. When active
+and no paths are given, it runs its built-in suites (ctk/suites) and scenario files (scenarios/ or
+``--ctk-scenarios``) against the catalog, starting the embedded reference catalog if no URL is given.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+import pytest
+
+from ctk.plugin import outcomes
+from ctk.plugin.collection import ScenarioFile, default_args, is_scenario_path, is_suite_item
+from ctk.plugin.fixtures import (  # noqa: F401 - fixtures registered by import
+    ctk_client, ctk_context, ctk_discovery, ctk_namespace, ctk_openapi, ctk_session, ctk_target,
+)
+from ctk.plugin.options import CtkOptions, add_options
+from ctk.plugin.reports import VerdictCollector
+from ctk.plugin.session import CtkSession, worker_identity
+from ctk.plugin.state import COLLECTOR_KEY, OPTIONS_KEY, SESSION_KEY, get_options, get_session
+
+VERDICTS_KEY = pytest.StashKey[list]()
 
 
-def pytest_addoption(parser):  # pragma: no cover - replaced by the plugin proper
-    pass
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "ctk: a conformance check of the kit (returns Verdicts)")
+    options = CtkOptions.from_config(config)
+    config.stash[OPTIONS_KEY] = options
+    if not options.active:
+        return
+    run_id, worker = worker_identity(config)
+    config.stash[SESSION_KEY] = CtkSession(options, run_id=run_id, worker=worker)
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = default_args(options)
+    if not hasattr(config, "workerinput"):
+        config.stash[COLLECTOR_KEY] = VerdictCollector(options)
+        if not getattr(config.option, "xmlpath", None):
+            config.option.xmlpath = os.path.join(options.reports, "junit.xml")
+        if config.pluginmanager.hasplugin("html") and not getattr(config.option, "htmlpath", None):
+            config.option.htmlpath = os.path.join(options.reports, "report.html")
+            config.option.self_contained_html = True
+
+
+def pytest_collect_file(file_path, parent: pytest.Collector):
+    options = get_options(parent.config)
+    if options is None or not options.active:
+        return None
+    if is_scenario_path(file_path, options):
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    options = get_options(config)
+    if options is None or not options.active:
+        return
+    has_timeout = config.pluginmanager.hasplugin("timeout")
+    backstop = max(60.0, options.max_wait * 2 + options.timeout * 12)
+    for item in items:
+        if is_suite_item(item) and not item.get_closest_marker("ctk"):
+            item.add_marker(pytest.mark.ctk)
+        if has_timeout and item.get_closest_marker("ctk") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(backstop))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
+    """For ctk tests: call the check, map its Verdict(s) to an outcome."""
+    if pyfuncitem.get_closest_marker("ctk") is None:
+        return None
+    config = pyfuncitem.config
+    session = get_session(config)
+    if session is not None and session.started and session.error:
+        pytest.fail(f"target unusable: {session.error}", pytrace=False)
+    argnames = pyfuncitem._fixtureinfo.argnames
+    result = pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in argnames})
+    verdicts = outcomes.as_verdicts(result)
+    if verdicts is None:
+        if result is not None:
+            warnings.warn(pytest.PytestReturnNotNoneWarning(
+                f"ctk test {pyfuncitem.nodeid} returned {type(result).__name__}, not a Verdict"))
+        return True
+    if session is not None and session.started and _transport_errors(verdicts):
+        problem = session.recheck()
+        if problem:
+            pyfuncitem.stash[VERDICTS_KEY] = []
+            pytest.fail(f"target unusable: {problem}", pytrace=False)
+    stored: list[dict[str, Any]] = []
+    pyfuncitem.stash[VERDICTS_KEY] = stored
+    try:
+        outcomes.apply(verdicts, strict=_strict(config), item=pyfuncitem)
+    finally:
+        for v in verdicts:
+            try:
+                stored.append(v.to_dict())
+            except (KeyError, TypeError):
+                pass
+    return True
+
+
+def _strict(config: pytest.Config) -> bool:
+    options = get_options(config)
+    return bool(options and options.strict)
+
+
+def _transport_errors(verdicts) -> bool:
+    for v in verdicts:
+        if v.status.value in ("fail", "inconclusive"):
+            for ex in v.exchanges or []:
+                err = (ex.get("error") if isinstance(ex, dict) else getattr(ex, "error", None)) or ""
+                if err and any(w in err.lower() for w in ("timeout", "timed out", "refused", "connect")):
+                    return True
+    return False
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    if call.when != "call":
+        return
+    verdicts = item.stash.get(VERDICTS_KEY, None)
+    if not verdicts:
+        return
+    report = outcome.get_result()
+    report.ctk_verdicts = verdicts
+    session = get_session(item.config)
+    if session is not None:
+        info: dict[str, Any] = {"url": session.url, "server_info": dict(session.server_info)}
+        try:
+            from ctk.reporting.model import discovery_summary
+
+            info["discovery"] = discovery_summary(session.discovery)
+        except Exception:  # noqa: BLE001
+            pass
+        report.ctk_target = info
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when != "call":
+        return
+    collector = _collector_of(report)
+    if collector is not None:
+        collector.add_report(report)
+
+
+_CONFIGS: list[pytest.Config] = []
+
+
+def _collector_of(report: pytest.TestReport) -> VerdictCollector | None:
+    for config in reversed(_CONFIGS):
+        c = config.stash.get(COLLECTOR_KEY, None)
+        if c is not None:
+            return c
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _CONFIGS.append(session.config)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Before junitxml writes its file: build the run report and write conformance.json/html."""
+    config = session.config
+    collector: VerdictCollector | None = config.stash.get(COLLECTOR_KEY, None)
+    if collector is None:
+        return
+    collector.write(config.stash[OPTIONS_KEY].reports)
+
+
+def _add_junit_statistics(config: pytest.Config) -> None:
+    collector: VerdictCollector | None = config.stash.get(COLLECTOR_KEY, None)
+    xmlpath = getattr(config.option, "xmlpath", None)
+    if collector is None or collector.report is None or not xmlpath or not os.path.isfile(xmlpath):
+        return
+    try:
+        from ctk.reporting.junit import add_junit_statistics
+
+        add_junit_statistics(xmlpath, collector.report)
+    except Exception as exc:  # noqa: BLE001
+        collector.errors.append(f"statistics not added to {xmlpath}: {type(exc).__name__}: {exc}")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """After junitxml wrote its file (its pytest_sessionfinish): add the suite statistics."""
+    _add_junit_statistics(config)
+    if config in _CONFIGS:
+        _CONFIGS.remove(config)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    collector: VerdictCollector | None = config.stash.get(COLLECTOR_KEY, None)
+    if collector is None:
+        return
+    tr = terminalreporter
+    tr.section("ctk conformance")
+    for line in collector.summary_lines():
+        tr.write_line(line)
+    session = get_session(config)
+    if session is not None and session.cleanup_problems:
+        tr.write_line("cleanup problems: " + "; ".join(session.cleanup_problems), yellow=True)
+    for path in collector.written:
+        tr.write_line(f"report: {path}")
+    for err in collector.errors:
+        tr.write_line(f"report problem: {err}", red=True)

@@ -1,0 +1,67 @@
+"""Fixtures the suites and scenario items use. Registered through ctk/pytest_plugin.py.
+
+None of them raises when the target is unusable: the plugin's call hook fails each ctk test with the
+target's problem instead (a failure, not a setup error)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ctk.plugin.state import get_session
+
+
+@pytest.fixture(scope="session")
+def ctk_session(request: pytest.FixtureRequest):
+    """The started ctk session (target, client, discovery, run namespace); cleaned up at session end."""
+    session = get_session(request.config)
+    if session is None:
+        pytest.skip("the ctk plugin is not active (give --catalog-url or --ctk)")
+    session.start()
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+@pytest.fixture(scope="session")
+def ctk_target(ctk_session) -> Any:
+    """The TargetConfig of the catalog under test."""
+    return ctk_session.target
+
+
+@pytest.fixture(scope="session")
+def ctk_client(ctk_session) -> Any:
+    """A CatalogClient bound to the target (records redacted exchanges, bounded timeouts)."""
+    return ctk_session.client
+
+
+@pytest.fixture(scope="session")
+def ctk_discovery(ctk_session) -> Any:
+    """What /v1/config advertised (idempotency-key-lifetime etc.)."""
+    return ctk_session.discovery
+
+
+@pytest.fixture(scope="session")
+def ctk_namespace(ctk_session) -> str | None:
+    """Name of this session's run namespace (single level)."""
+    return ctk_session.namespace
+
+
+@pytest.fixture
+def ctk_context(ctk_session) -> Any:
+    """The CheckContext the conformance checks take."""
+    ctx = ctk_session.context
+    if ctx is None and not ctk_session.error:
+        pytest.skip("inconclusive: no CheckContext available (ctk.checks not built)")
+    return ctx
+
+
+@pytest.fixture(scope="session")
+def ctk_openapi(request: pytest.FixtureRequest):
+    """The OpenAPI document responses are validated against (--openapi-spec or the kit's own)."""
+    from ctk.openapi import load_spec
+
+    session = get_session(request.config)
+    return load_spec(session.options.openapi_spec if session else None)

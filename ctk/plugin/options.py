@@ -1,0 +1,205 @@
+"""Command-line options and ini keys of the ctk pytest plugin, and the resolved settings object."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+GROUP = "ctk"
+
+# (option, dest, ini key, help, kind, default); kind: str | float | bool | list
+_OPTIONS: list[tuple[str, str, str, str, str, object]] = [
+    ("--catalog-url", "ctk_catalog_url", "ctk_catalog_url",
+     "base URL of the Iceberg REST catalog under test (without /v1); activates the kit", "str", None),
+    ("--catalog-prefix", "ctk_catalog_prefix", "ctk_catalog_prefix",
+     "catalog prefix (path segment after /v1/); default: the one /v1/config advertises", "str", None),
+    ("--warehouse", "ctk_warehouse", "ctk_warehouse", "warehouse to ask /v1/config for", "str", None),
+    ("--catalog-token", "ctk_catalog_token", "ctk_catalog_token", "bearer token for the catalog", "str", None),
+    ("--catalog-credential", "ctk_catalog_credential", "ctk_catalog_credential",
+     "OAuth2 client credential CLIENT_ID:SECRET (token fetched from the catalog's token endpoint)", "str", None),
+    ("--catalog-header", "ctk_catalog_header", "ctk_catalog_headers",
+     "extra request header K=V (repeatable)", "list", None),
+    ("--openapi-spec", "ctk_openapi_spec", "ctk_openapi_spec",
+     "OpenAPI document to validate responses against (default: the kit's open-api/ctk-openapi.yaml)", "str", None),
+    ("--ctk-scenarios", "ctk_scenarios", "ctk_scenarios",
+     "directory of scenario files (*.yaml) to run (default: the kit's scenarios/)", "str", None),
+    ("--ctk-namespace-prefix", "ctk_namespace_prefix", "ctk_namespace_prefix",
+     "prefix of the run namespace the kit creates and removes (default: ctk)", "str", "ctk"),
+    ("--ctk-timeout", "ctk_timeout", "ctk_timeout", "timeout of each HTTP request in seconds (default 10)",
+     "float", 10.0),
+    ("--ctk-max-wait", "ctk_max_wait", "ctk_max_wait",
+     "longest a check may wait in seconds, e.g. for a key lifetime to pass (default 30)", "float", 30.0),
+    ("--ctk-strict", "ctk_strict", "ctk_strict", "a deviation (SHOULD/MAY broken) fails the test", "bool", False),
+    ("--ctk", "ctk_force", "ctk_autorun",
+     "run the kit's suites even without --catalog-url (against the embedded reference catalog)", "bool", False),
+    ("--ctk-reports", "ctk_reports", "ctk_reports", "directory for the reports (default: reports/)", "str",
+     "reports"),
+    ("--ctk-allow-remote", "ctk_allow_remote", "ctk_allow_remote",
+     "allow a --catalog-url that is not a loopback address", "bool", False),
+]
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup(GROUP, "Iceberg REST catalog compatibility test kit")
+    for opt, dest, ini, help_text, kind, _default in _OPTIONS:
+        if kind == "bool":
+            group.addoption(opt, dest=dest, action="store_true", default=None, help=help_text)
+        elif kind == "list":
+            group.addoption(opt, dest=dest, action="append", default=None, metavar="K=V", help=help_text)
+        else:
+            group.addoption(opt, dest=dest, default=None, help=help_text)
+        ini_type = {"bool": "bool", "list": "linelist"}.get(kind, "string")
+        parser.addini(ini, help=help_text, type=ini_type, default=None)
+
+
+class OptionError(pytest.UsageError):
+    pass
+
+
+def _value(config: pytest.Config, dest: str, ini: str, kind: str, default: object) -> object:
+    value = config.getoption(dest, default=None)
+    if value is None or value == []:
+        try:
+            value = config.getini(ini)
+        except (ValueError, KeyError):
+            value = None
+        if value in ("", [], None):
+            value = None
+    if value is None:
+        return default
+    if kind == "float":
+        try:
+            value = float(value)
+        except ValueError:
+            raise OptionError(f"ctk: {dest.replace('ctk_', '--ctk-').replace('_', '-')} must be a number, "
+                              f"not {value!r}") from None
+        if value <= 0:
+            raise OptionError(f"ctk: {dest} must be positive, got {value}")
+    if kind == "bool" and isinstance(value, str):
+        value = value.strip().lower() in ("1", "true", "yes", "on")
+    return value
+
+
+@dataclass
+class CtkOptions:
+    catalog_url: str | None = None
+    catalog_prefix: str | None = None
+    warehouse: str | None = None
+    catalog_token: str | None = None
+    catalog_credential: str | None = None
+    catalog_headers: dict[str, str] = field(default_factory=dict)
+    openapi_spec: str | None = None
+    scenarios: str | None = None
+    namespace_prefix: str = "ctk"
+    timeout: float = 10.0
+    max_wait: float = 30.0
+    strict: bool = False
+    force: bool = False
+    autorun: bool = False
+    reports: str = "reports"
+    allow_remote: bool = False
+
+    @property
+    def active(self) -> bool:
+        return bool(self.catalog_url or self.force or self.autorun)
+
+    @property
+    def embedded(self) -> bool:
+        return not self.catalog_url
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> "CtkOptions":
+        values: dict[str, object] = {}
+        for _opt, dest, ini, _help, kind, default in _OPTIONS:
+            values[dest] = _value(config, dest, ini, kind, default)
+        opts = cls(
+            catalog_url=values["ctk_catalog_url"],
+            catalog_prefix=values["ctk_catalog_prefix"],
+            warehouse=values["ctk_warehouse"],
+            catalog_token=values["ctk_catalog_token"],
+            catalog_credential=values["ctk_catalog_credential"],
+            catalog_headers=parse_headers(values["ctk_catalog_header"] or []),
+            openapi_spec=values["ctk_openapi_spec"],
+            scenarios=values["ctk_scenarios"],
+            namespace_prefix=str(values["ctk_namespace_prefix"]),
+            timeout=float(values["ctk_timeout"]),
+            max_wait=float(values["ctk_max_wait"]),
+            strict=bool(values["ctk_strict"]),
+            force=bool(config.getoption("ctk_force", default=None)),
+            autorun=bool(_ini_bool(config, "ctk_autorun")),
+            reports=str(values["ctk_reports"]),
+            allow_remote=bool(values["ctk_allow_remote"]),
+        )
+        opts.validate()
+        return opts
+
+    def validate(self) -> None:
+        if self.catalog_url:
+            self.catalog_url = self.catalog_url.rstrip("/")
+            if self.catalog_url.endswith("/v1"):
+                self.catalog_url = self.catalog_url[:-3]
+            parts = urlsplit(self.catalog_url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise OptionError(f"ctk: --catalog-url must be an http(s) URL, not {self.catalog_url!r}")
+            if not self.allow_remote and not is_loopback(parts.hostname):
+                raise OptionError(
+                    f"ctk: --catalog-url {self.catalog_url} is not a loopback address; the kit creates and drops "
+                    "namespaces there. Pass --ctk-allow-remote to run against it anyway.")
+        if self.catalog_credential and ":" not in self.catalog_credential:
+            raise OptionError("ctk: --catalog-credential must be CLIENT_ID:SECRET")
+        if self.catalog_token and self.catalog_credential:
+            raise OptionError("ctk: give either --catalog-token or --catalog-credential, not both")
+        if not self.namespace_prefix or not all(c.isalnum() or c == "_" for c in self.namespace_prefix):
+            raise OptionError(f"ctk: --ctk-namespace-prefix must be letters, digits or '_', "
+                              f"not {self.namespace_prefix!r}")
+        if self.scenarios and not Path(self.scenarios).is_dir():
+            raise OptionError(f"ctk: --ctk-scenarios {self.scenarios!r} is not a directory")
+        if self.openapi_spec and not Path(self.openapi_spec).is_file():
+            raise OptionError(f"ctk: --openapi-spec {self.openapi_spec!r} is not a file")
+
+
+def _ini_bool(config: pytest.Config, name: str) -> bool:
+    try:
+        value = config.getini(name)
+    except (ValueError, KeyError):
+        return False
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def parse_headers(items: list[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise OptionError(f"ctk: --catalog-header expects K=V, not {item!r}")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", "localhost.localdomain") or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def default_scenarios_dir() -> Path | None:
+    """The kit's own scenarios/: next to the package in a checkout, or shipped as package data."""
+    here = Path(__file__).resolve().parent.parent  # ctk/
+    for candidate in (here.parent / "scenarios", here / "data" / "scenarios"):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")

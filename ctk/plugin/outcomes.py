@@ -1,0 +1,98 @@
+"""Verdict -> pytest outcome.
+
+pass -> passed; fail -> failed (VerdictError naming the requirement, the message and the exchanges);
+deviation -> passed with a CtkDeviationWarning, failed under --ctk-strict; unsupported -> skipped
+"unsupported: <reason>"; inconclusive -> skipped "inconclusive: <reason>".
+
+Each verdict is also recorded on the test item as JUnit properties (requirement id, level, source, verdict,
+classification); the plugin attaches the serialized verdicts to the test report, so they travel to the xdist
+controller, where the run report collects them.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any, Iterable
+
+import pytest
+
+from ctk.core.requirements import get
+from ctk.core.verdicts import Status, Verdict, VerdictError
+from ctk.http.exchange import render_exchanges
+
+# Worst first: the outcome of a test with several verdicts is decided by the worst one.
+_SEVERITY = {Status.FAIL: 0, Status.DEVIATION: 1, Status.INCONCLUSIVE: 2, Status.UNSUPPORTED: 3, Status.PASS: 4}
+
+
+class CtkDeviationWarning(UserWarning):
+    """A SHOULD/MAY requirement is not met (a failure under --ctk-strict)."""
+
+
+def describe(verdict: Verdict, exchange_limit: int = 2000) -> str:
+    """The failure text: requirement (id, level, statement, source), message, rendered exchanges."""
+    req = get(verdict.requirement)
+    where = ", ".join(x for x in (verdict.endpoint, verdict.behaviour) if x)
+    lines = [
+        f"{req.id} ({req.level.value}) {verdict.status.value.upper()}" + (f" [{where}]" if where else ""),
+        f"requirement: {req.statement}",
+        f"source: {req.source}",
+        f"message: {verdict.message}",
+    ]
+    if verdict.classification:
+        lines.append(f"classification: {verdict.classification}")
+    if verdict.details:
+        try:
+            lines.append("details: " + json.dumps(verdict.details, default=str, sort_keys=True)[:2000])
+        except (TypeError, ValueError):
+            pass
+    if verdict.exchanges:
+        lines.append("")
+        lines.append("exchanges:")
+        lines.append(render_exchanges(verdict.exchanges, exchange_limit))
+    return "\n".join(lines)
+
+
+def as_verdicts(result: Any) -> list[Verdict] | None:
+    """A test's return value as a list of verdicts, or None when it returned something else."""
+    if isinstance(result, Verdict):
+        return [result]
+    if isinstance(result, (list, tuple)) and result and all(isinstance(v, Verdict) for v in result):
+        return list(result)
+    return None
+
+
+def record(item: pytest.Item, verdict: Verdict) -> None:
+    """JUnit properties of the verdict (ctk.requirement, ctk.level, ctk.source, ctk.verdict, ...)."""
+    from ctk.reporting.junit import attach_verdict
+
+    attach_verdict(item, verdict)
+
+
+def worst(verdicts: Iterable[Verdict]) -> Verdict:
+    return min(verdicts, key=lambda v: _SEVERITY[Status(v.status)])
+
+
+def apply(verdicts: list[Verdict], strict: bool, item: pytest.Item | None = None) -> None:
+    """Record the verdicts and turn the worst one into the test's outcome (raises for fail/skip)."""
+    if not verdicts:
+        raise AssertionError("the check returned no verdict")
+    for v in verdicts:
+        v.status = Status(v.status)
+        if item is not None:
+            record(item, v)
+    failing = [v for v in verdicts if v.status is Status.FAIL or (strict and v.status is Status.DEVIATION)]
+    if failing:
+        text = "\n\n".join(describe(v) for v in failing)
+        if any(v.status is Status.DEVIATION for v in failing):
+            text += "\n\n(deviation counted as a failure: --ctk-strict)"
+        raise VerdictError(failing[0], text)
+    for v in verdicts:
+        if v.status is Status.DEVIATION:
+            warnings.warn(CtkDeviationWarning(describe(v, exchange_limit=500)), stacklevel=2)
+    statuses = {v.status for v in verdicts}
+    if Status.PASS in statuses or Status.DEVIATION in statuses:
+        return
+    w = worst(verdicts)
+    prefix = "inconclusive" if w.status is Status.INCONCLUSIVE else "unsupported"
+    pytest.skip(f"{prefix}: {w.requirement}: {w.message}")

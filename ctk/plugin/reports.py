@@ -1,0 +1,136 @@
+"""Collects every verdict of the run (on the xdist controller too) and writes the reports at the end:
+reports/conformance.json + conformance.html (ctk.reporting), statistics in junit.xml and the terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from ctk.plugin.options import CtkOptions
+
+STATUSES = ("pass", "fail", "deviation", "unsupported", "inconclusive")
+
+
+class VerdictCollector:
+    def __init__(self, options: CtkOptions):
+        self.options = options
+        self.results: list[tuple[dict[str, Any], str, float, str]] = []   # verdict dict, nodeid, duration, outcome
+        self.target_url: str | None = options.catalog_url
+        self.discovery: Any = None
+        self.server_info: dict[str, Any] = {}
+        self.written: list[str] = []
+        self.errors: list[str] = []
+        self.report: Any = None
+
+    def add_report(self, report: pytest.TestReport) -> None:
+        for d in getattr(report, "ctk_verdicts", None) or []:
+            self.results.append((d, report.nodeid, float(report.duration or 0.0), report.outcome))
+        info = getattr(report, "ctk_target", None)
+        if info:
+            self.target_url = self.target_url or info.get("url")
+            if info.get("discovery") and self.discovery is None:
+                self.discovery = info["discovery"]
+            if info.get("server_info"):
+                self.server_info.update(info["server_info"])
+
+    def counts(self) -> Counter:
+        return Counter(d.get("status") for d, *_ in self.results)
+
+    def build(self) -> Any:
+        from ctk.reporting.model import RunReport
+
+        rep = RunReport.begin(self.target_url, options=_options_dict(self.options))
+        if self.server_info:
+            rep.set_server_info(self.server_info)
+        if self.discovery is not None:
+            rep.set_discovery(self.discovery)
+        for d, nodeid, duration, outcome in self.results:
+            try:
+                rep.add(d, nodeid, duration, outcome=outcome)
+            except (ValueError, KeyError, TypeError) as exc:
+                self.errors.append(f"verdict of {nodeid} not recorded: {exc}")
+        rep.finish()
+        self.report = rep
+        return rep
+
+    def write(self, directory: str) -> list[str]:
+        os.makedirs(directory, exist_ok=True)
+        try:
+            rep = self.build()
+        except Exception as exc:  # noqa: BLE001
+            self.errors.append(f"run report not built: {type(exc).__name__}: {exc}")
+            return self._write_fallback(directory)
+        try:
+            from ctk.reporting import write_conformance  # type: ignore[attr-defined]
+        except ImportError:
+            try:
+                from ctk.reporting.conformance import write_conformance  # type: ignore[no-redef]
+            except ImportError:
+                write_conformance = None  # type: ignore[assignment]
+        if write_conformance is not None:
+            try:
+                out = write_conformance(rep, directory)
+                paths = [str(p) for p in out] if isinstance(out, (list, tuple)) else (
+                    [str(v) for v in out.values()] if isinstance(out, dict) else [])
+                self.written = paths or [os.path.join(directory, "conformance.json"),
+                                         os.path.join(directory, "conformance.html")]
+                return self.written
+            except Exception as exc:  # noqa: BLE001
+                self.errors.append(f"write_conformance failed: {type(exc).__name__}: {exc}")
+        path = os.path.join(directory, "conformance.json")
+        rep.save(path)
+        self.written = [path]
+        return self.written
+
+    def _write_fallback(self, directory: str) -> list[str]:
+        path = os.path.join(directory, "conformance.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"target": self.target_url, "results": [
+                {**d, "nodeid": n, "duration": t, "outcome": o} for d, n, t, o in self.results]}, f, indent=2,
+                default=str)
+        self.written = [path]
+        return self.written
+
+    def junit_properties(self) -> list[tuple[str, str]]:
+        c = self.counts()
+        props = [(f"ctk.verdicts.{s}", str(c.get(s, 0))) for s in STATUSES]
+        props.append(("ctk.verdicts.total", str(sum(c.values()))))
+        if self.target_url:
+            props.append(("ctk.target", _safe_url(self.target_url)))
+        props.append(("ctk.strict", str(self.options.strict).lower()))
+        return props
+
+    def summary_lines(self) -> list[str]:
+        c = self.counts()
+        total = sum(c.values())
+        lines = [f"ctk verdicts ({total}): " + ", ".join(f"{c.get(s, 0)} {s}" for s in STATUSES)]
+        by_req: dict[str, Counter] = {}
+        for d, *_ in self.results:
+            by_req.setdefault(d.get("requirement", "?"), Counter())[d.get("status")] += 1
+        for rid in sorted(by_req):
+            cc = by_req[rid]
+            lines.append(f"  {rid:<12} " + ", ".join(f"{n} {s}" for s, n in sorted(cc.items())))
+        return lines
+
+
+def _safe_url(url: str) -> str:
+    try:
+        from ctk.reporting.model import redact_url
+
+        return redact_url(url) or url
+    except ImportError:
+        return url
+
+
+def _options_dict(o: CtkOptions) -> dict[str, Any]:
+    return {
+        "catalog_url": o.catalog_url, "catalog_prefix": o.catalog_prefix, "warehouse": o.warehouse,
+        "catalog_token": o.catalog_token, "catalog_credential": o.catalog_credential,
+        "catalog_headers": {k: "<redacted>" for k in o.catalog_headers},
+        "openapi_spec": o.openapi_spec, "scenarios": o.scenarios, "namespace_prefix": o.namespace_prefix,
+        "timeout": o.timeout, "max_wait": o.max_wait, "strict": o.strict, "embedded": o.embedded,
+    }

@@ -1,0 +1,197 @@
+"""Session state of the ctk plugin: the target (embedded reference catalog or a URL), its health, the client,
+discovery, the run namespace and the check context. One per pytest session (per xdist worker)."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from typing import Any
+
+import httpx
+
+from ctk.plugin import namespace as nsmod
+from ctk.plugin.options import CtkOptions
+
+EMBEDDED_SETTINGS = dict(control_api=True, idempotency_lifetime="PT4S", idempotency_grace="PT2S")
+
+
+class TargetUnavailable(RuntimeError):
+    """The catalog did not answer (hangs, refuses, died): every ctk test fails with this message."""
+
+
+def probe(url: str, timeout: float, headers: dict[str, str] | None = None) -> str | None:
+    """GET {url}/v1/config with a hard timeout. None when the server answers with any HTTP status, else the
+    problem in one line naming the URL and the timeout."""
+    target = f"{url}/v1/config"
+    try:
+        with httpx.Client(timeout=httpx.Timeout(timeout), trust_env=False) as c:
+            c.get(target, headers=headers or {})
+        return None
+    except httpx.TimeoutException as exc:
+        return (f"catalog at {url} did not answer GET /v1/config within the {timeout:g} s timeout "
+                f"({type(exc).__name__}); is it hanging?")
+    except httpx.HTTPError as exc:
+        return f"catalog at {url} is unreachable: GET /v1/config failed: {type(exc).__name__}: {exc}"
+
+
+def _import(paths: list[tuple[str, str]]) -> Any:
+    import importlib
+
+    errors = []
+    for module, name in paths:
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            errors.append(f"{module}.{name}: {exc}")
+    raise ImportError("; ".join(errors))
+
+
+class CtkSession:
+    def __init__(self, options: CtkOptions, run_id: str | None = None, worker: str | None = None):
+        self.options = options
+        self.run_id = run_id or uuid.uuid4().hex[:8]
+        self.worker = worker or "main"
+        self.server: Any = None
+        self.url: str | None = options.catalog_url
+        self.target: Any = None
+        self.client: Any = None
+        self.discovery: Any = None
+        self.context: Any = None
+        self.namespace: str | None = None
+        self.namespace_created = False
+        self.error: str | None = None        # set once the target is known to be unusable
+        self.started = False
+        self.cleanup_problems: list[str] = []
+        self.server_info: dict[str, Any] = {}
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start (or connect to) the target, check it answers, discover, create the run namespace.
+        Never raises: a problem is stored in `self.error` and each ctk test fails with it."""
+        if self.started:
+            return
+        self.started = True
+        try:
+            self._start()
+        except Exception as exc:  # noqa: BLE001 - reported to every test
+            self.error = self.error or f"{type(exc).__name__}: {exc}"
+
+    def _start(self) -> None:
+        o = self.options
+        if self.url is None:
+            ReferenceServer = _import([("ctk.reference.server", "ReferenceServer")])
+            ReferenceSettings = _import([("ctk.reference.settings", "ReferenceSettings")])
+            self.server = ReferenceServer(ReferenceSettings(**EMBEDDED_SETTINGS))
+            self.url = self.server.start().rstrip("/")
+            self.server_info["embedded"] = True
+            self.server_info["settings"] = dict(EMBEDDED_SETTINGS)
+        problem = probe(self.url, o.timeout, self._auth_headers())
+        if problem:
+            self.error = problem
+            return
+        TargetConfig = _import([("ctk.target", "TargetConfig"), ("ctk.target.config", "TargetConfig")])
+        self.target = TargetConfig(
+            url=self.url, prefix=o.catalog_prefix, warehouse=o.warehouse, token=o.catalog_token,
+            credential=o.catalog_credential, headers=dict(o.catalog_headers), timeout=o.timeout,
+            connect_timeout=min(o.timeout, 5.0), allow_remote=o.allow_remote or self.server is not None)
+        CatalogClient = _import([("ctk.http", "CatalogClient"), ("ctk.http.client", "CatalogClient")])
+        self.client = CatalogClient(self.target)
+        discover = _import([("ctk.target", "discover"), ("ctk.target.discovery", "discover")])
+        self.discovery = discover(self.client)
+        self.namespace = nsmod.run_namespace_name(o.namespace_prefix, self.run_id, self.worker)
+        nsmod.create(self.client, self.namespace, self.run_id)
+        self.namespace_created = True
+        self.context = self._make_context()
+
+    def _auth_headers(self) -> dict[str, str]:
+        h = dict(self.options.catalog_headers)
+        if self.options.catalog_token:
+            h["Authorization"] = f"Bearer {self.options.catalog_token}"
+        return h
+
+    def _make_context(self) -> Any:
+        try:
+            CheckContext = _import([("ctk.checks", "CheckContext"), ("ctk.checks.context", "CheckContext")])
+        except ImportError:
+            return None
+        return build_context(CheckContext, self)
+
+    def stop(self) -> None:
+        """Remove the run namespace (with everything inside) and stop the embedded catalog. Bounded."""
+        try:
+            if self.namespace_created and self.client is not None and not self.error:
+                self.cleanup_problems = nsmod.drop_tree(self.client, [self.namespace],
+                                                        budget_s=max(30.0, self.options.timeout * 3))
+            elif self.namespace_created and self.client is not None:
+                if probe(self.url, min(self.options.timeout, 5.0), self._auth_headers()) is None:
+                    self.cleanup_problems = nsmod.drop_tree(self.client, [self.namespace], budget_s=30.0)
+                else:
+                    self.cleanup_problems = [f"run namespace {self.namespace} left behind: target unreachable"]
+        except Exception as exc:  # noqa: BLE001
+            self.cleanup_problems.append(f"cleanup failed: {type(exc).__name__}: {exc}")
+        finally:
+            for closer in (getattr(self.context, "close", None), getattr(self.client, "close", None)):
+                if callable(closer):
+                    try:
+                        closer()
+                    except Exception:  # noqa: BLE001
+                        pass
+            if self.server is not None:
+                try:
+                    self.server.stop()
+                finally:
+                    self.server = None
+
+    # -- health ----------------------------------------------------------------------------------------
+
+    def require_healthy(self) -> None:
+        if self.error:
+            raise TargetUnavailable(self.error)
+
+    def recheck(self) -> str | None:
+        """After a check saw transport errors: is the target still there? Marks the session dead if not."""
+        if self.error or not self.url:
+            return self.error
+        problem = probe(self.url, self.options.timeout, self._auth_headers())
+        if problem:
+            self.error = problem + " (the target stopped answering during the run)"
+        return self.error
+
+
+def build_context(CheckContext: Any, session: CtkSession) -> Any:
+    """Construct H7's CheckContext from whatever of its parameters the session can provide."""
+    import inspect
+
+    available = {
+        "client": session.client, "target": session.target, "discovery": session.discovery,
+        "namespace": session.namespace, "run_namespace": session.namespace, "ns": session.namespace,
+        "max_wait": session.options.max_wait, "timeout": session.options.timeout,
+        "strict": session.options.strict, "control_url": session.url if session.server is not None else None,
+        "embedded": session.server is not None, "server": session.server, "url": session.url,
+    }
+    try:
+        params = inspect.signature(CheckContext).parameters
+    except (TypeError, ValueError):
+        params = {}
+    kwargs = {k: v for k, v in available.items() if k in params}
+    return CheckContext(**kwargs)
+
+
+def worker_identity(config: Any) -> tuple[str, str]:
+    """(run id, worker id): shared run id across xdist workers, worker id 'main' without xdist."""
+    winput = getattr(config, "workerinput", None)
+    if winput:
+        run_id = str(winput.get("testrunuid") or os.environ.get("PYTEST_XDIST_TESTRUNUID") or uuid.uuid4().hex)[:8]
+        return run_id, str(winput.get("workerid", "gw"))
+    return uuid.uuid4().hex[:8], "main"
+
+
+def wait_for(pred, timeout: float, interval: float = 0.05) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(interval)
+    return bool(pred())

@@ -1,0 +1,349 @@
+"""Run a loaded Scenario against the target and return one Verdict.
+
+Setup steps that do not go as expected give an inconclusive verdict (the scenario could not get the state it
+needs); check steps that do not go as expected break the scenario's requirement (fail for MUST, deviation
+for SHOULD/MAY). A missing capability (no advertised lifetime, no fault injection) gives unsupported.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctk.core.verdicts import Verdict
+from ctk.http.exchange import Exchange
+from ctk.http.keys import new_key
+from ctk.scenarios.loader import Scenario, Step
+from ctk.scenarios.schema import FAULT_ACTIONS
+
+
+class _Mismatch(Exception):
+    def __init__(self, step: Step, message: str):
+        super().__init__(message)
+        self.step, self.message = step, message
+
+
+class _Unsupported(Exception):
+    pass
+
+
+# --- faults ------------------------------------------------------------------------------------------
+
+class ControlApiFaults:
+    """Fault injection through a catalog's control API (/_ctk, the reference catalog's test hooks)."""
+
+    def __init__(self, client: Any):
+        self.client = client
+        self._available: bool | None = None
+        self.injected: list[str] = []
+
+    def available(self) -> bool:
+        if self._available is None:
+            ex = self.client.request("GET", "/_ctk", label="control API present?")
+            body = ex.json() if ex.status == 200 else None
+            self._available = isinstance(body, dict) and bool(body.get("control"))
+        return self._available
+
+    def inject(self, action: str, **selectors: Any) -> str:
+        body = {"action": action, **{k: v for k, v in selectors.items() if v is not None}}
+        ex = self.client.request("POST", "/_ctk/faults", json=body, label=f"inject fault {action}")
+        if ex.status not in (200, 201):
+            raise RuntimeError(f"fault injection refused: {ex.status} {ex.error or ex.response_body}")
+        fid = (ex.json() or {}).get("id", "")
+        self.injected.append(fid)
+        return fid
+
+    def clear(self) -> None:
+        self.client.request("DELETE", "/_ctk/faults", label="clear faults")
+        self.injected.clear()
+
+    def executions(self) -> dict[str, Any] | None:
+        ex = self.client.request("GET", "/_ctk/executions", label="execution counters")
+        return ex.json() if ex.status == 200 else None
+
+
+def fault_port(session: Any) -> Any:
+    """The CheckContext's fault injector when it has one with inject/clear, else the control API."""
+    ctx = getattr(session, "context", None)
+    for attr in ("faults", "fault_injector", "injector"):
+        port = getattr(ctx, attr, None)
+        if port is not None and callable(getattr(port, "inject", None)) and callable(getattr(port, "clear", None)):
+            return port
+    return ControlApiFaults(session.client)
+
+
+# --- running -----------------------------------------------------------------------------------------
+
+@dataclass
+class _Run:
+    scenario: Scenario
+    session: Any
+    names: dict[str, str]
+    saved: dict[str, Any] = field(default_factory=dict)
+    last_key: str | None = None
+    last_status: int | None = None
+    faults: Any = None
+    used_faults: bool = False
+
+    @property
+    def client(self) -> Any:
+        return self.session.client
+
+
+def placeholders(namespace: str) -> dict[str, str]:
+    uid = uuid.uuid4().hex[:10]
+    return {"ns": namespace, "uid": uid, "table": f"t_{uid}", "view": f"v_{uid}", "child": f"c_{uid}"}
+
+
+def fill(value: Any, names: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        out = value
+        for k, v in names.items():
+            out = out.replace("{" + k + "}", v)
+        return out
+    if isinstance(value, list):
+        return [fill(v, names) for v in value]
+    if isinstance(value, dict):
+        return {fill(k, names): fill(v, names) for k, v in value.items()}
+    return value
+
+
+def run_scenario(scenario: Scenario, session: Any) -> Verdict:
+    req = scenario.requirement
+    kw = dict(endpoint=scenario.endpoint, behaviour=scenario.behaviour)
+    client = session.client
+    mark = len(client.exchanges)
+    run = _Run(scenario, session, placeholders(session.namespace))
+    run.faults = fault_port(session)
+
+    def exchanges() -> list[dict[str, Any]]:
+        return [e.to_dict() for e in client.exchanges_since(mark)]
+
+    try:
+        _check_requires(run)
+        for step in scenario.setup:
+            try:
+                _do(run, step)
+            except _Mismatch as m:
+                return Verdict.inconclusive(req, f"setup {m.step.where} did not go as needed: {m.message}",
+                                            exchanges=exchanges(), **kw)
+        for step in scenario.steps:
+            _do(run, step)
+    except _Unsupported as exc:
+        return Verdict.unsupported(req, str(exc), exchanges=exchanges(), **kw)
+    except _Mismatch as m:
+        what = f"{m.step.where}" + (f" ({m.step.label})" if m.step.label else "")
+        return Verdict.broken(req, f"scenario {scenario.name!r}, {what}: {m.message}", exchanges=exchanges(),
+                              classification=_classification(run), **kw)
+    finally:
+        if run.used_faults:
+            try:
+                run.faults.clear()
+            except Exception:  # noqa: BLE001 - best effort
+                pass
+    return Verdict.ok(req, f"scenario {scenario.name!r}: every expectation met", exchanges=exchanges(),
+                      classification=_classification(run), **kw)
+
+
+def _classification(run: _Run) -> str | None:
+    return None if run.last_status is None else f"status {run.last_status}"
+
+
+def _check_requires(run: _Run) -> None:
+    for cap in run.scenario.requires:
+        if cap == "idempotency":
+            d = run.session.discovery
+            if d is None or not getattr(d, "idempotency_supported", False):
+                why = getattr(d, "lifetime_error", None) or "no discovery"
+                raise _Unsupported(f"the target does not advertise idempotency-key-lifetime ({why})")
+        elif cap in ("faults", "control-api"):
+            if not _faults_available(run):
+                raise _Unsupported("no fault injection: the target has no control API (/_ctk) and the check "
+                                   "context offers no injector")
+
+
+def _faults_available(run: _Run) -> bool:
+    avail = getattr(run.faults, "available", None)
+    try:
+        return bool(avail()) if callable(avail) else True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _do(run: _Run, step: Step) -> None:
+    handler = {"request": _request, "fault": _fault, "wait": _wait, "observe": _observe,
+               "clear_faults": _clear}[step.kind]
+    handler(run, step)
+
+
+def _request(run: _Run, step: Step) -> None:
+    spec = step.spec
+    key_mode = spec.get("key", "none")
+    if key_mode == "new":
+        run.last_key = new_key()
+        key = run.last_key
+    elif key_mode == "same":
+        key = run.last_key
+    elif key_mode == "none":
+        key = None
+    else:
+        key = fill(key_mode, run.names)
+        run.last_key = key
+    ex: Exchange = run.client.request(
+        spec["method"].upper(), fill(spec["path"], run.names), json=fill(spec.get("body"), run.names),
+        headers=fill(spec.get("headers"), run.names) or None, idempotency_key=key,
+        header_name=spec.get("header", "Idempotency-Key"), label=step.label or spec.get("label") or step.where)
+    run.last_status = ex.status
+    if step.save:
+        run.saved[step.save] = ex
+    _expect_response(run, step, ex)
+
+
+def _status_text(ex: Exchange) -> str:
+    return f"no answer ({ex.error})" if ex.status is None else str(ex.status)
+
+
+def _expect_response(run: _Run, step: Step, ex: Exchange) -> None:
+    e = step.expect
+    if "status" in e:
+        wanted = e["status"] if isinstance(e["status"], list) else [e["status"]]
+        got = "none" if ex.status is None else ex.status
+        if got not in wanted:
+            raise _Mismatch(step, f"expected status {' or '.join(map(str, wanted))}, got {_status_text(ex)}")
+    body = ex.json()
+    if "body" in e:
+        for path, want in fill(e["body"], run.names).items():
+            have, found = _dig(body, path)
+            if not found or have != want:
+                shown = "absent" if not found else json.dumps(have)
+                raise _Mismatch(step, f"expected body field {path} = {json.dumps(want)}, got {shown}")
+    if "same_status_as" in e:
+        other: Exchange = run.saved[e["same_status_as"]]
+        if other.status != ex.status:
+            raise _Mismatch(step, f"expected the status of {e['same_status_as']!r} ({_status_text(other)}), "
+                                  f"got {_status_text(ex)}")
+    if "same_body_as" in e:
+        other = run.saved[e["same_body_as"]]
+        if other.json() != body:
+            raise _Mismatch(step, f"expected a body equivalent to {e['same_body_as']!r}'s; "
+                                  f"got {(ex.response_body or '')[:300]!r}")
+    if "subtype" in e:
+        err = body.get("error") if isinstance(body, dict) else None
+        sub = err.get("subtype") if isinstance(err, dict) else None
+        typ = err.get("type") if isinstance(err, dict) else None
+        if e["subtype"] not in (sub, typ):
+            raise _Mismatch(step, f"expected error subtype {e['subtype']!r}, got subtype={sub!r} type={typ!r}")
+
+
+def _dig(value: Any, path: str) -> tuple[Any, bool]:
+    for part in path.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None, False
+    return value, True
+
+
+def _fault(run: _Run, step: Step) -> None:
+    if not _faults_available(run):
+        raise _Unsupported("the scenario injects a fault but the target offers no fault injection")
+    spec = fill(step.spec, run.names)
+    selectors = {k: spec.get(k) for k in ("operation", "method", "path", "status", "seconds")}
+    selectors["times"] = spec.get("times", 1)
+    try:
+        run.faults.inject(FAULT_ACTIONS[spec["action"]], **selectors)
+    except Exception as exc:  # noqa: BLE001
+        raise _Unsupported(f"fault {spec['action']} could not be injected: {exc}") from None
+    run.used_faults = True
+
+
+def _wait(run: _Run, step: Step) -> None:
+    seconds = step.spec
+    max_wait = run.session.options.max_wait
+    if seconds == "lifetime":
+        d = run.session.discovery
+        lifetime = getattr(d, "lifetime", None)
+        if lifetime is None:
+            raise _Unsupported("the scenario waits for the idempotency-key-lifetime, which is not advertised")
+        seconds = lifetime.total_seconds()
+    if seconds > max_wait:
+        raise _Unsupported(f"the scenario would wait {seconds:g} s, longer than --ctk-max-wait {max_wait:g} s")
+    time.sleep(float(seconds))
+
+
+def _clear(run: _Run, step: Step) -> None:
+    if step.spec:
+        run.faults.clear()
+        run.used_faults = False
+
+
+def _observe(run: _Run, step: Step) -> None:
+    args = fill(step.args, run.names)
+    value = query(run, step.spec, args)
+    if step.save:
+        run.saved[step.save] = value
+    e = step.expect
+    if not e:
+        return
+    shown = json.dumps(value, default=str)
+    base = value
+    if "delta_from" in e:
+        before = run.saved[e["delta_from"]]
+        if not isinstance(value, (int, float)) or not isinstance(before, (int, float)):
+            raise _Mismatch(step, f"{step.spec}: cannot take a difference of {shown} and {before!r}")
+        base = value - before
+        shown = f"{base} (from {before} to {value})"
+    if "value" in e and base != fill(e["value"], run.names):
+        raise _Mismatch(step, f"{step.spec}{_argtext(args)}: expected {json.dumps(e['value'])}, observed {shown}")
+    if "value_in" in e and base not in fill(e["value_in"], run.names):
+        raise _Mismatch(step, f"{step.spec}{_argtext(args)}: expected one of {e['value_in']}, observed {shown}")
+    if "at_least" in e and not (isinstance(base, (int, float)) and base >= e["at_least"]):
+        raise _Mismatch(step, f"{step.spec}{_argtext(args)}: expected at least {e['at_least']}, observed {shown}")
+    if "at_most" in e and not (isinstance(base, (int, float)) and base <= e["at_most"]):
+        raise _Mismatch(step, f"{step.spec}{_argtext(args)}: expected at most {e['at_most']}, observed {shown}")
+
+
+def _argtext(args: dict[str, Any]) -> str:
+    return "(" + ", ".join(f"{k}={v}" for k, v in args.items()) + ")"
+
+
+def _ns(value: Any) -> tuple[str, ...]:
+    return tuple(value) if isinstance(value, list) else tuple(str(value).split("."))
+
+
+def query(run: _Run, name: str, args: dict[str, Any]) -> Any:
+    """A state query (see ctk/scenarios/schema.py). Raises _Mismatch when the state cannot be read."""
+    c = run.client
+    if name == "namespace_exists":
+        return c.load_namespace(_ns(args["namespace"])) is not None
+    if name == "table_exists":
+        return c.load_table(_ns(args["namespace"]), args["table"]) is not None
+    if name == "view_exists":
+        return c.load_view(_ns(args["namespace"]), args["view"]) is not None
+    if name == "property":
+        if args["kind"] == "namespace":
+            doc = c.load_namespace(_ns(args["namespace"]))
+            props = (doc or {}).get("properties") or {}
+        else:
+            doc = c.load_table(_ns(args["namespace"]), args["table"])
+            props = ((doc or {}).get("metadata") or {}).get("properties") or {}
+        return props.get(args["key"])
+    if name in ("metadata_log_length", "snapshot_count"):
+        doc = c.load_table(_ns(args["namespace"]), args["table"])
+        if doc is None:
+            return None
+        meta = doc.get("metadata") or {}
+        return len(meta.get("metadata-log") or []) if name == "metadata_log_length" else len(meta.get("snapshots") or [])
+    if name == "executions":
+        get = getattr(run.faults, "executions", None)
+        counters = get() if callable(get) else None
+        if counters is None:
+            raise _Unsupported("execution counters need the control API (/_ctk/executions)")
+        op = args.get("operation")
+        return counters.get("total", 0) if not op else (counters.get("by_operation") or {}).get(op, 0)
+    raise _Unsupported(f"unknown state query {name!r}")
