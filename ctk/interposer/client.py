@@ -1,0 +1,130 @@
+"""`InterposerClient`: a client of the Toxiproxy HTTP API (ours, or a real Toxiproxy server's).
+
+Against a real Toxiproxy only the standard toxic types exist, and the counter/event extensions raise
+`InterposerError` (404).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+
+class InterposerError(RuntimeError):
+    def __init__(self, status: int, message: str):
+        super().__init__(f"{status}: {message}")
+        self.status = status
+        self.message = message
+
+
+class InterposerClient:
+    def __init__(self, api_url: str = "http://127.0.0.1:8474", *, timeout: float = 10.0):
+        self.api_url = api_url.rstrip("/")
+        self._http = httpx.Client(base_url=self.api_url, timeout=timeout, headers={"User-Agent": "ctk-interposer"})
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> InterposerClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _req(self, method: str, path: str, body: Any = None) -> Any:
+        r = self._http.request(method, path, json=body) if body is not None else self._http.request(method, path)
+        if r.status_code >= 400:
+            try:
+                message = r.json().get("error") or r.text
+            except ValueError:
+                message = r.text.strip() or r.reason_phrase
+            raise InterposerError(r.status_code, str(message))
+        if r.status_code == 204 or not r.content:
+            return None
+        try:
+            return r.json()
+        except ValueError:
+            return r.text
+
+    # --------------------------------------------------------------- server
+    def version(self) -> str:
+        v = self._req("GET", "/version")
+        if isinstance(v, dict):
+            return str(v.get("version", ""))
+        return str(v).strip()
+
+    def reset(self) -> None:
+        self._req("POST", "/reset")
+
+    # --------------------------------------------------------------- proxies
+    def proxies(self) -> dict[str, dict[str, Any]]:
+        return self._req("GET", "/proxies")
+
+    def create_proxy(self, name: str, upstream: str, listen: str = "127.0.0.1:0", enabled: bool = True) -> dict:
+        return self._req("POST", "/proxies", {"name": name, "listen": listen, "upstream": upstream, "enabled": enabled})
+
+    def populate(self, proxies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = self._req("POST", "/populate", proxies)
+        return out.get("proxies", out) if isinstance(out, dict) else out
+
+    def get_proxy(self, name: str) -> dict[str, Any]:
+        return self._req("GET", f"/proxies/{name}")
+
+    def update_proxy(self, name: str, **fields: Any) -> dict[str, Any]:
+        return self._req("POST", f"/proxies/{name}", fields)
+
+    def set_enabled(self, name: str, enabled: bool) -> dict[str, Any]:
+        return self.update_proxy(name, enabled=enabled)
+
+    def delete_proxy(self, name: str) -> None:
+        self._req("DELETE", f"/proxies/{name}")
+
+    # --------------------------------------------------------------- toxics
+    def toxics(self, proxy: str) -> list[dict[str, Any]]:
+        return self._req("GET", f"/proxies/{proxy}/toxics")
+
+    def add_toxic(
+        self,
+        proxy: str,
+        type: str,
+        stream: str = "downstream",
+        attributes: dict[str, Any] | None = None,
+        toxicity: float = 1.0,
+        name: str | None = None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"type": type, "stream": stream, "toxicity": toxicity, "attributes": attributes or {}}
+        if name:
+            body["name"] = name
+        return self._req("POST", f"/proxies/{proxy}/toxics", body)
+
+    def add_http_toxic(self, proxy: str, type: str, match: Any = None, *, times: int = 1, toxicity: float = 1.0,
+                       name: str | None = None, **attrs: Any) -> dict[str, Any]:
+        """Extension types (drop_response, replace_status, ...): only our interposer knows them."""
+        attributes = dict(match.to_attributes()) if match is not None else {}
+        attributes.update(attrs)
+        attributes["times"] = times
+        return self.add_toxic(proxy, type, "downstream", attributes, toxicity, name)
+
+    def get_toxic(self, proxy: str, name: str) -> dict[str, Any]:
+        return self._req("GET", f"/proxies/{proxy}/toxics/{name}")
+
+    def update_toxic(self, proxy: str, name: str, attributes: dict[str, Any] | None = None,
+                     toxicity: float | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"attributes": attributes or {}}
+        if toxicity is not None:
+            body["toxicity"] = toxicity
+        return self._req("POST", f"/proxies/{proxy}/toxics/{name}", body)
+
+    def remove_toxic(self, proxy: str, name: str) -> None:
+        self._req("DELETE", f"/proxies/{proxy}/toxics/{name}")
+
+    # --------------------------------------------------------------- extensions
+    def counters(self, proxy: str) -> dict[str, Any]:
+        return self._req("GET", f"/proxies/{proxy}/counters")
+
+    def reset_counters(self, proxy: str) -> None:
+        self._req("DELETE", f"/proxies/{proxy}/counters")
+
+    def events(self, proxy: str) -> list[dict[str, Any]]:
+        return self._req("GET", f"/proxies/{proxy}/events")

@@ -1,0 +1,925 @@
+"""The asyncio proxy: one `Proxy` per listen address, its connections, links and toxics.
+
+A connection is sniffed: if the client speaks first and its first bytes are an HTTP/1.x request line, the
+connection runs in HTTP mode (a request pump and a response pump that parse HTTP/1.1 framing, so HTTP
+toxics can act per request, keep-alive included); otherwise (server speaks first, or another protocol such
+as PostgreSQL's) it is a plain TCP relay. TCP toxics act in both modes on the bytes of each direction.
+
+Everything here runs on one event loop; `Runtime` (in `__init__`-level `Interposer`) owns that loop's thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import ipaddress
+import socket
+import struct
+import time
+from typing import Any
+
+from ctk.interposer import http_toxics as ht
+from ctk.interposer.toxics import (
+    TCP_TOXICS,
+    Toxic,
+    ToxicError,
+    bandwidth_pieces,
+    build_toxic,
+    latency_delay,
+    slicer_pieces,
+    update_toxic,
+)
+
+READ_SIZE = 1 << 16
+HIGH_WATER = 1 << 18
+CONNECT_TIMEOUT = 10.0
+DUPLICATE_TIMEOUT = 30.0
+HOLD_LIMIT = 16 << 20  # bytes a timeout(0) toxic holds per link; beyond that, data is dropped
+EVENTS_MAX = 10000
+
+
+def parse_hostport(value: str, *, default_host: str = "127.0.0.1") -> tuple[str, int]:
+    value = value.strip()
+    if value.startswith("["):
+        host, _, rest = value[1:].partition("]")
+        port = rest.lstrip(":")
+    else:
+        host, sep, port = value.rpartition(":")
+        if not sep:
+            raise ValueError(f"expected HOST:PORT, got {value!r}")
+    host = host or default_host
+    try:
+        p = int(port)
+    except ValueError:
+        raise ValueError(f"bad port in {value!r}") from None
+    if not 0 <= p <= 65535:
+        raise ValueError(f"bad port in {value!r}")
+    return host, p
+
+
+def check_loopback(host: str) -> None:
+    """Refuse to listen anywhere but on a loopback address."""
+    if host == "localhost":
+        return
+    try:
+        ok = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"refusing to listen on non-loopback address {host!r} (use 127.0.0.1)")
+
+
+def _rst(writer: asyncio.StreamWriter | None) -> None:
+    """Close with a TCP RST (SO_LINGER on, 0 seconds) without flushing anything."""
+    if writer is None:
+        return
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        except OSError:
+            pass
+    writer.transport.abort()
+
+
+def _unsent_bytes(writer: asyncio.StreamWriter) -> int:
+    sock = writer.get_extra_info("socket")
+    n = writer.transport.get_write_buffer_size()
+    if sock is None:
+        return n
+    try:
+        import fcntl
+        import termios
+
+        buf = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
+        n += struct.unpack("i", buf)[0]
+    except (OSError, ImportError, ValueError):
+        pass
+    return n
+
+
+def _unread(reader: asyncio.StreamReader, data: bytes) -> None:
+    """Put bytes back at the front of a StreamReader's buffer (used after sniffing)."""
+    reader._buffer[0:0] = data  # type: ignore[attr-defined]
+
+
+class Counters:
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.connections = 0
+        self.active_connections = 0
+        self.http_connections = 0
+        self.requests = 0
+        self.responses = 0
+        self.passed = 0
+        self.bytes_upstream = 0
+        self.bytes_downstream = 0
+        self.refused = 0
+        self.upstream_errors = 0
+        self.injected: collections.Counter[str] = collections.Counter()
+        self.duplicate_statuses: collections.Counter[str] = collections.Counter()
+
+    def snapshot(self, toxics: list[Toxic]) -> dict[str, Any]:
+        return {
+            "connections": self.connections,
+            "active_connections": self.active_connections,
+            "http_connections": self.http_connections,
+            "requests": self.requests,
+            "responses": self.responses,
+            "passed": self.passed,
+            "bytes_upstream": self.bytes_upstream,
+            "bytes_downstream": self.bytes_downstream,
+            "refused": self.refused,
+            "upstream_errors": self.upstream_errors,
+            "injected": dict(self.injected),
+            "injected_total": sum(self.injected.values()),
+            "duplicate_statuses": dict(self.duplicate_statuses),
+            "toxics": {t.name: {"type": t.type, "matched": t.matched, "applied": t.applied} for t in toxics},
+        }
+
+
+class Proxy:
+    """One listening proxy. All methods run on the event loop."""
+
+    def __init__(
+        self,
+        name: str,
+        listen: tuple[str, int],
+        upstream: tuple[str, int],
+        *,
+        enabled: bool = True,
+        protocol: str = "auto",
+    ):
+        check_loopback(listen[0])
+        if protocol not in ("auto", "tcp", "http"):
+            raise ValueError("protocol must be auto, tcp or http")
+        self.name = name
+        self.listen = listen
+        self.upstream = upstream
+        self.enabled = enabled
+        self.protocol = protocol
+        self.toxics: list[Toxic] = []
+        self.tcp_toxics: dict[str, list[Toxic]] = {"upstream": [], "downstream": []}
+        self.http_toxics: list[Toxic] = []
+        self.counters = Counters()
+        self.events: collections.deque[dict[str, Any]] = collections.deque(maxlen=EVENTS_MAX)
+        self.connections: set[Connection] = set()
+        self._server: asyncio.base_events.Server | None = None
+
+    # ----------------------------------------------------------- lifecycle
+    async def start(self) -> None:
+        if self._server is not None or not self.enabled:
+            return
+        host, port = self.listen
+        self._server = await asyncio.start_server(
+            self._on_client, host, port, reuse_address=True, limit=ht.MAX_HEAD
+        )
+        sock = self._server.sockets[0]
+        self.listen = (host, sock.getsockname()[1])
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for conn in list(self.connections):
+            conn.abort()
+        for conn in list(self.connections):
+            await conn.wait_done(2.0)
+
+    async def set_enabled(self, enabled: bool) -> None:
+        if enabled == self.enabled:
+            return
+        self.enabled = enabled
+        if enabled:
+            await self.start()
+        else:
+            await self.stop()
+            self.counters.injected["proxy_disabled"] += 1
+
+    async def set_listen(self, listen: tuple[str, int]) -> None:
+        check_loopback(listen[0])
+        running = self._server is not None
+        if running:
+            await self.stop()
+        self.listen = listen
+        if running or self.enabled:
+            await self.start()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "listen": f"{self.listen[0]}:{self.listen[1]}",
+            "upstream": f"{self.upstream[0]}:{self.upstream[1]}",
+            "enabled": self.enabled,
+            "toxics": [t.to_json() for t in self.toxics],
+        }
+
+    # ----------------------------------------------------------- toxics
+    def add_toxic(self, data: dict[str, Any]) -> Toxic:
+        toxic = build_toxic(data, existing_names={t.name for t in self.toxics})
+        self.toxics.append(toxic)
+        self._reindex()
+        for conn in list(self.connections):
+            conn.toxic_added(toxic)
+        return toxic
+
+    def get_toxic(self, name: str) -> Toxic:
+        for t in self.toxics:
+            if t.name == name:
+                return t
+        raise ToxicError(f"toxic not found: {name}", status=404)
+
+    def update_toxic(self, name: str, data: dict[str, Any]) -> Toxic:
+        toxic = self.get_toxic(name)
+        for conn in list(self.connections):
+            conn.toxic_removed(toxic)
+        update_toxic(toxic, data)
+        for conn in list(self.connections):
+            conn.toxic_added(toxic)
+        return toxic
+
+    def remove_toxic(self, name: str) -> None:
+        toxic = self.get_toxic(name)
+        self.toxics.remove(toxic)
+        self._reindex()
+        for conn in list(self.connections):
+            conn.toxic_removed(toxic)
+
+    def clear_toxics(self) -> None:
+        for t in list(self.toxics):
+            self.remove_toxic(t.name)
+
+    def _reindex(self) -> None:
+        self.tcp_toxics = {
+            s: [t for t in self.toxics if t.type in TCP_TOXICS and t.stream == s] for s in ("upstream", "downstream")
+        }
+        self.http_toxics = [t for t in self.toxics if t.type in ht.HTTP_TOXICS]
+
+    def snapshot(self) -> dict[str, Any]:
+        return self.counters.snapshot(self.toxics)
+
+    def event(self, kind: str, **data: Any) -> None:
+        data["kind"] = kind
+        data["time"] = time.time()
+        self.events.append(data)
+
+    # ----------------------------------------------------------- connections
+    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = Connection(self, reader, writer)
+        self.connections.add(conn)
+        self.counters.connections += 1
+        self.counters.active_connections += 1
+        try:
+            await conn.run()
+        except Exception as exc:  # the proxy must survive anything a connection does
+            self.event("connection_error", error=repr(exc))
+            conn.abort()
+        finally:
+            self.connections.discard(conn)
+            self.counters.active_connections -= 1
+            conn.finished.set()
+
+
+class Link:
+    """One direction of one connection: applies the TCP toxics of its stream, then writes."""
+
+    def __init__(self, conn: Connection, stream: str, writer: asyncio.StreamWriter):
+        self.conn = conn
+        self.stream = stream
+        self.writer = writer
+        self.transport = writer.transport
+        self.passed = 0  # bytes written (for limit_data)
+        self.held: list[bytes] = []
+        self.held_bytes = 0
+        self.closed = False
+        self.upstream_side = stream == "upstream"
+
+    async def send(self, data: bytes, arrived: float | None = None) -> None:
+        if self.closed or not data:
+            return
+        proxy = self.conn.proxy
+        if self.upstream_side:
+            proxy.counters.bytes_upstream += len(data)
+        else:
+            proxy.counters.bytes_downstream += len(data)
+        toxics = proxy.tcp_toxics[self.stream]
+        if toxics:
+            active = [t for t in toxics if self.conn.applies(t)]
+            if active:
+                await self._send_toxic(data, arrived, active)
+                return
+        if self.held:
+            await self._release_held()
+        self._write(data)
+        if self.transport.get_write_buffer_size() > HIGH_WATER:
+            await self.writer.drain()
+
+    def _write(self, data: bytes) -> None:
+        if self.closed or self.transport.is_closing():
+            return
+        self.passed += len(data)
+        self.transport.write(data)
+
+    async def _send_toxic(self, data: bytes, arrived: float | None, toxics: list[Toxic]) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if arrived is None:
+            arrived = now
+        pieces: list[tuple[float, bytes]] = [(0.0, data)]
+        close_after = False
+        for t in toxics:
+            t.applied += 1
+            typ = t.type
+            a = t.attributes
+            if typ == "latency":
+                wait = max(0.0, arrived + latency_delay(a) - now)
+                pieces = [(pieces[0][0] + wait, pieces[0][1])] + pieces[1:] if pieces else pieces
+            elif typ == "bandwidth":
+                pieces = bandwidth_pieces(pieces, a["rate"])
+            elif typ == "slicer":
+                pieces = slicer_pieces(pieces, a)
+            elif typ == "timeout":
+                if a["timeout"] == 0:
+                    self._hold(b"".join(p for _, p in pieces))
+                return  # dropped (or held)
+            elif typ == "reset_peer":
+                return  # data is stopped until the reset
+            elif typ == "limit_data":
+                limit = a["bytes"]
+                budget = limit - self.passed
+                out = []
+                for d, p in pieces:
+                    if budget <= 0:
+                        break
+                    out.append((d, p[:budget]))
+                    budget -= len(p[:budget])
+                pieces = out
+                if budget <= 0:
+                    close_after = True
+                    self.conn.proxy.counters.injected["limit_data"] += 1
+            # slow_close acts on close only
+        if self.held:
+            await self._release_held()
+        for delay, piece in pieces:
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self._write(piece)
+            if self.transport.get_write_buffer_size() > HIGH_WATER:
+                await self.writer.drain()
+        if close_after:
+            await self.flush()
+            self.conn.close(f"limit_data reached on {self.stream}")
+
+    def _hold(self, data: bytes) -> None:
+        if self.held_bytes + len(data) <= HOLD_LIMIT:
+            self.held.append(data)
+            self.held_bytes += len(data)
+
+    async def _release_held(self) -> None:
+        held, self.held, self.held_bytes = self.held, [], 0
+        for piece in held:
+            self._write(piece)
+        await self.flush()
+
+    def release_held_soon(self) -> None:
+        if self.held and not any(
+            t.type in ("timeout", "reset_peer") and self.conn.applies(t) for t in self.conn.proxy.tcp_toxics[self.stream]
+        ):
+            held, self.held, self.held_bytes = self.held, [], 0
+            for piece in held:
+                self._write(piece)
+
+    async def flush(self, timeout: float = 10.0) -> None:
+        if self.closed or self.transport.is_closing():
+            return
+        try:
+            await asyncio.wait_for(self.writer.drain(), timeout)
+        except (ConnectionError, asyncio.TimeoutError, OSError):
+            pass
+
+    async def close_write(self) -> None:
+        """The source of this link ended: pass the end on (after slow_close)."""
+        for t in self.conn.proxy.tcp_toxics[self.stream]:
+            if t.type == "slow_close" and self.conn.applies(t) and t.attributes["delay"] > 0:
+                t.applied += 1
+                self.conn.proxy.counters.injected["slow_close"] += 1
+                await asyncio.sleep(t.attributes["delay"] / 1000.0)
+        if self.closed or self.transport.is_closing():
+            return
+        await self.flush()
+        try:
+            if self.writer.can_write_eof():
+                self.writer.write_eof()
+        except (OSError, RuntimeError):
+            pass
+
+
+class ReqMeta:
+    __slots__ = ("method", "target", "toxics", "head", "body", "version", "primary_done", "sent_at")
+
+    def __init__(self, method: str, target: str, version: str, toxics: list[Toxic]):
+        self.method = method
+        self.target = target
+        self.version = version
+        self.toxics = toxics
+        self.primary_done: asyncio.Event | None = None
+        self.sent_at = 0.0
+
+
+class Connection:
+    def __init__(self, proxy: Proxy, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.proxy = proxy
+        self.c_reader = reader
+        self.c_writer = writer
+        self.u_reader: asyncio.StreamReader | None = None
+        self.u_writer: asyncio.StreamWriter | None = None
+        self.up: Link | None = None
+        self.down: Link | None = None
+        self.rolls: dict[str, tuple[int, bool]] = {}
+        self.timers: dict[str, asyncio.Task] = {}
+        self.tasks: list[asyncio.Task] = []
+        self.side_tasks: set[asyncio.Task] = set()
+        self.finished = asyncio.Event()
+        self.dead = False
+        peer = writer.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+
+    # ----------------------------------------------------------- toxicity per connection
+    def applies(self, t: Toxic) -> bool:
+        r = self.rolls.get(t.name)
+        if r is None or r[0] != t.generation:
+            r = (t.generation, t.roll())
+            self.rolls[t.name] = r
+        return r[1]
+
+    def toxic_added(self, t: Toxic) -> None:
+        if t.type not in ("timeout", "reset_peer") or self.up is None:
+            return
+        if not self.applies(t):
+            return
+        ms = t.attributes["timeout"]
+        if t.type == "timeout" and ms == 0:
+            return  # hold until removed
+        self.timers[t.name] = asyncio.get_running_loop().create_task(self._fire(t, ms / 1000.0))
+
+    def toxic_removed(self, t: Toxic) -> None:
+        self.rolls.pop(t.name, None)
+        timer = self.timers.pop(t.name, None)
+        if timer is not None:
+            timer.cancel()
+        for link in (self.up, self.down):
+            if link is not None:
+                link.release_held_soon()
+
+    async def _fire(self, t: Toxic, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        t.applied += 1
+        self.proxy.counters.injected[t.type] += 1
+        self.proxy.event(t.type, toxic=t.name, peer=self.peer)
+        if t.type == "reset_peer":
+            self.reset()
+        else:
+            self.close(f"timeout toxic {t.name}")
+
+    # ----------------------------------------------------------- teardown
+    def close(self, reason: str = "") -> None:
+        """Close both sides with a FIN (pending data is flushed by the transports)."""
+        if self.dead:
+            return
+        self.dead = True
+        for w in (self.c_writer, self.u_writer):
+            if w is not None:
+                w.close()
+        self._cancel_tasks()
+
+    def reset(self) -> None:
+        if self.dead:
+            return
+        self.dead = True
+        _rst(self.c_writer)
+        _rst(self.u_writer)
+        self._cancel_tasks()
+
+    def abort(self) -> None:
+        if self.dead:
+            return
+        self.dead = True
+        self.c_writer.transport.abort()
+        if self.u_writer is not None:
+            self.u_writer.transport.abort()
+        self._cancel_tasks()
+
+    def _cancel_tasks(self) -> None:
+        me = asyncio.current_task()
+        for t in [*self.tasks, *self.timers.values(), *self.side_tasks]:
+            if t is not me and not t.done():
+                t.cancel()
+        if self.up is not None:
+            self.up.closed = True
+        if self.down is not None:
+            self.down.closed = True
+
+    async def wait_done(self, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(self.finished.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+
+    # ----------------------------------------------------------- main
+    async def run(self) -> None:
+        proxy = self.proxy
+        try:
+            self.u_reader, self.u_writer = await asyncio.wait_for(
+                asyncio.open_connection(proxy.upstream[0], proxy.upstream[1], limit=ht.MAX_HEAD), CONNECT_TIMEOUT
+            )
+        except (OSError, asyncio.TimeoutError) as exc:
+            proxy.counters.upstream_errors += 1
+            proxy.event("upstream_unreachable", error=repr(exc), peer=self.peer)
+            self.close("upstream unreachable")
+            return
+        self.up = Link(self, "upstream", self.u_writer)
+        self.down = Link(self, "downstream", self.c_writer)
+        for t in proxy.toxics:
+            self.toxic_added(t)
+
+        mode = proxy.protocol
+        first_client: bytes = b""
+        first_server: bytes = b""
+        if mode == "auto":
+            mode, first_client, first_server = await self._sniff()
+        if self.dead:
+            return
+        if mode == "http":
+            proxy.counters.http_connections += 1
+            if first_client:
+                _unread(self.c_reader, first_client)
+            await self._run_http()
+        else:
+            await self._run_tcp(first_client, first_server)
+
+    async def _sniff(self) -> tuple[str, bytes, bytes]:
+        c_task = asyncio.ensure_future(self.c_reader.read(READ_SIZE))
+        u_task = asyncio.ensure_future(self.u_reader.read(READ_SIZE))  # type: ignore[union-attr]
+        self.tasks += [c_task, u_task]
+        done, _ = await asyncio.wait({c_task, u_task}, return_when=asyncio.FIRST_COMPLETED)
+        first_client = b""
+        first_server = b""
+        if c_task in done:
+            first_client = c_task.result()
+        if u_task in done:
+            first_server = u_task.result()
+        if u_task in done or not first_client:
+            # the server spoke first, or the client closed: plain TCP
+            if c_task not in done:
+                self._pending_client = c_task
+            if u_task not in done:
+                self._pending_server = u_task
+            return "tcp", first_client, first_server
+        # the client spoke first
+        if not u_task.done():
+            u_task.cancel()
+            try:
+                await u_task
+            except asyncio.CancelledError:
+                pass
+            except Exception:
+                pass
+            if u_task.done() and not u_task.cancelled() and u_task.exception() is None:
+                first_server = u_task.result()
+        if first_server:
+            return "tcp", first_client, first_server
+        if ht.looks_like_http_request(first_client):
+            return "http", first_client, b""
+        return "tcp", first_client, b""
+
+    # ----------------------------------------------------------- plain TCP
+    async def _run_tcp(self, first_client: bytes, first_server: bytes) -> None:
+        pending_client = getattr(self, "_pending_client", None)
+        pending_server = getattr(self, "_pending_server", None)
+        up_task = asyncio.ensure_future(self._pump(self.c_reader, self.up, first_client, pending_client))
+        down_task = asyncio.ensure_future(self._pump(self.u_reader, self.down, first_server, pending_server))
+        self.tasks += [up_task, down_task]
+        await asyncio.gather(up_task, down_task, return_exceptions=True)
+        self.close("both directions ended")
+
+    async def _pump(self, reader, link: Link, first: bytes, pending: asyncio.Future | None) -> None:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue = asyncio.Queue(maxsize=64)
+
+        async def read_side() -> None:
+            try:
+                if first:
+                    await queue.put((loop.time(), first))
+                if pending is not None:
+                    data = await pending
+                    if not data:
+                        return
+                    await queue.put((loop.time(), data))
+                while True:
+                    data = await reader.read(READ_SIZE)
+                    if not data:
+                        return
+                    await queue.put((loop.time(), data))
+            except (ConnectionError, OSError):
+                return
+            finally:
+                await queue.put(None)
+
+        reader_task = asyncio.ensure_future(read_side())
+        self.tasks.append(reader_task)
+        try:
+            while True:
+                item = await queue.get()
+                if item is None:
+                    break
+                await link.send(item[1], item[0])
+            await link.close_write()
+        except (ConnectionError, OSError):
+            self.abort()
+
+    # ----------------------------------------------------------- HTTP
+    async def _run_http(self) -> None:
+        self.queue: collections.deque[ReqMeta] = collections.deque()
+        self.queue_event = asyncio.Event()
+        self.client_done = False
+        req_task = asyncio.ensure_future(self._request_pump())
+        resp_task = asyncio.ensure_future(self._response_pump())
+        self.tasks += [req_task, resp_task]
+        await asyncio.wait({req_task, resp_task}, return_when=asyncio.ALL_COMPLETED)
+        self.close("http connection ended")
+
+    def _match(self, head: ht.Head) -> list[Toxic]:
+        out: list[Toxic] = []
+        method = head.method
+        target = head.target
+        for t in self.proxy.http_toxics:
+            cm = getattr(t, "_compiled", None)
+            if cm is None or getattr(t, "_compiled_gen", -1) != t.generation:
+                cm = ht.CompiledMatch(t.attributes)
+                t._compiled = cm  # type: ignore[attr-defined]
+                t._compiled_gen = t.generation  # type: ignore[attr-defined]
+            if not cm.matches(method, target, head.headers):
+                continue
+            t.matched += 1
+            if t.remaining is not None and t.remaining <= 0:
+                continue
+            if not t.roll():
+                continue
+            if t.remaining is not None:
+                t.remaining -= 1
+            t.applied += 1
+            out.append(t)
+        return out
+
+    async def _request_pump(self) -> None:
+        proxy = self.proxy
+        up = self.up
+        assert up is not None
+        try:
+            while not self.dead:
+                try:
+                    head = await ht.read_head(self.c_reader)
+                except ht.HttpProtocolError as exc:
+                    proxy.event("client_protocol_error", error=str(exc), peer=self.peer)
+                    break
+                if head is None:
+                    break
+                proxy.counters.requests += 1
+                toxics = self._match(head) if proxy.http_toxics else []
+                meta = ReqMeta(head.method, head.target, head.request_version, toxics)
+                kind, length = head.framing()
+                if kind == "close":
+                    proxy.event("client_protocol_error", error="request without usable framing", peer=self.peer)
+                    break
+                dup = None
+                for t in toxics:
+                    if t.type == "delay_request" and t.attributes["delay_ms"]:
+                        proxy.counters.injected["delay_request"] += 1
+                        proxy.event("delay_request", toxic=t.name, method=head.method, target=head.target)
+                        await asyncio.sleep(t.attributes["delay_ms"] / 1000.0)
+                    elif t.type == "duplicate_request" and dup is None:
+                        dup = t
+                        meta.primary_done = asyncio.Event()
+                self.queue.append(meta)
+                self.queue_event.set()
+                expect = "100-continue" in head.tokens("expect")
+                if kind == "none" or (kind == "length" and length == 0):
+                    raw = head.raw
+                    await up.send(raw)
+                elif kind == "length" and length <= ht.CHUNK and not expect:
+                    try:
+                        body = await self.c_reader.readexactly(length)
+                    except asyncio.IncompleteReadError:
+                        break
+                    raw = head.raw + body
+                    await up.send(raw)
+                else:
+                    parts = [head.raw]
+                    await up.send(head.raw)
+
+                    async def sink(b: bytes) -> None:
+                        if dup is not None:
+                            parts.append(b)
+                        await up.send(b)
+
+                    try:
+                        await ht.read_body(self.c_reader, kind, length, sink)
+                    except ht.HttpProtocolError:
+                        break
+                    raw = b"".join(parts)
+                meta.sent_at = asyncio.get_running_loop().time()
+                if dup is not None:
+                    task = asyncio.ensure_future(self._duplicate(dup, meta, raw))
+                    self.side_tasks.add(task)
+                    task.add_done_callback(self.side_tasks.discard)
+        except (ConnectionError, OSError):
+            pass
+        self.client_done = True
+        self.queue_event.set()
+        if not self.queue:
+            self.close("client closed")
+        # else: the answers still due are delivered, then the response pump closes the connection
+
+    async def _duplicate(self, t: Toxic, meta: ReqMeta, raw: bytes) -> None:
+        proxy = self.proxy
+        try:
+            if not t.attributes.get("parallel") and meta.primary_done is not None:
+                try:
+                    await asyncio.wait_for(meta.primary_done.wait(), DUPLICATE_TIMEOUT)
+                except asyncio.TimeoutError:
+                    pass
+            proxy.counters.injected["duplicate_request"] += 1
+            status = await asyncio.wait_for(self._send_copy(meta, raw), DUPLICATE_TIMEOUT)
+            proxy.counters.duplicate_statuses[str(status)] += 1
+            proxy.event("duplicate_request", toxic=t.name, method=meta.method, target=meta.target, status=status)
+        except (OSError, asyncio.TimeoutError, ht.HttpProtocolError, asyncio.IncompleteReadError) as exc:
+            proxy.counters.duplicate_statuses["error"] += 1
+            proxy.event("duplicate_request", toxic=t.name, method=meta.method, target=meta.target, error=repr(exc))
+
+    async def _send_copy(self, meta: ReqMeta, raw: bytes) -> int:
+        host, port = self.proxy.upstream
+        reader, writer = await asyncio.open_connection(host, port, limit=ht.MAX_HEAD)
+        try:
+            writer.write(raw)
+            await writer.drain()
+            while True:
+                head = await ht.read_head(reader)
+                if head is None:
+                    raise ht.HttpProtocolError("upstream closed without answering the duplicate")
+                kind, n = ht.response_framing(head, meta.method)
+
+                async def discard(b: bytes) -> None:
+                    return None
+
+                await ht.read_body(reader, kind, n, discard)
+                if 100 <= head.status < 200 and head.status != 101:
+                    continue
+                return head.status
+        finally:
+            writer.close()
+
+    async def _response_pump(self) -> None:
+        proxy = self.proxy
+        down = self.down
+        assert down is not None and self.u_reader is not None
+        u_reader = self.u_reader
+        try:
+            while not self.dead:
+                try:
+                    head = await ht.read_head(u_reader)
+                except ht.HttpProtocolError as exc:
+                    proxy.counters.upstream_errors += 1
+                    proxy.event("upstream_protocol_error", error=str(exc), peer=self.peer)
+                    self.close("upstream protocol error")
+                    return
+                if head is None:
+                    if self.queue:
+                        proxy.counters.upstream_errors += 1
+                        proxy.event("upstream_closed_before_answer", target=self.queue[0].target)
+                    self.close("upstream closed")
+                    return
+                meta = self.queue[0] if self.queue else None
+                method = meta.method if meta else None
+                status = head.status
+                kind, length = ht.response_framing(head, method)
+                informational = 100 <= status < 200 and status != 101
+                response_toxics = [t for t in meta.toxics if t.type in ht.RESPONSE_SIDE] if meta and not informational else []
+                if not response_toxics:
+                    await self._forward_response(head, kind, length)
+                    if informational:
+                        continue
+                    if meta is not None:
+                        self.queue.popleft()
+                        if meta.primary_done is not None:
+                            meta.primary_done.set()
+                        proxy.counters.responses += 1
+                        proxy.counters.passed += 1
+                    if status == 101:
+                        await self._tunnel()
+                        return
+                    if kind == "close" or not head.keep_alive(head.first[0]):
+                        await down.flush()
+                        self.close("response without keep-alive")
+                        return
+                    if self.client_done and not self.queue:
+                        await down.flush()
+                        self.close("client closed")
+                        return
+                    continue
+                # a toxic acts on this answer: read all of it first
+                parts = [head.raw]
+
+                async def sink(b: bytes) -> None:
+                    parts.append(b)
+
+                try:
+                    await ht.read_body(u_reader, kind, length, sink)
+                except ht.HttpProtocolError as exc:
+                    proxy.event("upstream_protocol_error", error=str(exc))
+                    self.close("upstream protocol error")
+                    return
+                self.queue.popleft()
+                if meta.primary_done is not None:
+                    meta.primary_done.set()
+                proxy.counters.responses += 1
+                raw = b"".join(parts)
+                keep = kind != "close" and head.keep_alive(head.first[0])
+                if await self._apply_response_toxics(meta, status, raw, keep, response_toxics):
+                    return
+                if not keep or (self.client_done and not self.queue):
+                    await down.flush()
+                    self.close("response without keep-alive")
+                    return
+        except (ConnectionError, OSError):
+            self.abort()
+
+    async def _apply_response_toxics(
+        self, meta: ReqMeta, status: int, raw: bytes, keep: bool, toxics: list[Toxic]
+    ) -> bool:
+        """Returns True when the connection is gone."""
+        proxy = self.proxy
+        down = self.down
+        assert down is not None
+        for t in toxics:
+            if t.type == "delay_response" and t.attributes["delay_ms"]:
+                proxy.counters.injected["delay_response"] += 1
+                proxy.event("delay_response", toxic=t.name, method=meta.method, target=meta.target, status=status)
+                await asyncio.sleep(t.attributes["delay_ms"] / 1000.0)
+        for t in toxics:
+            if t.type == "drop_response":
+                proxy.counters.injected["drop_response"] += 1
+                proxy.event("drop_response", toxic=t.name, method=meta.method, target=meta.target, status=status)
+                await down.flush()
+                self.close("drop_response")
+                return True
+            if t.type == "replace_status":
+                new = t.attributes["status"]
+                proxy.counters.injected["replace_status"] += 1
+                proxy.event(
+                    "replace_status", toxic=t.name, method=meta.method, target=meta.target, status=status, sent=new
+                )
+                await down.send(ht.error_response(new, keep))
+                return False
+            if t.type == "reset_after_bytes":
+                n = t.attributes["bytes"]
+                proxy.counters.injected["reset_after_bytes"] += 1
+                proxy.event(
+                    "reset_after_bytes", toxic=t.name, method=meta.method, target=meta.target, status=status, bytes=n
+                )
+                if n:
+                    await down.send(raw[:n])
+                    await down.flush()
+                    deadline = asyncio.get_running_loop().time() + 2.0
+                    while _unsent_bytes(self.c_writer) > 0 and asyncio.get_running_loop().time() < deadline:
+                        await asyncio.sleep(0.002)
+                    await asyncio.sleep(0.01)
+                self.reset()
+                return True
+        proxy.counters.passed += 1
+        await down.send(raw)
+        return False
+
+    async def _forward_response(self, head: ht.Head, kind: str, length: int) -> None:
+        down = self.down
+        assert down is not None and self.u_reader is not None
+        if kind == "none" or (kind == "length" and length == 0):
+            await down.send(head.raw)
+        elif kind == "length" and length <= ht.CHUNK:
+            body = await self.u_reader.readexactly(length)
+            await down.send(head.raw + body)
+        else:
+            await down.send(head.raw)
+            await ht.read_body(self.u_reader, kind, length, down.send)
+
+    async def _tunnel(self) -> None:
+        """After 101 Switching Protocols: plain relay both ways."""
+        for t in self.tasks:
+            if t is not asyncio.current_task() and not t.done():
+                t.cancel()
+        up_task = asyncio.ensure_future(self._pump(self.c_reader, self.up, b"", None))
+        down_task = asyncio.ensure_future(self._pump(self.u_reader, self.down, b"", None))
+        self.tasks += [up_task, down_task]
+        await asyncio.gather(up_task, down_task, return_exceptions=True)
+        self.close("tunnel ended")
