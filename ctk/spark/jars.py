@@ -108,10 +108,17 @@ def project_root(start: Path | None = None) -> Path:
 
 
 def default_jars_dir() -> Path:
+    """$CTK_SPARK_JARS, else `<project of the cwd>/.ctk-cache/spark-jars`; when that holds no build but the
+    checkout this package runs from (an editable install) has one, that one."""
     env = os.environ.get("CTK_SPARK_JARS")
     if env:
         return Path(env).expanduser().resolve()
-    return project_root() / ".ctk-cache" / "spark-jars"
+    here = project_root() / ".ctk-cache" / "spark-jars"
+    checkout = Path(__file__).resolve().parents[2]
+    theirs = checkout / ".ctk-cache" / "spark-jars"
+    if not (here / MANIFEST).is_file() and (checkout / "pyproject.toml").is_file() and (theirs / MANIFEST).is_file():
+        return theirs
+    return here
 
 
 def _package_dir(name: str) -> Path | None:
@@ -353,13 +360,13 @@ def unresolved_references(jars: list[Path]) -> list[str]:
 def _read_manifest(dest: Path) -> dict:
     path = dest / MANIFEST
     if not path.is_file():
-        raise JarsMissing(f"no Iceberg Spark jars in {dest}: run `ctk spark-jars` first")
+        raise JarsMissing(f"no Iceberg Spark jars in {dest}")
     try:
         manifest = json.loads(path.read_text())
     except ValueError as exc:
-        raise JarsMissing(f"{path} is unreadable ({exc}): run `ctk spark-jars` again") from exc
+        raise JarsMissing(f"{path} is unreadable ({exc})") from exc
     if manifest.get("format") != MANIFEST_FORMAT:
-        raise JarsMissing(f"{path} has an old format: run `ctk spark-jars` again")
+        raise JarsMissing(f"{path} has an old format")
     return manifest
 
 
@@ -388,7 +395,8 @@ def classpath(dest: Path | None = None) -> list[Path]:
     problems = check_jars(dest, full=False)
     if problems:
         raise JarsMissing(
-            f"Iceberg Spark jars in {dest} are not usable ({'; '.join(problems)}): run `ctk spark-jars` first"
+            f"{'; '.join(problems)}: run `ctk spark-jars` first"
+            + (f" (with --dest {dest})" if dest != default_jars_dir() else "")
         )
     return [dest / name for name in _read_manifest(dest)["classpath"]]
 

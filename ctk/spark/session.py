@@ -1,0 +1,365 @@
+"""A SparkSession wired to a REST catalog under test, plus a record of what the Iceberg client sent.
+
+`spark_session(catalog_url, ...)` returns a SparkSession (local[2], 1g driver, UI off, everything bound to
+127.0.0.1) with the Iceberg SQL extensions and a catalog of type `rest` named `name` (also the default
+catalog), configured with the kit's URL, prefix, warehouse and auth. The jars come from `ctk spark-jars`
+(`ctk.spark.jars.classpath`); when they are missing the error says so.
+
+One JVM serves a Python process: the first call starts it; later calls get a `newSession()` on the same
+SparkContext (own SQL conf, own catalog instances), so several targets or catalog names can coexist. Use
+distinct `name`s for distinct targets in one session.
+
+What the client did: with `record=True` (the default) Spark talks to the catalog through a small recording
+reverse proxy on 127.0.0.1 (`RequestRecorder`), which forwards every request unchanged and notes method,
+path, status and duration. `session_info(spark).recorder` gives the records; `commit_stats(records)` counts
+commit attempts (POST to a table or /transactions/commit) and their 409s, which is how optimistic-concurrency
+retries of the Java client show up. This sees exactly what went over the wire, for any catalog. Against the
+reference catalog with its control API, `reference_executions(url)` reads `GET /_ctk/executions` as well.
+
+`through`: a proxy between Spark and the catalog (e.g. the interposer, "http://127.0.0.1:PORT" or
+(host, port)): Spark (and the recorder) send to it instead of `catalog_url`.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ctk.spark import jars as _jars
+
+SPARK_CATALOG_CLASS = "org.apache.iceberg.spark.SparkCatalog"
+EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+
+_lock = threading.Lock()
+
+
+class SparkUnavailable(RuntimeError):
+    """Java, pyspark or the assembled jars are missing; the message says what to do."""
+
+
+# ----------------------------------------------------------------------------------------------- recorder
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str  # path and query as sent by the client
+    status: int | None  # None: the upstream could not be reached / the exchange broke
+    seconds: float
+    started: float  # time.time()
+    error: str | None = None
+
+
+class RequestRecorder:
+    """A recording HTTP/1.1 reverse proxy on 127.0.0.1 in front of `upstream` (an http:// base URL)."""
+
+    def __init__(self, upstream: str, *, timeout: float = 120.0) -> None:
+        parts = urlsplit(upstream)
+        if parts.scheme != "http":
+            raise ValueError(f"the recorder forwards plain http only, got {upstream!r}")
+        self.upstream_host = parts.hostname or "127.0.0.1"
+        self.upstream_port = parts.port or 80
+        self.upstream_path = parts.path.rstrip("/")
+        self.timeout = timeout
+        self.records: list[RecordedRequest] = []
+        self._records_lock = threading.Lock()
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def _forward(self) -> None:
+                started, t0 = time.time(), time.monotonic()
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "keep-alive")}
+                status, error = None, None
+                try:
+                    conn = http.client.HTTPConnection(recorder.upstream_host, recorder.upstream_port, timeout=recorder.timeout)
+                    try:
+                        conn.request(self.command, recorder.upstream_path + self.path, body=body, headers=headers)
+                        resp = conn.getresponse()
+                        data = resp.read()
+                        status = resp.status
+                        self.send_response(resp.status, resp.reason)
+                        for k, v in resp.getheaders():
+                            if k.lower() not in ("transfer-encoding", "connection", "content-length", "keep-alive"):
+                                self.send_header(k, v)
+                        self.send_header("Content-Length", str(len(data)))
+                        self.end_headers()
+                        if self.command != "HEAD":
+                            self.wfile.write(data)
+                    finally:
+                        conn.close()
+                except (OSError, http.client.HTTPException) as exc:
+                    error = f"{type(exc).__name__}: {exc}"
+                    self.close_connection = True
+                    if status is None:
+                        try:
+                            msg = json.dumps({"error": {"message": f"ctk recorder: upstream failed: {error}",
+                                                        "type": "ServiceUnavailableException", "code": 502}}).encode()
+                            self.send_response(502)
+                            self.send_header("Content-Type", "application/json")
+                            self.send_header("Content-Length", str(len(msg)))
+                            self.end_headers()
+                            self.wfile.write(msg)
+                        except OSError:
+                            pass
+                finally:
+                    with recorder._records_lock:
+                        recorder.records.append(
+                            RecordedRequest(self.command, self.path, status, time.monotonic() - t0, started, error)
+                        )
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _forward
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="ctk-spark-recorder", daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def snapshot(self) -> list[RecordedRequest]:
+        with self._records_lock:
+            return list(self.records)
+
+    def clear(self) -> None:
+        with self._records_lock:
+            self.records.clear()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+_COMMIT_PATH = re.compile(r"^/v1/(?:.+/)?(?:namespaces/[^/]+/tables/[^/?]+|transactions/commit)(?:\?.*)?$")
+
+
+def is_commit(rec: RecordedRequest) -> bool:
+    """A table commit (updateTable) or a multi-table commit; createTable (POST .../tables) is not one."""
+    return rec.method == "POST" and bool(_COMMIT_PATH.match(rec.path)) and not rec.path.split("?")[0].endswith("/tables")
+
+
+def commit_stats(records: list[RecordedRequest]) -> dict[str, int]:
+    """Counts over commit requests: attempts, ok (2xx), conflicts (409), server errors (5xx), broken."""
+    commits = [r for r in records if is_commit(r)]
+    return {
+        "attempts": len(commits),
+        "ok": sum(1 for r in commits if r.status is not None and 200 <= r.status < 300),
+        "conflicts": sum(1 for r in commits if r.status == 409),
+        "server_errors": sum(1 for r in commits if r.status is not None and r.status >= 500),
+        "broken": sum(1 for r in commits if r.status is None),
+        "requests": len(records),
+    }
+
+
+def reference_executions(catalog_url: str, timeout: float = 10.0) -> dict | None:
+    """`GET /_ctk/executions` of the reference catalog (None when the target has no control API)."""
+    parts = urlsplit(catalog_url)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80, timeout=timeout)
+    try:
+        conn.request("GET", parts.path.rstrip("/") + "/_ctk/executions")
+        resp = conn.getresponse()
+        data = resp.read()
+        return json.loads(data) if resp.status == 200 else None
+    except (OSError, ValueError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
+
+
+# ----------------------------------------------------------------------------------------------- session
+
+
+@dataclass
+class SessionInfo:
+    catalog: str  # Spark catalog name
+    catalog_url: str  # the catalog itself
+    spark_uri: str  # what Spark was told (recorder, `through`, or the catalog)
+    recorder: RequestRecorder | None = None
+    started_seconds: float = 0.0  # time spent in spark_session()
+    conf: dict[str, str] = field(default_factory=dict)
+
+
+def session_info(spark: Any) -> SessionInfo:
+    info = getattr(spark, "_ctk_info", None)
+    if info is None:
+        raise ValueError("this SparkSession was not made by ctk.spark.session.spark_session")
+    return info
+
+
+def _check_prerequisites() -> None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError as exc:
+        raise SparkUnavailable("pyspark is not installed: pip install 'iceberg-rest-ctk[spark]'") from exc
+    try:
+        _jars.java_tool("java")
+    except _jars.BuildError as exc:
+        raise SparkUnavailable(f"Java is not available: {exc} (Java 17 is needed)") from exc
+
+
+def _through_url(through: Any) -> str:
+    if isinstance(through, (tuple, list)):
+        host, port = through
+        return f"http://{host}:{port}"
+    return str(through).rstrip("/")
+
+
+def catalog_conf(
+    name: str,
+    uri: str,
+    *,
+    prefix: str | None = None,
+    warehouse: str | None = None,
+    token: str | None = None,
+    credential: str | None = None,
+    scope: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """The spark.sql.catalog.<name>.* settings for a REST catalog."""
+    base = f"spark.sql.catalog.{name}"
+    conf = {
+        base: SPARK_CATALOG_CLASS,
+        f"{base}.type": "rest",
+        f"{base}.uri": uri,
+        # no client-side table cache: every statement sees the catalog's current metadata
+        f"{base}.cache-enabled": "false",
+    }
+    if prefix:
+        conf[f"{base}.prefix"] = prefix.strip("/")
+    if warehouse:
+        conf[f"{base}.warehouse"] = warehouse
+    if token:
+        conf[f"{base}.token"] = token
+    if credential:
+        conf[f"{base}.credential"] = credential
+        if scope:
+            conf[f"{base}.scope"] = scope
+    for k, v in (headers or {}).items():
+        conf[f"{base}.header.{k}"] = v
+    return conf
+
+
+def spark_session(
+    catalog_url: Any,
+    *,
+    name: str = "ctk",
+    prefix: str | None = None,
+    warehouse: str | None = None,
+    token: str | None = None,
+    credential: str | None = None,
+    headers: dict[str, str] | None = None,
+    jars_dir: str | Path | None = None,
+    through: Any = None,
+    record: bool = True,
+    extra_conf: dict[str, str] | None = None,
+) -> Any:
+    """A SparkSession with an Iceberg `rest` catalog called `name` (also the default catalog).
+
+    `catalog_url` is a base URL without /v1 (or a `TargetConfig`, whose prefix/warehouse/auth/headers are used
+    unless given here). Raises `SparkUnavailable` when Java, pyspark or the jars are missing.
+    """
+    t0 = time.monotonic()
+    scope = None
+    if not isinstance(catalog_url, str):  # a TargetConfig
+        target = catalog_url
+        catalog_url = target.url
+        prefix = prefix if prefix is not None else target.prefix
+        warehouse = warehouse if warehouse is not None else target.warehouse
+        token = token if token is not None else target.token
+        credential = credential if credential is not None else target.credential
+        headers = {**(target.headers or {}), **(headers or {})}
+        scope = getattr(target, "oauth_scope", None)
+    catalog_url = catalog_url.rstrip("/")
+    if catalog_url.endswith("/v1"):
+        catalog_url = catalog_url[: -len("/v1")]
+    _check_prerequisites()
+    try:
+        classpath = _jars.classpath(Path(jars_dir) if jars_dir else None)
+    except _jars.JarsMissing as exc:
+        raise SparkUnavailable(str(exc)) from exc
+
+    upstream = _through_url(through) if through is not None else catalog_url
+    recorder = RequestRecorder(upstream) if record else None
+    uri = recorder.url if recorder else upstream
+    conf = catalog_conf(name, uri, prefix=prefix, warehouse=warehouse, token=token, credential=credential,
+                        scope=scope, headers=headers)
+    conf["spark.sql.defaultCatalog"] = name
+    conf.update(extra_conf or {})
+
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    try:
+        with _lock:
+            active = SparkContext._active_spark_context  # noqa: SLF001 - the documented way to detect it
+            if active is None:
+                os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+                os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+                os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+                scratch = Path(tempfile.mkdtemp(prefix="ctk-spark-"))
+                builder = (
+                    SparkSession.builder.master("local[2]")
+                    .appName(f"ctk-{name}")
+                    .config("spark.jars", ",".join(str(p) for p in classpath))
+                    .config("spark.driver.host", "127.0.0.1")
+                    .config("spark.driver.bindAddress", "127.0.0.1")
+                    .config("spark.ui.enabled", "false")
+                    .config("spark.ui.showConsoleProgress", "false")
+                    .config("spark.driver.memory", "1g")
+                    .config("spark.sql.shuffle.partitions", "2")
+                    .config("spark.sql.extensions", EXTENSIONS)
+                    .config("spark.sql.catalogImplementation", "in-memory")
+                    .config("spark.sql.warehouse.dir", str(scratch / "spark-warehouse"))
+                    .config("spark.local.dir", str(scratch / "tmp"))
+                    .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch}")
+                )
+                for k, v in conf.items():
+                    builder = builder.config(k, v)
+                spark = builder.getOrCreate()
+                spark.sparkContext.setLogLevel("ERROR")
+            else:
+                jar_names = {p.name for p in classpath}
+                loaded = active.getConf().get("spark.jars", "")
+                if not all(n in loaded for n in jar_names):
+                    raise SparkUnavailable(
+                        "a SparkContext without the ctk Iceberg jars is already running in this process; "
+                        "stop it first (spark.stop())"
+                    )
+                spark = SparkSession(active).newSession()
+                for k, v in conf.items():
+                    spark.conf.set(k, v)
+    except BaseException:
+        if recorder:
+            recorder.stop()
+        raise
+    spark._ctk_info = SessionInfo(name, catalog_url, uri, recorder, time.monotonic() - t0, conf)
+    return spark
+
+
+def stop_session(spark: Any, *, stop_spark: bool = False) -> None:
+    """Stop the recorder of `spark`; with `stop_spark` also the SparkContext (every session of the process)."""
+    info = getattr(spark, "_ctk_info", None)
+    if info is not None and info.recorder is not None:
+        info.recorder.stop()
+    if stop_spark:
+        spark.stop()
