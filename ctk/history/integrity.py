@@ -1,0 +1,127 @@
+"""Table integrity (INTEG-01): every snapshot's manifest list exists, every manifest it lists exists, and
+(optionally) every live data file of the current snapshot exists; rows of the current snapshot counted
+from manifest entries on request. Reads storage through pyiceberg's FileIO, using the table metadata the
+catalog returned (``load table``), so it sees exactly what a reader of the catalog would see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctk.history.state import TableState, read_table_state
+
+
+@dataclass
+class Missing:
+    snapshot_id: int | None
+    kind: str          # "manifest-list" | "manifest" | "data-file" | "unreadable"
+    path: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"snapshot {self.snapshot_id}: {self.kind} {self.path} {self.detail}".rstrip()
+
+
+@dataclass
+class IntegrityResult:
+    snapshots: int = 0
+    manifest_lists: int = 0
+    manifests: int = 0
+    data_files: int = 0
+    rows: int | None = None
+    missing: list[Missing] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing and self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "snapshots": self.snapshots, "manifest_lists": self.manifest_lists,
+                "manifests": self.manifests, "data_files": self.data_files, "rows": self.rows,
+                "missing": [str(m) for m in self.missing], "error": self.error}
+
+    def __str__(self) -> str:
+        head = "intact" if self.ok else "CORRUPT"
+        text = (f"{head}: {self.snapshots} snapshots, {self.manifest_lists} manifest lists, "
+                f"{self.manifests} manifests checked" + (f", {self.rows} rows" if self.rows is not None else ""))
+        if self.error:
+            text += f"\n  error: {self.error}"
+        return text + "".join(f"\n  missing {m}" for m in self.missing)
+
+
+def _io_for(metadata: Any, extra_properties: dict[str, str] | None = None) -> Any:
+    from pyiceberg.io import load_file_io
+
+    props = dict(metadata.properties or {})
+    props.update(extra_properties or {})
+    return load_file_io(props, metadata.location)
+
+
+def check_integrity(state: TableState | dict[str, Any], count_rows: bool = False, check_data_files: bool = False,
+                    io_properties: dict[str, str] | None = None) -> IntegrityResult:
+    """Check storage references of a table given its `TableState` or raw table metadata dict."""
+    from pyiceberg.manifest import ManifestContent, read_manifest_list
+    from pyiceberg.table.metadata import TableMetadataUtil
+
+    raw = state.metadata if isinstance(state, TableState) else state
+    res = IntegrityResult()
+    if not raw:
+        res.error = "no table metadata"
+        return res
+    try:
+        metadata = TableMetadataUtil.parse_obj(raw)
+        io = _io_for(metadata, io_properties)
+    except Exception as exc:  # noqa: BLE001 - report, do not crash the check
+        res.error = f"cannot parse table metadata: {type(exc).__name__}: {exc}"
+        return res
+    current = metadata.current_snapshot_id
+    for snap in metadata.snapshots:
+        res.snapshots += 1
+        path = snap.manifest_list
+        if not path:
+            res.missing.append(Missing(snap.snapshot_id, "manifest-list", "<none>", "(no manifest list in metadata)"))
+            continue
+        res.manifest_lists += 1
+        if not io.new_input(path).exists():
+            res.missing.append(Missing(snap.snapshot_id, "manifest-list", path))
+            continue
+        try:
+            manifests = list(read_manifest_list(io.new_input(path)))
+        except Exception as exc:  # noqa: BLE001
+            res.missing.append(Missing(snap.snapshot_id, "unreadable", path, f"({type(exc).__name__}: {exc})"))
+            continue
+        for mf in manifests:
+            res.manifests += 1
+            if not io.new_input(mf.manifest_path).exists():
+                res.missing.append(Missing(snap.snapshot_id, "manifest", mf.manifest_path))
+                continue
+            if snap.snapshot_id == current and (count_rows or check_data_files):
+                try:
+                    entries = mf.fetch_manifest_entry(io, discard_deleted=True)
+                except Exception as exc:  # noqa: BLE001
+                    res.missing.append(Missing(snap.snapshot_id, "unreadable", mf.manifest_path,
+                                               f"({type(exc).__name__}: {exc})"))
+                    continue
+                for entry in entries:
+                    df = entry.data_file
+                    if count_rows and mf.content == ManifestContent.DATA:
+                        res.rows = (res.rows or 0) + df.record_count
+                    if check_data_files:
+                        res.data_files += 1
+                        if not io.new_input(df.file_path).exists():
+                            res.missing.append(Missing(snap.snapshot_id, "data-file", df.file_path))
+    if count_rows and res.rows is None and current is not None:
+        res.rows = 0
+    if count_rows and current is None:
+        res.rows = 0
+    return res
+
+
+def check_table_integrity(client: Any, namespace: Any, name: str, **kw: Any) -> IntegrityResult:
+    """Load the table through the catalog and run `check_integrity`."""
+    state = read_table_state(client, namespace, name)
+    if not state.exists:
+        return IntegrityResult(error=f"table not loadable: {state.error or 'absent'}")
+    return check_integrity(state, **kw)
