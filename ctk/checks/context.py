@@ -1,0 +1,60 @@
+"""What every check gets: `CheckContext` (client, discovery, run namespace, fault injector, options)."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctk.checks.faults import FaultInjector, NoFaults, detect_injector
+from ctk.http.endpoints import Catalog
+
+
+@dataclass
+class CheckOptions:
+    max_wait: float = 60.0            # longest a check may wait on purpose (e.g. LIFE-01), seconds
+    strict: bool = False              # deviations count as failures (the plugin applies it)
+    inflight_hold: float = 1.5        # seconds the first request is held in flight for INFLIGHT-*
+    lose_modes: tuple[str, ...] = ("503", "500", "reset")
+    assume_support: bool = False      # run key checks even when the target does not advertise a lifetime
+
+
+@dataclass
+class CheckContext:
+    client: Any                                   # ctk.http.client.CatalogClient
+    discovery: Any                                # ctk.target.discovery.Discovery (or None)
+    namespace: tuple[str, ...]                    # run namespace; cases create their resources under it
+    faults: FaultInjector = field(default_factory=NoFaults)
+    options: CheckOptions = field(default_factory=CheckOptions)
+    _counter: Any = field(default_factory=lambda: itertools.count(1), repr=False)
+
+    def unique(self, stem: str) -> str:
+        """A fresh lower-case identifier for a case's resource."""
+        return f"{stem}_{next(self._counter)}_{uuid.uuid4().hex[:6]}"
+
+    @property
+    def idempotency_supported(self) -> bool:
+        return bool(self.options.assume_support or (self.discovery is not None
+                                                    and self.discovery.idempotency_supported))
+
+    @property
+    def catalog(self) -> Catalog:
+        return Catalog(self.client)
+
+    @classmethod
+    def create(cls, client: Any, discovery: Any = None, namespace: tuple[str, ...] | None = None,
+               interposer: Any = None, faults: FaultInjector | None = None,
+               options: CheckOptions | None = None, create_namespace: bool = True) -> "CheckContext":
+        """Discover (when not given), pick the fault injector, create the run namespace."""
+        if discovery is None:
+            from ctk.target.discovery import discover
+
+            discovery = discover(client)
+        ns = tuple(namespace) if namespace else (f"ctk_{uuid.uuid4().hex[:10]}",)
+        if faults is None:
+            faults = detect_injector(client, interposer)
+        ctx = cls(client, discovery, ns, faults, options or CheckOptions())
+        if create_namespace:
+            Catalog(client).create_namespace(ns)
+        return ctx

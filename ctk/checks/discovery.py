@@ -1,0 +1,84 @@
+"""Discovery checks: DISC-01..04, from ``ctx.discovery`` (`ctk.target.discovery.Discovery`)."""
+
+from __future__ import annotations
+
+from ctk.checks.common import describe, guarded
+from ctk.http.endpoints import ENDPOINTS, Endpoint
+from ctk.http.keys import new_key
+
+KEY = "idempotency-key-lifetime"
+
+
+def _add_config_exchange(run, ctx) -> None:
+    ex = getattr(ctx.discovery, "exchange", None)
+    if ex is not None:
+        run.extra.append(ex)
+
+
+@guarded("DISC-01", "discovery", needs_support=False, needs_endpoint=False)
+def check_discovery_advertised(run, ctx, endpoint=None):
+    _add_config_exchange(run, ctx)
+    d = ctx.discovery
+    details = {"lifetime_raw": d.lifetime_raw, "misplaced_in": d.misplaced_in, "lifetime_error": d.lifetime_error}
+    if d.lifetime is not None:
+        return run.ok(f"top-level {KEY} = {d.lifetime_raw!r} ({d.lifetime})", "advertised", details)
+    if KEY in d.config:   # present at top level, but not a valid duration
+        return run.broken(f"a top-level, valid ISO-8601 {KEY}",
+                          f"{KEY} = {d.lifetime_raw!r} is invalid ({d.lifetime_error}); clients must treat the "
+                          "target as not supporting Idempotency-Key", "invalid", details)
+    return run.unsupported(f"the target does not advertise Idempotency-Key support: {d.lifetime_error}", details)
+
+
+@guarded("DISC-02", "lifetime-placement", needs_support=False, needs_endpoint=False)
+def check_discovery_placement(run, ctx, endpoint=None):
+    _add_config_exchange(run, ctx)
+    d = ctx.discovery
+    details = {"misplaced_in": d.misplaced_in, "lifetime_raw": d.lifetime_raw}
+    if d.misplaced_in:
+        return run.broken(f"{KEY} is a top-level field of the /v1/config response",
+                          f"it sits inside {d.misplaced_in!r} ({d.lifetime_raw!r}), where clients do not look",
+                          f"in {d.misplaced_in}", details)
+    if KEY in d.config:
+        return run.ok(f"{KEY} is top level", "top-level", details)
+    return run.unsupported(f"no {KEY} anywhere in /v1/config", details)
+
+
+@guarded("DISC-03", "java-parseable", needs_support=False, needs_endpoint=False)
+def check_discovery_java(run, ctx, endpoint=None):
+    _add_config_exchange(run, ctx)
+    d = ctx.discovery
+    details = {"lifetime_raw": d.lifetime_raw, "java_parseable": d.java_parseable}
+    if d.lifetime_raw is None:
+        return run.unsupported(f"no {KEY} advertised", details)
+    if d.java_parseable:
+        return run.ok(f"{d.lifetime_raw!r} is accepted by java.time.Duration.parse", "parseable", details)
+    return run.broken("a lifetime Java's Duration.parse accepts (days, hours, minutes, seconds)",
+                      f"{d.lifetime_raw!r} is rejected by Duration.parse", "not parseable", details)
+
+
+@guarded("DISC-04", "key-ignored-when-unsupported", needs_support=False, needs_endpoint=False)
+def check_key_ignored_when_unsupported(run, ctx, endpoint: Endpoint | None = None):
+    endpoint = endpoint or ENDPOINTS["createNamespace"]
+    run.endpoint = endpoint
+    if ctx.discovery is not None and ctx.discovery.idempotency_supported:
+        return run.unsupported("not applicable: the target advertises Idempotency-Key support "
+                               f"({KEY} = {ctx.discovery.lifetime_raw!r})")
+    case = endpoint.prepare(ctx)
+    before = case.observe()
+    ex = case.send(ctx.client, key=new_key(), label="mutation with a key to a target that does not advertise support")
+    n = case.executions(before, case.observe())
+    details = {"status": ex.status, "executions": n}
+    if ex.status in endpoint.success and n == 1:
+        return run.ok(f"processed normally ({describe(ex)}); executed once", "ignored", details)
+    return run.broken("a target that does not advertise support processes a mutation that carries an "
+                      "Idempotency-Key as an ordinary request",
+                      f"{endpoint.operation} with a key got {describe(ex)}; executions visible in state: {n}",
+                      "rejected" if (ex.status or 0) >= 400 else describe(ex), details)
+
+
+DISCOVERY_CHECKS = [
+    ("discovery", check_discovery_advertised),
+    ("lifetime-placement", check_discovery_placement),
+    ("java-parseable", check_discovery_java),
+    ("key-ignored-when-unsupported", check_key_ignored_when_unsupported),
+]

@@ -1,0 +1,213 @@
+"""Fault injection for checks: one interface, two ways to do it.
+
+`FaultInjector` methods arm a fault for the NEXT request matching a `FaultMatch` (``times=1``):
+
+- ``lose_answer(match, mode)``   the target commits, the client does not hear it: mode ``"503"``/``"500"``
+                                 (an error status instead of the answer) or ``"reset"``/``"drop"``
+                                 (the connection closes without an answer)
+- ``fail_before(match, status)`` the target answers a 5xx before persisting anything
+- ``delay(match, seconds)``      hold the request in flight (at the server, after its key is reserved)
+- ``crash_before_finalize(match)``  persist, leave the idempotency record IN_PROGRESS, answer 500
+- ``corrupt_stored_response(match)`` finalize, then make the stored response unreadable
+- ``duplicate(match)``           send the request twice to the target at the same time (interposer only)
+- ``executions()``               the target's execution counters, or None
+
+Implementations:
+
+- `ControlFaults`: the reference catalog's control API (``/_ctk/faults``; detected by ``GET /_ctk``).
+  Everything but ``duplicate``.
+- `InterposerFaults`: an in-process `ctk.interposer.Interposer` between the client and any target:
+  ``lose_answer``, ``delay`` (of the answer only: the server is not held) and ``duplicate``.
+- `NoFaults`: nothing; every method raises `FaultUnsupported`.
+
+`detect_injector(client, interposer=None)` picks the control API when the target has one, else the
+interposer when one is given, else `NoFaults`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+LOSE_MODES = ("503", "500", "reset", "drop")
+
+
+class FaultUnsupported(RuntimeError):
+    """The injector cannot produce this fault; the message says why (checks turn it into unsupported)."""
+
+
+@dataclass(frozen=True)
+class FaultMatch:
+    """Which request a fault applies to."""
+
+    operation: str                 # operationId, e.g. "createTable"
+    method: str
+    path: str                      # as the kit sends it, relative to /v1/{prefix} (percent-encoded)
+    key: str | None = None         # the Idempotency-Key value the request carries, when known
+
+    @classmethod
+    def for_case(cls, case: Any, key: str | None = None, req: Any = None) -> "FaultMatch":
+        r = req or case.request
+        return cls(case.endpoint.operation, r.method.upper(), r.path, key)
+
+    def path_regex(self) -> str:
+        """Regular expression for the URL path (searched), anchored at the end or at the query."""
+        return re.escape("/" + self.path.lstrip("/")) + r"(?:\?|$)"
+
+
+class FaultInjector:
+    name = "none"
+    capabilities: frozenset[str] = frozenset()
+
+    def supports(self, capability: str) -> bool:
+        return capability in self.capabilities
+
+    def _unsupported(self, what: str) -> FaultUnsupported:
+        return FaultUnsupported(f"{what} needs {self._needs(what)}; this run injects faults via {self.name}")
+
+    @staticmethod
+    def _needs(what: str) -> str:
+        if what in ("fail_before", "crash_before_finalize", "corrupt_stored_response", "executions"):
+            return "the reference catalog's control API (/_ctk)"
+        if what == "duplicate":
+            return "the interposer"
+        return "the control API or the interposer"
+
+    def lose_answer(self, match: FaultMatch, mode: str = "503") -> Any:
+        raise self._unsupported("lose_answer")
+
+    def fail_before(self, match: FaultMatch, status: int = 503) -> Any:
+        raise self._unsupported("fail_before")
+
+    def delay(self, match: FaultMatch, seconds: float) -> Any:
+        raise self._unsupported("delay")
+
+    def crash_before_finalize(self, match: FaultMatch) -> Any:
+        raise self._unsupported("crash_before_finalize")
+
+    def corrupt_stored_response(self, match: FaultMatch) -> Any:
+        raise self._unsupported("corrupt_stored_response")
+
+    def duplicate(self, match: FaultMatch, parallel: bool = True) -> Any:
+        raise self._unsupported("duplicate")
+
+    def executions(self) -> dict | None:
+        return None
+
+    def clear(self) -> None:
+        pass
+
+
+class NoFaults(FaultInjector):
+    name = "nothing (no control API, no interposer)"
+
+
+class ControlFaults(FaultInjector):
+    """Faults through the reference catalog's control API; requests go through the check client."""
+
+    name = "the reference control API"
+    capabilities = frozenset({"lose_answer", "lose_answer:503", "lose_answer:500", "lose_answer:reset",
+                              "lose_answer:drop", "fail_before", "delay", "delay:server",
+                              "crash_before_finalize", "corrupt_stored_response", "executions"})
+
+    def __init__(self, client: Any):
+        self.client = client
+
+    def _add(self, action: str, match: FaultMatch, **extra: Any) -> str:
+        doc = {"action": action, "operation": match.operation, "method": match.method, "times": 1, **extra}
+        ex = self.client.request("POST", "/_ctk/faults", json=doc, label=f"fault: {action} on {match.operation}")
+        if ex.status not in (200, 201):
+            raise FaultUnsupported(f"the control API refused fault {doc}: {ex.status or ex.error} "
+                                   f"{(ex.response_body or '')[:200]}")
+        return (ex.json() or {}).get("id", "")
+
+    def lose_answer(self, match: FaultMatch, mode: str = "503") -> str:
+        if mode in ("503", "500"):
+            return self._add("fail-after-commit", match, status=int(mode))
+        if mode in ("reset", "drop"):
+            return self._add("drop-after-commit", match)
+        raise ValueError(f"mode must be one of {LOSE_MODES}, not {mode!r}")
+
+    def fail_before(self, match: FaultMatch, status: int = 503) -> str:
+        return self._add("fail-before", match, status=status)
+
+    def delay(self, match: FaultMatch, seconds: float) -> str:
+        return self._add("delay", match, seconds=float(seconds))
+
+    def crash_before_finalize(self, match: FaultMatch) -> str:
+        return self._add("crash-before-finalize", match, status=500)
+
+    def corrupt_stored_response(self, match: FaultMatch) -> str:
+        return self._add("corrupt-stored-response", match)
+
+    def executions(self) -> dict | None:
+        ex = self.client.request("GET", "/_ctk/executions", label="fault: read execution counters")
+        body = ex.json()
+        return body if ex.status == 200 and isinstance(body, dict) else None
+
+    def clear(self) -> None:
+        self.client.request("DELETE", "/_ctk/faults", label="fault: clear rules")
+
+
+class InterposerFaults(FaultInjector):
+    """Faults through an in-process Interposer that the check client talks to."""
+
+    name = "the interposer"
+    capabilities = frozenset({"lose_answer", "lose_answer:503", "lose_answer:500", "lose_answer:reset",
+                              "lose_answer:drop", "delay", "duplicate"})
+
+    def __init__(self, interposer: Any):
+        self.interposer = interposer
+        self.names: list[str] = []
+
+    def _match(self, match: FaultMatch) -> Any:
+        from ctk.interposer import HttpMatch
+
+        if match.key:
+            return HttpMatch(method=match.method, path=match.path_regex(), header="Idempotency-Key",
+                             header_value=match.key)
+        return HttpMatch(method=match.method, path=match.path_regex(), header="Idempotency-Key")
+
+    def _add(self, kind: str, match: FaultMatch, **attrs: Any) -> str:
+        name = self.interposer.add_http_toxic(kind, match=self._match(match), times=1, **attrs)
+        self.names.append(name)
+        return name
+
+    def lose_answer(self, match: FaultMatch, mode: str = "503") -> str:
+        if mode in ("503", "500"):
+            return self._add("replace_status", match, status=int(mode))
+        if mode == "drop":
+            return self._add("drop_response", match)
+        if mode == "reset":
+            return self._add("reset_after_bytes", match, bytes=0)
+        raise ValueError(f"mode must be one of {LOSE_MODES}, not {mode!r}")
+
+    def delay(self, match: FaultMatch, seconds: float) -> str:
+        # the interposer cannot hold a request inside the server: it holds the answer
+        return self._add("delay_response", match, delay_ms=int(seconds * 1000))
+
+    def duplicate(self, match: FaultMatch, parallel: bool = True) -> str:
+        return self._add("duplicate_request", match, parallel=parallel)
+
+    def clear(self) -> None:
+        for name in self.names:
+            try:
+                self.interposer.remove_toxic(name)
+            except Exception:  # already used up / removed
+                pass
+        self.names.clear()
+
+
+def has_control_api(client: Any) -> bool:
+    ex = client.request("GET", "/_ctk", label="fault: detect control API")
+    body = ex.json()
+    return ex.status == 200 and isinstance(body, dict) and body.get("control") is True
+
+
+def detect_injector(client: Any, interposer: Any = None) -> FaultInjector:
+    if has_control_api(client):
+        return ControlFaults(client)
+    if interposer is not None:
+        return InterposerFaults(interposer)
+    return NoFaults()

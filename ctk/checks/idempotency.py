@@ -1,0 +1,496 @@
+"""Per-endpoint Idempotency-Key checks: replay, in-flight, payload, scope, lifetime, recovery.
+
+Every check is called as ``check(ctx, endpoint, ...) -> list[Verdict]`` (see `ctk.checks.common.guarded`).
+Executions are always counted from catalog STATE (``case.observe()`` / ``case.executions()``), with an
+interference step between attempts so that a re-execution becomes visible; when the target has the
+reference control API its execution counters are used as a second witness.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from ctk.checks.common import counter_delta, describe, error_of, guarded
+from ctk.checks.faults import FaultMatch
+from ctk.http.endpoints import ENDPOINTS, Endpoint
+from ctk.http.keys import new_key
+
+LOWER = "idempotency-key"
+
+
+def _first_success(run: Any, case: Any, ex: Any, what: str = "the first attempt"):
+    if ex.status in case.endpoint.success:
+        return None
+    return run.inconclusive(f"{what} of {case.endpoint.operation} did not succeed ({describe(ex)}), so the "
+                            "behaviour under test could not be exercised")
+
+
+def _counters(ctx: Any) -> dict | None:
+    return ctx.faults.executions() if ctx.faults.supports("executions") else None
+
+
+def _replay_problems(case: Any, first: Any, retry: Any, extra: int, counted: int | None) -> list[str]:
+    problems = []
+    if retry.status != first.status:
+        problems.append(f"the retry got {describe(retry)} instead of the original {describe(first)}")
+    elif case.identity(retry) != case.identity(first):
+        problems.append(f"the retry's body is not equivalent to the original: identity {case.identity(retry)!r} "
+                        f"instead of {case.identity(first)!r}")
+    if extra:
+        problems.append(f"the state shows the mutation executed again on the retry ({extra} more execution(s) "
+                        "after the interfering change)")
+    if counted:
+        problems.append(f"the target's execution counter for {case.endpoint.operation} rose by {counted} "
+                        "during the retry")
+    return problems
+
+
+def _retry_with_interference(ctx: Any, case: Any, key: str, label: str):
+    """interfere, observe, retry with the same key (lower-case header), observe; returns (retry, extra, counted)."""
+    case.interfere()
+    base = case.observe()
+    c0 = _counters(ctx)
+    retry = case.send(ctx.client, key=key, header_name=LOWER, label=label)
+    c1 = _counters(ctx)
+    after = case.observe()
+    return retry, case.executions(base, after), counter_delta(c0, c1, case.endpoint.operation)
+
+
+# ----------------------------------------------------------------------------------------------------------
+@guarded("REPLAY-01", "finalized-duplicate")
+def check_finalized_duplicate(run, ctx, endpoint: Endpoint):
+    case = endpoint.prepare(ctx)
+    key = new_key()
+    before = case.observe()
+    first = case.send(ctx.client, key=key, label="first attempt")
+    if (v := _first_success(run, case, first)) is not None:
+        return v
+    mid = case.observe()
+    n1 = case.executions(before, mid)
+    if n1 != 1:
+        return run.inconclusive(f"the first attempt succeeded but its effect is not visible in state once "
+                                f"(seen {n1}); cannot count executions")
+    retry, extra, counted = _retry_with_interference(ctx, case, key, "retry, same key, lower-case header name")
+    problems = _replay_problems(case, first, retry, extra, counted)
+    details = {"key": key, "executions": 1 + extra, "counter_delta": counted}
+    if problems:
+        cls = "re-executed" if (extra or counted) else "different response"
+        return run.broken(f"the retry with the same key (header spelled {LOWER!r}) gets the original "
+                          f"{describe(first)} with an equivalent body, and {endpoint.operation} runs exactly once",
+                          "; ".join(problems), cls, details)
+    return run.ok(f"replayed {describe(first)}; executed once", "replayed", details)
+
+
+# ----------------------------------------------------------------------------------------------------------
+@guarded("REPLAY-02", "terminal-4xx-replayed")
+def check_terminal_4xx_replayed(run, ctx, endpoint: Endpoint):
+    case = endpoint.prepare(ctx)
+    conflict = case.conflicting
+    if conflict is None:
+        return run.unsupported(f"the kit has no deterministic terminal 4xx variant of {endpoint.operation}")
+    key = new_key()
+    first = case.send(ctx.client, conflict.request, key=key, label=f"first attempt ({conflict.why})")
+    if first.status is None or not 400 <= first.status < 500:
+        return run.inconclusive(f"the conflicting request ({conflict.why}) got {describe(first)}, not a terminal "
+                                f"4xx (expected {conflict.expect}); cannot test the replay of a stored 4xx")
+    case.clear_conflict()
+    c0 = _counters(ctx)
+    retry = case.send(ctx.client, conflict.request, key=key, header_name=LOWER,
+                      label="retry, same key, after the conflict was cleared")
+    c1 = _counters(ctx)
+    executed = case.conflict_executed()
+    counted = counter_delta(c0, c1, endpoint.operation)
+    problems = []
+    if retry.status != first.status:
+        problems.append(f"the retry got {describe(retry)} instead of the stored {describe(first)}")
+    elif error_of(retry).get("type") != error_of(first).get("type"):
+        problems.append(f"the retry's error type {error_of(retry).get('type')!r} differs from the stored "
+                        f"{error_of(first).get('type')!r}")
+    if executed:
+        problems.append("the state shows the request was executed on the retry")
+    if counted:
+        problems.append(f"the execution counter rose by {counted} during the retry")
+    details = {"key": key, "first_status": first.status, "counter_delta": counted}
+    if problems:
+        return run.broken(f"the terminal {describe(first)} ({conflict.why}) is finalized: after the cause is "
+                          "removed, the retry with the same key still gets it and nothing is executed",
+                          "; ".join(problems), "re-executed" if (executed or counted) else "different response",
+                          details)
+    return run.ok(f"stored {describe(first)} replayed after the conflict was cleared; nothing executed",
+                  f"replayed {first.status}", details)
+
+
+# ----------------------------------------------------------------------------------------------------------
+@guarded("REPLAY-03", "5xx-not-stored")
+def check_5xx_not_stored(run, ctx, endpoint: Endpoint, status: int = 503):
+    if not ctx.faults.supports("fail_before"):
+        return run.unsupported("a failure before persisting can only be injected through the reference "
+                               f"control API; this run injects faults via {ctx.faults.name}")
+    case = endpoint.prepare(ctx)
+    key = new_key()
+    before = case.observe()
+    ctx.faults.fail_before(FaultMatch.for_case(case, key), status)
+    first = case.send(ctx.client, key=key, label=f"first attempt (fails with {status} before persisting)")
+    if first.status != status:
+        return run.inconclusive(f"the injected {status} did not happen (got {describe(first)})")
+    mid = case.observe()
+    if case.executions(before, mid):
+        return run.inconclusive("the state shows an execution although the fault answered before persisting")
+    retry = case.send(ctx.client, key=key, header_name=LOWER, label="retry, same key")
+    after = case.observe()
+    n = case.executions(mid, after)
+    details = {"key": key, "executions": n}
+    if retry.status in endpoint.success and n == 1:
+        return run.ok(f"the {status} was not stored: the retry executed and got {describe(retry)}", "executed",
+                      details)
+    happened = f"the retry got {describe(retry)}"
+    if retry.status == status:
+        happened += f" - the stored {status} was replayed"
+    happened += f"; executions visible in state: {n}"
+    return run.broken(f"a {status} is never stored: the retry with the same key executes {endpoint.operation} "
+                      "and succeeds", happened, "5xx replayed" if retry.status == status else "not executed",
+                      details)
+
+
+# ----------------------------------------------------------------------------------------------------------
+@guarded("REPLAY-04", "lost-answer")
+def check_lost_answer(run, ctx, endpoint: Endpoint, mode: str = "503"):
+    if not (ctx.faults.supports(f"lose_answer:{mode}")):
+        return run.unsupported(f"losing the answer ({mode}) needs the control API or the interposer; this run "
+                               f"injects faults via {ctx.faults.name}")
+    case = endpoint.prepare(ctx)
+    key = new_key()
+    before = case.observe()
+    ctx.faults.lose_answer(FaultMatch.for_case(case, key), mode)
+    first = case.send(ctx.client, key=key, label=f"first attempt (committed, answer lost: {mode})")
+    lost = first.status is None if mode in ("reset", "drop") else first.status == int(mode)
+    if not lost:
+        return run.inconclusive(f"the injected loss of the answer ({mode}) did not happen (got {describe(first)})")
+    mid = case.observe()
+    n1 = case.executions(before, mid)
+    if n1 != 1:
+        return run.inconclusive(f"the fault did not leave {endpoint.operation} committed (executions in state: {n1})")
+    retry, extra, counted = _retry_with_interference(ctx, case, key, "retry, same key, after the lost answer")
+    details = {"key": key, "mode": mode, "executions": 1 + extra, "counter_delta": counted}
+    problems = []
+    if retry.status not in endpoint.success:
+        problems.append(f"the retry got {describe(retry)}, not success")
+    if extra:
+        problems.append(f"the state shows {extra} more execution(s) on the retry")
+    if counted:
+        problems.append(f"the execution counter rose by {counted} during the retry")
+    if problems:
+        return run.broken(f"after a committed request whose answer was lost ({mode}), the retry with the same key "
+                          f"returns success and {endpoint.operation} ran exactly once", "; ".join(problems),
+                          "re-executed" if (extra or counted) else f"retry {describe(retry)}", details)
+    return run.ok(f"answer lost ({mode}); the retry got {describe(retry)}, executed once", "recovered", details)
+
+
+# ----------------------------------------------------------------------------------------------------------
+def _in_progress_error(ex: Any) -> bool:
+    e = error_of(ex)
+    return e.get("subtype") == "request_in_progress" or "progress" in str(e.get("type", "")).lower()
+
+
+EXECUTION_ERRORS = ("alreadyexists", "nosuch", "notempty", "commitfailed")
+
+
+def _execution_error(ex: Any) -> bool:
+    """An error an execution of the mutation itself would give (not an idempotency answer)."""
+    t = str(error_of(ex).get("type", "")).lower()
+    return any(s in t for s in EXECUTION_ERRORS)
+
+
+def _run_in_flight(run, ctx, endpoint: Endpoint):
+    """Shared by INFLIGHT-01 and -02: returns (classification, evidence dict) or a verdict builder tuple."""
+    case = endpoint.prepare(ctx)
+    key = new_key()
+    hold = float(ctx.options.inflight_hold)
+    server_hold = ctx.faults.supports("delay:server")
+    dup_via_interposer = not server_hold and ctx.faults.supports("duplicate")
+    before = case.observe()
+    c0 = _counters(ctx)
+    result: dict[str, Any] = {}
+    if server_hold:
+        ctx.faults.delay(FaultMatch.for_case(case, key), hold)
+    elif dup_via_interposer:
+        ctx.faults.duplicate(FaultMatch.for_case(case, key), parallel=True)
+    else:
+        return ("unsupported", {"reason": "holding a request in flight needs the control API (delay) or the "
+                                          f"interposer (duplicate); this run injects faults via {ctx.faults.name}"},
+                case)
+
+    def first_call():
+        result["first"] = case.send(ctx.client, key=key, label="first attempt (held in flight)",
+                                    timeout=hold + 30)
+
+    t = threading.Thread(target=first_call, daemon=True)
+    t.start()
+    dup = None
+    if server_hold:
+        time.sleep(min(0.4, hold / 3))
+        dup = case.send(ctx.client, key=key, label="duplicate while the first is in flight", timeout=hold + 30)
+    t.join(timeout=hold + 40)
+    first = result.get("first")
+    after = case.observe()
+    c1 = _counters(ctx)
+    n = case.executions(before, after)
+    counted = counter_delta(c0, c1, endpoint.operation)
+    ev = {"key": key, "executions_state": n, "counter_delta": counted, "hold_seconds": hold,
+          "mode": "server delay" if server_hold else "interposer duplicate"}
+    if first is None:
+        return ("inconclusive", {**ev, "reason": "the first attempt did not finish in time"}, case)
+    runs = max(n, counted or 0)
+    if runs >= 2:
+        return ("second execution", ev, case)
+    if dup is None:  # interposer: the copy went to the server at the same time; we only see the first answer
+        return ("no overlap observed", {**ev, "reason": "the interposer sent a parallel copy; no second execution "
+                                        "is visible, but the kit cannot tell whether the two overlapped"}, case)
+    ev["first"], ev["duplicate"] = describe(first), describe(dup)
+    first_end = first.started_at + first.elapsed_ms / 1000.0
+    overlapped = dup.started_at < first_end
+    if first.status not in endpoint.success:
+        if _execution_error(first) or _execution_error(dup):
+            return ("second execution", {**ev, "reason": "one attempt failed the way a second execution of the "
+                                                         "mutation fails"}, case)
+        return ("inconclusive", {**ev, "reason": f"the first attempt did not succeed ({describe(first)})"}, case)
+    if dup.status == 409 and not _execution_error(dup):
+        return ("409 request_in_progress" if error_of(dup).get("subtype") == "request_in_progress"
+                else "plain 409", ev, case)
+    if _execution_error(dup):
+        return ("second execution", {**ev, "reason": "the duplicate failed the way a second execution fails"}, case)
+    if dup.status == first.status and case.identity(dup) == case.identity(first):
+        dup_end = dup.started_at + dup.elapsed_ms / 1000.0
+        if overlapped and dup_end >= first_end - 0.05:
+            return ("wait-and-replay", ev, case)
+        return ("no overlap observed", {**ev, "reason": "the duplicate was answered before the first finished "
+                                        "without a second execution"}, case)
+    return (f"other: {describe(dup)}", ev, case)
+
+
+def _inflight_verdicts(run01, run02, ctx, endpoint):
+    cls, ev, case = _run_in_flight(run01, ctx, endpoint)
+    if cls == "unsupported":
+        return [run01.unsupported(ev["reason"]), run02.unsupported(ev["reason"])]
+    if cls in ("inconclusive", "no overlap observed"):
+        return [run01.inconclusive(ev.get("reason", cls), cls, ev), run02.inconclusive(ev.get("reason", cls), cls, ev)]
+    expected1 = ("a duplicate sent while the first is in flight never executes a second time: it gets 409 "
+                 "(request_in_progress) or waits and replays the first's result")
+    if cls == "second execution":
+        v1 = run01.broken(expected1, f"{endpoint.operation} executed twice (state: {ev['executions_state']}, "
+                          f"counter: {ev['counter_delta']}; first {ev.get('first')}, duplicate {ev.get('duplicate')})"
+                          + (f"; {ev['reason']}" if ev.get("reason") else ""), cls, ev)
+        return [v1, run02.inconclusive("the duplicate executed; no in-flight 409 to inspect", cls, ev)]
+    if cls.startswith("other"):
+        v1 = run01.broken(expected1, f"the duplicate got {ev.get('duplicate')}", cls, ev)
+        return [v1, run02.inconclusive("the duplicate got neither 409 nor the replayed result", cls, ev)]
+    v1 = run01.ok(f"in-flight duplicate: {cls}; executed once", cls, ev)
+    if cls == "409 request_in_progress":
+        v2 = run02.ok("409 with subtype request_in_progress", cls, ev)
+    elif cls == "plain 409":
+        v2 = run02.broken("the in-flight 409 carries the error subtype `request_in_progress`",
+                          f"the duplicate got {ev.get('duplicate')} without that subtype", cls, ev)
+    else:
+        v2 = run02.unsupported(f"the target {cls}s in-flight duplicates instead of answering 409; "
+                               "there is no 409 to inspect")
+        v2.classification = cls
+    return [v1, v2]
+
+
+@guarded("INFLIGHT-01", "in-flight-duplicate")
+def check_in_flight(run, ctx, endpoint: Endpoint):
+    """Returns two verdicts: INFLIGHT-01 and INFLIGHT-02."""
+    from ctk.checks.common import Run
+
+    run02 = Run(ctx, "INFLIGHT-02", endpoint, "in-flight-409-subtype")
+    run02.mark = run.mark
+    return _inflight_verdicts(run, run02, ctx, endpoint)
+
+
+# ----------------------------------------------------------------------------------------------------------
+@guarded("PAYLOAD-01", "payload-mismatch")
+def check_payload_mismatch(run, ctx, endpoint: Endpoint):
+    if not endpoint.has_payload:
+        return run.unsupported(f"{endpoint.operation} has no request body, so there is no other payload to send")
+    case = endpoint.prepare(ctx)
+    if case.alternative is None:
+        return run.unsupported(f"the kit has no alternative payload for {endpoint.operation}")
+    key = new_key()
+    first = case.send(ctx.client, key=key, label="first attempt")
+    if (v := _first_success(run, case, first)) is not None:
+        return v
+    case.interfere()
+    base = case.observe()
+    c0 = _counters(ctx)
+    alt = case.send(ctx.client, case.alternative, key=key, label="same key, other payload")
+    c1 = _counters(ctx)
+    after = case.observe()
+    n_alt = case.alt_executions(base, after) if case.alt_executions else 0
+    n_main = case.executions(base, after)
+    counted = counter_delta(c0, c1, endpoint.operation)
+    details = {"key": key, "alternative_executed": n_alt, "original_reexecuted": n_main, "counter_delta": counted}
+    executed = bool(n_alt or n_main or counted)
+    if alt.status is not None and 400 <= alt.status < 500 and not _execution_error(alt):
+        cls = str(alt.status)
+    elif alt.status in endpoint.success and executed:
+        cls = "executed"
+    elif alt.status == first.status and case.identity(alt) == case.identity(first):
+        cls = "undetected"
+    else:
+        cls = f"other: {describe(alt)}"
+    expected = "the same key with another payload is rejected with 422 and executes nothing"
+    if cls == "422" and not executed:
+        return run.ok("rejected with 422; nothing executed", cls, details)
+    if executed:
+        return run.broken(expected, f"the request with the other payload was executed (got {describe(alt)})",
+                          cls, details)
+    if cls == "undetected":
+        return run.broken(expected, f"the other payload was not detected: the stored {describe(first)} was "
+                          "replayed", cls, details)
+    return run.broken(expected, f"rejected with {describe(alt)} instead of 422 (nothing executed)", cls, details)
+
+
+# ----------------------------------------------------------------------------------------------------------
+@guarded("SCOPE-01", "key-scope")
+def check_scope(run, ctx, endpoint: Endpoint):
+    case = endpoint.prepare(ctx)
+    other_ep = ENDPOINTS["updateProperties" if endpoint.operation == "createNamespace" else "createNamespace"]
+    other = other_ep.prepare(ctx)
+    key = new_key()
+    first = case.send(ctx.client, key=key, label="first attempt")
+    if (v := _first_success(run, case, first)) is not None:
+        return v
+    ob = other.observe()
+    second = other.send(ctx.client, key=key, label=f"same key on {other_ep.operation} ({other.resource})")
+    oa = other.observe()
+    n = other.executions(ob, oa)
+    details = {"key": key, "other_operation": other_ep.operation, "other_executions": n}
+    if second.status in other_ep.success and n == 1:
+        return run.ok(f"the key on {other_ep.operation} was treated as a new request", "executed", details)
+    if second.status is not None and 400 <= second.status < 500 and n == 0 and \
+            case.identity(second) != case.identity(first):
+        return run.ok(f"the key on {other_ep.operation} was rejected ({describe(second)}), not replayed",
+                      f"rejected {second.status}", details)
+    replayed = second.status == first.status and case.identity(second) == case.identity(first)
+    return run.broken(f"the same key on another operation ({other_ep.operation}, {other.resource}) is not answered "
+                      f"with the stored response of {endpoint.operation}",
+                      f"it got {describe(second)}" + (" - the first request's stored response" if replayed else "")
+                      + f"; {other_ep.operation} executions visible in state: {n}",
+                      "replayed first" if replayed else f"other: {describe(second)}", details)
+
+
+# ----------------------------------------------------------------------------------------------------------
+@guarded("LIFE-01", "lifetime")
+def check_lifetime(run, ctx, endpoint: Endpoint, fraction: float = 0.9):
+    lifetime = getattr(ctx.discovery, "lifetime", None)
+    if lifetime is None:
+        return run.unsupported("no valid advertised lifetime")
+    wait = lifetime.total_seconds() * fraction
+    if wait > ctx.options.max_wait:
+        return run.unsupported(f"a retry at {fraction:.0%} of the advertised lifetime ({lifetime}) means waiting "
+                               f"{wait:.0f} s, more than max_wait ({ctx.options.max_wait:.0f} s)")
+    case = endpoint.prepare(ctx)
+    key = new_key()
+    before = case.observe()
+    first = case.send(ctx.client, key=key, label="first attempt")
+    if (v := _first_success(run, case, first)) is not None:
+        return v
+    if case.executions(before, case.observe()) != 1:
+        return run.inconclusive("the first attempt's effect is not visible in state once")
+    deadline = first.started_at + wait
+    while (left := deadline - time.time()) > 0:
+        time.sleep(min(left, 1.0))
+    retry, extra, counted = _retry_with_interference(
+        ctx, case, key, f"retry, same key, {fraction:.0%} of the lifetime after the first")
+    problems = _replay_problems(case, first, retry, extra, counted)
+    details = {"key": key, "waited_seconds": round(time.time() - first.started_at, 2),
+               "lifetime_seconds": lifetime.total_seconds()}
+    if problems:
+        return run.broken(f"a duplicate {fraction:.0%} into the advertised lifetime ({ctx.discovery.lifetime_raw}) "
+                          "is still replayed without executing again", "; ".join(problems),
+                          "forgotten" if (extra or counted) else "different response", details)
+    return run.ok(f"replayed {wait:.1f} s after the first attempt", "honoured", details)
+
+
+# ----------------------------------------------------------------------------------------------------------
+@guarded("RECON-01", "replay-failed")
+def check_replay_failed(run, ctx, endpoint: Endpoint):
+    if not ctx.faults.supports("corrupt_stored_response"):
+        return run.unsupported(f"needs the reference control API; this run injects faults via {ctx.faults.name}")
+    case = endpoint.prepare(ctx)
+    key = new_key()
+    ctx.faults.corrupt_stored_response(FaultMatch.for_case(case, key))
+    first = case.send(ctx.client, key=key, label="first attempt (its stored response is made unreadable)")
+    if (v := _first_success(run, case, first)) is not None:
+        return v
+    retry, extra, counted = _retry_with_interference(ctx, case, key, "retry, same key")
+    sub = error_of(retry).get("subtype")
+    details = {"key": key, "executions_on_retry": extra, "counter_delta": counted, "subtype": sub}
+    problems = []
+    if extra or counted:
+        problems.append(f"the retry executed the mutation again (state: {extra}, counter: {counted})")
+    if retry.status is None or retry.status < 500:
+        problems.append(f"the retry got {describe(retry)}, not a 5xx")
+    elif sub != "idempotency_replay_failed":
+        problems.append(f"the {retry.status} carries subtype {sub!r}, not 'idempotency_replay_failed'")
+    if problems:
+        return run.broken("when the finalized response cannot be produced: 5xx with subtype "
+                          "idempotency_replay_failed, and no re-execution", "; ".join(problems),
+                          "re-executed" if (extra or counted) else describe(retry), details)
+    return run.ok(f"{describe(retry)}; not re-executed", "replay failed", details)
+
+
+@guarded("RECON-02", "crash-reconciled")
+def check_crash_reconciled(run, ctx, endpoint: Endpoint):
+    if not ctx.faults.supports("crash_before_finalize"):
+        return run.unsupported(f"needs the reference control API; this run injects faults via {ctx.faults.name}")
+    case = endpoint.prepare(ctx)
+    key = new_key()
+    before = case.observe()
+    ctx.faults.crash_before_finalize(FaultMatch.for_case(case, key))
+    first = case.send(ctx.client, key=key, label="first attempt (commits, then 'crashes' before finalizing)")
+    if first.status is None or first.status < 500:
+        return run.inconclusive(f"the injected crash did not happen (got {describe(first)})")
+    mid = case.observe()
+    if case.executions(before, mid) != 1:
+        return run.inconclusive("the crash did not leave the mutation committed")
+    c0 = _counters(ctx)
+    retry = case.send(ctx.client, key=key, header_name=LOWER, label="retry, same key (record left IN_PROGRESS)")
+    c1 = _counters(ctx)
+    after = case.observe()
+    extra, counted = case.executions(mid, after), counter_delta(c0, c1, endpoint.operation)
+    details = {"key": key, "executions_on_retry": extra, "counter_delta": counted}
+    problems = []
+    if retry.status not in endpoint.success:
+        problems.append(f"the retry got {describe(retry)}, not success")
+    if extra or counted:
+        problems.append(f"the retry executed the mutation again (state: {extra}, counter: {counted})")
+    if problems:
+        return run.broken("the IN_PROGRESS record left by the crash is reconciled from state on retry: success, "
+                          "one execution", "; ".join(problems),
+                          "re-executed" if (extra or counted) else describe(retry), details)
+    return run.ok(f"reconciled: {describe(retry)}, executed once", "reconciled", details)
+
+
+# ----------------------------------------------------------------------------------------------------------
+def check_lost_answers(ctx, endpoint: Endpoint, modes: tuple[str, ...] | None = None):
+    out = []
+    for mode in modes or ctx.options.lose_modes:
+        out += check_lost_answer(ctx, endpoint, mode=mode, behaviour=f"lost-answer-{mode}")
+    return out
+
+
+ENDPOINT_CHECKS = [
+    ("finalized-duplicate", check_finalized_duplicate),
+    ("terminal-4xx-replayed", check_terminal_4xx_replayed),
+    ("5xx-not-stored", check_5xx_not_stored),
+    ("lost-answer", check_lost_answers),
+    ("in-flight-duplicate", check_in_flight),
+    ("payload-mismatch", check_payload_mismatch),
+    ("key-scope", check_scope),
+    ("lifetime", check_lifetime),
+    ("replay-failed", check_replay_failed),
+    ("crash-reconciled", check_crash_reconciled),
+]

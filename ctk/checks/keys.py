@@ -1,0 +1,55 @@
+"""Key-format checks: KEY-01 (malformed keys) and KEY-02 (the header given twice)."""
+
+from __future__ import annotations
+
+from ctk.checks.common import describe, guarded
+from ctk.http.endpoints import ENDPOINTS, Endpoint
+from ctk.http.keys import malformed_keys, new_key
+
+
+def _rejected(ex) -> bool:
+    return ex.status is not None and 400 <= ex.status < 500
+
+
+@guarded("KEY-01", "malformed-key")
+def check_malformed_keys(run, ctx, endpoint: Endpoint | None = None):
+    endpoint = endpoint or ENDPOINTS["createNamespace"]
+    run.endpoint = endpoint
+    results, bad = [], []
+    for key in [k for k in malformed_keys() if k]:   # an empty value is indistinguishable from no header
+        case = endpoint.prepare(ctx)
+        before = case.observe()
+        ex = case.send(ctx.client, key=key, label=f"malformed key {key!r}")
+        n = case.executions(before, case.observe())
+        results.append({"key": key, "status": ex.status, "executions": n})
+        if not _rejected(ex) or n:
+            bad.append(f"key {key!r}: got {describe(ex)}, executions visible in state: {n}")
+    statuses = sorted({str(r["status"]) for r in results})
+    details = {"results": results}
+    if bad:
+        return run.broken("a malformed Idempotency-Key (not a UUID, wrong length) is rejected with a 4xx and "
+                          "nothing is executed", "; ".join(bad),
+                          "accepted" if any(r["executions"] for r in results) else "/".join(statuses), details)
+    return run.ok(f"all {len(results)} malformed keys rejected ({', '.join(statuses)}); nothing executed",
+                  "/".join(statuses), details)
+
+
+@guarded("KEY-02", "repeated-header")
+def check_repeated_header(run, ctx, endpoint: Endpoint | None = None):
+    endpoint = endpoint or ENDPOINTS["createNamespace"]
+    run.endpoint = endpoint
+    case = endpoint.prepare(ctx)
+    before = case.observe()
+    k1, k2 = new_key(), new_key()
+    ex = case.send(ctx.client, raw_headers=[("Idempotency-Key", k1), ("Idempotency-Key", k2)],
+                   label="Idempotency-Key header given twice")
+    n = case.executions(before, case.observe())
+    details = {"keys": [k1, k2], "status": ex.status, "executions": n}
+    if _rejected(ex) and not n:
+        return run.ok(f"rejected with {describe(ex)}; nothing executed", str(ex.status), details)
+    return run.broken("a request carrying the Idempotency-Key header twice is rejected with a 4xx and executes "
+                      "nothing", f"got {describe(ex)}; executions visible in state: {n}",
+                      "accepted" if n else describe(ex), details)
+
+
+KEY_CHECKS = [("malformed-key", check_malformed_keys), ("repeated-header", check_repeated_header)]

@@ -1,0 +1,773 @@
+"""The endpoint catalog: every mutation the kit exercises, how to build it and how to count its effect.
+
+One `Endpoint` per mutation operation (operationId of the OpenAPI spec). ``endpoint.prepare(ctx)`` creates
+the prerequisites under the run namespace (fresh, unique names per case) and returns a `Case`:
+
+``request``       the mutation (method, path relative to ``/v1/{prefix}``, JSON body)
+``alternative``   same operation and resource, another payload (None when the operation has no payload)
+``conflicting``   a variant answered with a deterministic terminal 4xx, and ``clear_conflict()`` that removes
+                  the cause so that a re-execution of it would now succeed (``conflict_executed()`` tells
+                  from state whether it was executed)
+``observe()``     the relevant catalog state, read over HTTP (never from the mutation's responses)
+``executions(before, after)``      how many times the request's effect became visible between two states
+``alt_executions(before, after)``  the same for the alternative payload
+``interfere()``   an intervening change that makes a re-execution visible in state (e.g. after a create the
+                  resource is dropped again: a replay leaves it absent, a re-execution brings it back)
+``identity(exchange)`` the identity fields of a response (table-uuid, view-uuid, namespace...) used to call
+                  two bodies equivalent
+
+Prerequisite failures raise `PrerequisiteError` (checks turn it into an inconclusive verdict).
+The context passed to ``prepare`` needs ``.client`` (a `CatalogClient`), ``.namespace`` (the run
+namespace, a tuple) and ``.unique(stem)`` (a fresh name); `ctk.checks.context.CheckContext` provides them.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ctk.http.client import ns_path, table_path, view_path
+from ctk.http.exchange import Exchange
+
+MARK = "ctk.mark"            # property the kit sets to make an update visible in state
+
+
+class PrerequisiteError(RuntimeError):
+    """A setup step of a case failed; carries the exchange that failed."""
+
+    def __init__(self, message: str, exchange: Exchange | None = None):
+        super().__init__(message)
+        self.exchange = exchange
+
+
+@dataclass
+class Req:
+    method: str
+    path: str                              # relative to /v1/{prefix}
+    json: Any = None
+    params: dict[str, Any] | None = None
+
+    def describe(self) -> str:
+        return f"{self.method} {self.path}"
+
+
+# --------------------------------------------------------------------------------------------------------
+# Bodies (pyiceberg models where pyiceberg has them)
+# --------------------------------------------------------------------------------------------------------
+
+def _schema(extra: bool = False) -> dict:
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    fields = [NestedField(1, "id", LongType(), required=False), NestedField(2, "data", StringType(), required=False)]
+    if extra:
+        fields.append(NestedField(3, "extra", StringType(), required=False))
+    return Schema(*fields, schema_id=0).model_dump(mode="json", by_alias=True)
+
+
+def create_table_body(name: str, properties: dict[str, str] | None = None) -> dict:
+    return {"name": name, "schema": _schema(), "properties": dict(properties or {})}
+
+
+def set_properties_update(updates: dict[str, str]) -> dict:
+    from pyiceberg.table.update import SetPropertiesUpdate
+
+    return SetPropertiesUpdate(updates=updates).model_dump(mode="json", by_alias=True)
+
+
+def view_version(namespace: tuple[str, ...], sql: str) -> dict:
+    from pyiceberg.view.metadata import SQLViewRepresentation, ViewRepresentation, ViewVersion
+
+    v = ViewVersion(**{"version-id": 1, "schema-id": 0, "timestamp-ms": int(time.time() * 1000),
+                       "summary": {"engine-name": "ctk"}, "default-namespace": list(namespace),
+                       "representations": [ViewRepresentation(SQLViewRepresentation(type="sql", sql=sql,
+                                                                                    dialect="spark"))]})
+    return v.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def create_view_body(namespace: tuple[str, ...], name: str, sql: str = "SELECT 1 AS id",
+                     properties: dict[str, str] | None = None) -> dict:
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import IntegerType, NestedField
+
+    schema = Schema(NestedField(1, "id", IntegerType(), required=False), schema_id=0)
+    return {"name": name, "schema": schema.model_dump(mode="json", by_alias=True),
+            "view-version": view_version(namespace, sql), "properties": dict(properties or {})}
+
+
+def ident(namespace: tuple[str, ...], name: str) -> dict:
+    return {"namespace": list(namespace), "name": name}
+
+
+# --------------------------------------------------------------------------------------------------------
+# Catalog helper: prerequisites and state readers over plain HTTP (no idempotency keys)
+# --------------------------------------------------------------------------------------------------------
+
+class Catalog:
+    def __init__(self, client: Any):
+        self.client = client
+
+    def _do(self, method: str, path: str, json: Any = None, ok: tuple[int, ...] = (200, 201, 204),
+            label: str = "setup", params: dict | None = None) -> Exchange:
+        ex = self.client.request(method, path, json=json, label=label, params=params)
+        if ex.status not in ok:
+            raise PrerequisiteError(f"{label}: {method} {path} answered "
+                                    f"{ex.status if ex.status is not None else ex.error}", ex)
+        return ex
+
+    # namespaces
+    def create_namespace(self, ns: tuple[str, ...], properties: dict | None = None) -> Exchange:
+        return self._do("POST", "namespaces", {"namespace": list(ns), "properties": dict(properties or {})},
+                        label=f"setup: create namespace {'.'.join(ns)}")
+
+    def drop_namespace(self, ns: tuple[str, ...], label: str = "setup") -> Exchange:
+        return self._do("DELETE", f"namespaces/{ns_path(ns)}", ok=(200, 204, 404),
+                        label=f"{label}: drop namespace {'.'.join(ns)}")
+
+    def set_namespace_property(self, ns: tuple[str, ...], key: str, value: str, label: str) -> Exchange:
+        return self._do("POST", f"namespaces/{ns_path(ns)}/properties",
+                        {"removals": [], "updates": {key: value}}, label=label)
+
+    def namespace_state(self, ns: tuple[str, ...]) -> dict | None:
+        ex = self.client.request("GET", f"namespaces/{ns_path(ns)}", label="observe: load namespace")
+        if ex.status == 404:
+            return None
+        body = ex.json()
+        if ex.status != 200 or not isinstance(body, dict):
+            raise PrerequisiteError(f"observe: GET namespace answered {ex.status or ex.error}", ex)
+        return {"properties": dict(body.get("properties") or {})}
+
+    # tables
+    def create_table(self, ns: tuple[str, ...], name: str, properties: dict | None = None) -> dict:
+        ex = self._do("POST", f"namespaces/{ns_path(ns)}/tables", create_table_body(name, properties),
+                      label=f"setup: create table {name}")
+        return ex.json() or {}
+
+    def drop_table(self, ns: tuple[str, ...], name: str, purge: bool, label: str = "setup") -> Exchange:
+        return self._do("DELETE", table_path(ns, name), ok=(200, 204, 404), label=f"{label}: drop table {name}",
+                        params={"purgeRequested": "true" if purge else "false"})
+
+    def commit_table(self, ns: tuple[str, ...], name: str, updates: dict[str, str], label: str) -> Exchange:
+        return self._do("POST", table_path(ns, name),
+                        {"identifier": ident(ns, name), "requirements": [],
+                         "updates": [set_properties_update(updates)]}, label=label)
+
+    def table_state(self, ns: tuple[str, ...], name: str) -> dict | None:
+        ex = self.client.request("GET", table_path(ns, name), label=f"observe: load table {name}")
+        if ex.status == 404:
+            return None
+        body = ex.json()
+        if ex.status != 200 or not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
+            raise PrerequisiteError(f"observe: load table {name} answered {ex.status or ex.error}", ex)
+        md = body["metadata"]
+        return {"uuid": md.get("table-uuid"), "properties": dict(md.get("properties") or {}),
+                "metadata_log": len(md.get("metadata-log") or []),
+                "metadata_location": body.get("metadata-location")}
+
+    # views
+    def create_view(self, ns: tuple[str, ...], name: str, properties: dict | None = None,
+                    sql: str = "SELECT 1 AS id") -> dict:
+        ex = self._do("POST", f"namespaces/{ns_path(ns)}/views", create_view_body(ns, name, sql, properties),
+                      label=f"setup: create view {name}")
+        return ex.json() or {}
+
+    def drop_view(self, ns: tuple[str, ...], name: str, label: str = "setup") -> Exchange:
+        return self._do("DELETE", view_path(ns, name), ok=(200, 204, 404), label=f"{label}: drop view {name}")
+
+    def commit_view(self, ns: tuple[str, ...], name: str, updates: dict[str, str], label: str) -> Exchange:
+        return self._do("POST", view_path(ns, name),
+                        {"identifier": ident(ns, name), "requirements": [],
+                         "updates": [set_properties_update(updates)]}, label=label)
+
+    def view_state(self, ns: tuple[str, ...], name: str) -> dict | None:
+        ex = self.client.request("GET", view_path(ns, name), label=f"observe: load view {name}")
+        if ex.status == 404:
+            return None
+        body = ex.json()
+        if ex.status != 200 or not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
+            raise PrerequisiteError(f"observe: load view {name} answered {ex.status or ex.error}", ex)
+        md = body["metadata"]
+        return {"uuid": md.get("view-uuid"), "properties": dict(md.get("properties") or {}),
+                "versions": len(md.get("version-log") or md.get("versions") or []),
+                "metadata_location": body.get("metadata-location")}
+
+
+# --------------------------------------------------------------------------------------------------------
+# State deltas
+# --------------------------------------------------------------------------------------------------------
+
+def created(before: dict | None, after: dict | None, require: Callable[[dict], bool] | None = None) -> int:
+    """1 when the resource appeared (or was replaced by a new incarnation) between the two states."""
+    if after is None:
+        return 0
+    if require is not None and not require(after):
+        return 0
+    if before is None:
+        return 1
+    u = after.get("uuid")
+    return 1 if (u is not None and u != before.get("uuid")) else 0
+
+
+def removed(before: dict | None, after: dict | None) -> int:
+    return 1 if (before is not None and after is None) else 0
+
+
+def prop_set(before: dict | None, after: dict | None, key: str, value: str) -> int:
+    if after is None or after.get("properties", {}).get(key) != value:
+        return 0
+    if before is not None and before.get("properties", {}).get(key) == value:
+        return 0
+    return 1
+
+
+def table_commits(before: dict | None, after: dict | None, key: str, value: str) -> int:
+    """Commits visible between two table states: metadata-log growth, at least the property change."""
+    seen = prop_set(before, after, key, value)
+    if before is not None and after is not None and before.get("uuid") == after.get("uuid"):
+        seen = max(seen, after.get("metadata_log", 0) - before.get("metadata_log", 0))
+    return seen
+
+
+def body_identity(ex: Exchange) -> Any:
+    """Identity fields of a response: what must be equal for two bodies to count as equivalent."""
+    body = ex.json()
+    if ex.status is None:
+        return ("no response", ex.error and ex.error.split(":", 1)[0])
+    if not isinstance(body, dict):
+        return (ex.status, None)
+    if "error" in body and isinstance(body["error"], dict):
+        e = body["error"]
+        return (ex.status, "error", e.get("type"), e.get("code"))
+    md = body.get("metadata") if isinstance(body.get("metadata"), dict) else None
+    if md is not None:
+        if "table-uuid" in md:
+            return (ex.status, "table", md.get("table-uuid"))
+        if "view-uuid" in md:
+            return (ex.status, "view", md.get("view-uuid"))
+    if "namespace" in body:
+        return (ex.status, "namespace", tuple(body.get("namespace") or ()))
+    if "updated" in body or "removed" in body:
+        return (ex.status, "properties", tuple(sorted(body.get("updated") or [])),
+                tuple(sorted(body.get("removed") or [])), tuple(sorted(body.get("missing") or [])))
+    return (ex.status, "body", tuple(sorted(body)))
+
+
+# --------------------------------------------------------------------------------------------------------
+# Case and Endpoint
+# --------------------------------------------------------------------------------------------------------
+
+@dataclass
+class Conflict:
+    request: Req
+    expect: tuple[int, ...]                       # the 4xx it must get, e.g. (409,)
+    clear: Callable[[], None]                     # remove the cause: a re-execution would now succeed
+    executed: Callable[[], bool]                  # from state: was it executed (after clear)?
+    why: str = ""
+
+
+@dataclass
+class Case:
+    endpoint: "Endpoint"
+    resource: str
+    request: Req
+    observe: Callable[[], Any]
+    executions: Callable[[Any, Any], int]
+    interfere: Callable[[], None]
+    alternative: Req | None = None
+    alt_executions: Callable[[Any, Any], int] | None = None
+    conflicting: Conflict | None = None
+    identity: Callable[[Exchange], Any] = body_identity
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def clear_conflict(self) -> None:
+        if self.conflicting is None:
+            raise ValueError(f"{self.endpoint.operation} has no conflicting variant")
+        self.conflicting.clear()
+
+    def conflict_executed(self) -> bool:
+        assert self.conflicting is not None
+        return self.conflicting.executed()
+
+    def send(self, client: Any, req: Req | None = None, key: str | None = None,
+             header_name: str = "Idempotency-Key", label: str | None = None, timeout: float | None = None,
+             raw_headers: list[tuple[str, str]] | None = None) -> Exchange:
+        r = req or self.request
+        return client.request(r.method, r.path, json=r.json, params=r.params, idempotency_key=key,
+                              header_name=header_name, label=label or f"{self.endpoint.operation}",
+                              timeout=timeout, raw_headers=raw_headers)
+
+
+@dataclass
+class Endpoint:
+    operation: str                 # operationId
+    method: str
+    template: str                  # path template under /v1/{prefix}/
+    spec_has_header: bool          # whether the merged spec lists the Idempotency-Key parameter
+    success: tuple[int, ...]       # statuses of success
+    builder: Callable[[Any, "Endpoint"], Case]
+    requires: tuple[tuple[str, str], ...] = ()   # other endpoints (method, template) the case needs
+    has_payload: bool = True
+
+    @property
+    def entry(self) -> str:
+        """The `/v1/config` endpoints-list entry that gates it."""
+        return f"{self.method} /v1/{{prefix}}/{self.template}"
+
+    def supported(self, discovery: Any) -> tuple[bool, str]:
+        """(True, "") or (False, reason) from the advertised endpoints (default set when none advertised)."""
+        if discovery is None:
+            return True, ""
+        needed = [(self.method, self.template)] + list(self.requires)
+        for m, t in needed:
+            if not discovery.supports(m, t):
+                what = "the endpoints list" if discovery.endpoints is not None else \
+                    "the default endpoint set (the target advertises no endpoints list)"
+                tail = "" if (m, t) == (self.method, self.template) else f" (needed by {self.operation})"
+                return False, f"{m} /v1/{{prefix}}/{t} is not in {what}{tail}"
+        return True, ""
+
+    def prepare(self, ctx: Any) -> Case:
+        return self.builder(ctx, self)
+
+    def __repr__(self) -> str:
+        return f"Endpoint({self.operation}: {self.method} {self.template})"
+
+
+# --------------------------------------------------------------------------------------------------------
+# Builders
+# --------------------------------------------------------------------------------------------------------
+
+def _child(ctx: Any, stem: str) -> tuple[str, ...]:
+    return tuple(ctx.namespace) + (ctx.unique(stem),)
+
+
+def _create_namespace(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = _child(ctx, "ns")
+    existing = _child(ctx, "nsx")
+    cat.create_namespace(existing)
+
+    def observe():
+        return {"ns": cat.namespace_state(ns), "existing": cat.namespace_state(existing)}
+
+    return Case(
+        ep, f"namespace {'.'.join(ns)}",
+        Req("POST", "namespaces", {"namespace": list(ns), "properties": {MARK: "first"}}),
+        observe=observe,
+        executions=lambda b, a: created(b["ns"], a["ns"], lambda s: s["properties"].get(MARK) == "first"),
+        interfere=lambda: cat.drop_namespace(ns, "interfere"),
+        alternative=Req("POST", "namespaces", {"namespace": list(ns), "properties": {MARK: "alternative"}}),
+        alt_executions=lambda b, a: created(b["ns"], a["ns"],
+                                            lambda s: s["properties"].get(MARK) == "alternative"),
+        conflicting=Conflict(
+            Req("POST", "namespaces", {"namespace": list(existing), "properties": {MARK: "conflicting"}}), (409,),
+            clear=lambda: cat.drop_namespace(existing, "clear conflict"),
+            executed=lambda: cat.namespace_state(existing) is not None,
+            why="the namespace already exists"),
+    )
+
+
+def _drop_namespace(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = _child(ctx, "ns")
+    missing = _child(ctx, "nsm")
+    cat.create_namespace(ns)
+
+    def observe():
+        return {"ns": cat.namespace_state(ns)}
+
+    return Case(
+        ep, f"namespace {'.'.join(ns)}",
+        Req("DELETE", f"namespaces/{ns_path(ns)}"),
+        observe=observe,
+        executions=lambda b, a: removed(b["ns"], a["ns"]),
+        interfere=lambda: cat.create_namespace(ns),
+        conflicting=Conflict(
+            Req("DELETE", f"namespaces/{ns_path(missing)}"), (404,),
+            clear=lambda: cat.create_namespace(missing),
+            executed=lambda: cat.namespace_state(missing) is None,
+            why="the namespace does not exist"),
+    )
+
+
+def _update_properties(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = _child(ctx, "ns")
+    missing = _child(ctx, "nsm")
+    cat.create_namespace(ns, {MARK: "initial"})
+
+    def body(v):
+        return {"removals": [], "updates": {MARK: v}}
+
+    return Case(
+        ep, f"namespace {'.'.join(ns)}",
+        Req("POST", f"namespaces/{ns_path(ns)}/properties", body("first")),
+        observe=lambda: {"ns": cat.namespace_state(ns)},
+        executions=lambda b, a: prop_set(b["ns"], a["ns"], MARK, "first"),
+        interfere=lambda: cat.set_namespace_property(ns, MARK, "interfered", "interfere"),
+        alternative=Req("POST", f"namespaces/{ns_path(ns)}/properties", body("alternative")),
+        alt_executions=lambda b, a: prop_set(b["ns"], a["ns"], MARK, "alternative"),
+        conflicting=Conflict(
+            Req("POST", f"namespaces/{ns_path(missing)}/properties", body("conflicting")), (404,),
+            clear=lambda: cat.create_namespace(missing),
+            executed=lambda: (cat.namespace_state(missing) or {}).get("properties", {}).get(MARK) == "conflicting",
+            why="the namespace does not exist"),
+    )
+
+
+def _create_table(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    name, existing = ctx.unique("t"), ctx.unique("tx")
+    cat.create_table(ns, existing)
+    path = f"namespaces/{ns_path(ns)}/tables"
+
+    def observe():
+        return {"t": cat.table_state(ns, name), "existing": cat.table_state(ns, existing)}
+
+    return Case(
+        ep, f"table {'.'.join(ns)}.{name}",
+        Req("POST", path, create_table_body(name, {MARK: "first"})),
+        observe=observe,
+        executions=lambda b, a: created(b["t"], a["t"]),
+        interfere=lambda: cat.drop_table(ns, name, purge=True, label="interfere"),
+        alternative=Req("POST", path, create_table_body(name, {MARK: "alternative"})),
+        alt_executions=lambda b, a: created(b["t"], a["t"], lambda s: s["properties"].get(MARK) == "alternative"),
+        conflicting=Conflict(
+            Req("POST", path, create_table_body(existing, {MARK: "conflicting"})), (409,),
+            clear=lambda: cat.drop_table(ns, existing, purge=True, label="clear conflict"),
+            executed=lambda: cat.table_state(ns, existing) is not None,
+            why="the table already exists"),
+    )
+
+
+def _register_table(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    src1, src2, name, existing = ctx.unique("src"), ctx.unique("src"), ctx.unique("t"), ctx.unique("tx")
+    loc1 = cat.create_table(ns, src1, {MARK: "source-1"}).get("metadata-location")
+    loc2 = cat.create_table(ns, src2, {MARK: "source-2"}).get("metadata-location")
+    if not loc1 or not loc2:
+        raise PrerequisiteError("createTable answered no metadata-location to register")
+    cat.drop_table(ns, src1, purge=False)
+    cat.drop_table(ns, src2, purge=False)
+    cat.create_table(ns, existing)
+    path = f"namespaces/{ns_path(ns)}/register"
+
+    def observe():
+        return {"t": cat.table_state(ns, name), "existing": cat.table_state(ns, existing)}
+
+    return Case(
+        ep, f"table {'.'.join(ns)}.{name}",
+        Req("POST", path, {"name": name, "metadata-location": loc1}),
+        observe=observe,
+        executions=lambda b, a: created(b["t"], a["t"]),
+        # drop without purge: the metadata file stays, so a re-execution would succeed and be visible
+        interfere=lambda: cat.drop_table(ns, name, purge=False, label="interfere"),
+        alternative=Req("POST", path, {"name": name, "metadata-location": loc2}),
+        alt_executions=lambda b, a: created(b["t"], a["t"], lambda s: s["properties"].get(MARK) == "source-2"),
+        conflicting=Conflict(
+            Req("POST", path, {"name": existing, "metadata-location": loc1}), (409,),
+            clear=lambda: cat.drop_table(ns, existing, purge=False, label="clear conflict"),
+            executed=lambda: cat.table_state(ns, existing) is not None,
+            why="a table with that name already exists"),
+        notes={"metadata-location": loc1},
+    )
+
+
+def _update_table(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    name, missing = ctx.unique("t"), ctx.unique("tm")
+    cat.create_table(ns, name, {MARK: "initial"})
+
+    def body(n, v):
+        # no requirements: a re-execution applies again and shows as another commit
+        return {"identifier": ident(ns, n), "requirements": [], "updates": [set_properties_update({MARK: v})]}
+
+    return Case(
+        ep, f"table {'.'.join(ns)}.{name}",
+        Req("POST", table_path(ns, name), body(name, "first")),
+        observe=lambda: {"t": cat.table_state(ns, name)},
+        executions=lambda b, a: table_commits(b["t"], a["t"], MARK, "first"),
+        interfere=lambda: cat.commit_table(ns, name, {MARK: "interfered"}, "interfere"),
+        alternative=Req("POST", table_path(ns, name), body(name, "alternative")),
+        alt_executions=lambda b, a: prop_set(b["t"], a["t"], MARK, "alternative"),
+        conflicting=Conflict(
+            Req("POST", table_path(ns, missing), body(missing, "conflicting")), (404,),
+            clear=lambda: cat.create_table(ns, missing),
+            executed=lambda: (cat.table_state(ns, missing) or {}).get("properties", {}).get(MARK) == "conflicting",
+            why="the table does not exist"),
+    )
+
+
+def _drop_like_table(ctx: Any, ep: Endpoint, suffix: str, method: str) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    name, missing = ctx.unique("t"), ctx.unique("tm")
+    cat.create_table(ns, name)
+
+    def req(n):
+        return Req(method, table_path(ns, n) + suffix)
+
+    return Case(
+        ep, f"table {'.'.join(ns)}.{name}",
+        req(name),
+        observe=lambda: {"t": cat.table_state(ns, name)},
+        executions=lambda b, a: removed(b["t"], a["t"]),
+        # a table with the same name again: a re-execution would remove the new one
+        interfere=lambda: cat.create_table(ns, name),
+        conflicting=Conflict(
+            req(missing), (404,),
+            clear=lambda: cat.create_table(ns, missing),
+            executed=lambda: cat.table_state(ns, missing) is None,
+            why="the table does not exist"),
+    )
+
+
+def _drop_table(ctx: Any, ep: Endpoint) -> Case:
+    return _drop_like_table(ctx, ep, "", "DELETE")
+
+
+def _unregister_table(ctx: Any, ep: Endpoint) -> Case:
+    return _drop_like_table(ctx, ep, "/unregister", "POST")
+
+
+def _rename(ctx: Any, ep: Endpoint, kind: str) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    src, dst, dst2, csrc, cdst = (ctx.unique(s) for s in ("src", "dst", "dsta", "csrc", "cdst"))
+    if kind == "table":
+        make, state, path = (lambda n: cat.create_table(ns, n)), (lambda n: cat.table_state(ns, n)), "tables/rename"
+    else:
+        make, state, path = (lambda n: cat.create_view(ns, n)), (lambda n: cat.view_state(ns, n)), "views/rename"
+    for n in (src, csrc, cdst):
+        make(n)
+
+    def body(s, d):
+        return {"source": ident(ns, s), "destination": ident(ns, d)}
+
+    def rename_back():
+        ex = ctx.client.request("POST", path, json=body(dst, src), label="interfere: rename back")
+        if ex.status not in (200, 204):
+            raise PrerequisiteError(f"interfere: rename back answered {ex.status or ex.error}", ex)
+
+    def clear():
+        (cat.drop_table(ns, cdst, purge=True, label="clear conflict") if kind == "table"
+         else cat.drop_view(ns, cdst, label="clear conflict"))
+
+    def moved(b, a, d):
+        return 1 if (b[d] is None and a[d] is not None and a["src"] is None) else 0
+
+    return Case(
+        ep, f"{kind} {'.'.join(ns)}.{src}",
+        Req("POST", path, body(src, dst)),
+        observe=lambda: {"src": state(src), "dst": state(dst), "dst2": state(dst2)},
+        executions=lambda b, a: moved(b, a, "dst"),
+        interfere=rename_back,
+        alternative=Req("POST", path, body(src, dst2)),
+        alt_executions=lambda b, a: moved(b, a, "dst2"),
+        conflicting=Conflict(
+            Req("POST", path, body(csrc, cdst)), (409,), clear=clear,
+            executed=lambda: state(csrc) is None and state(cdst) is not None,
+            why=f"the destination {kind} already exists"),
+    )
+
+
+def _rename_table(ctx: Any, ep: Endpoint) -> Case:
+    return _rename(ctx, ep, "table")
+
+
+def _rename_view(ctx: Any, ep: Endpoint) -> Case:
+    return _rename(ctx, ep, "view")
+
+
+def _commit_transaction(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    t1, t2, missing = ctx.unique("t"), ctx.unique("t"), ctx.unique("tm")
+    cat.create_table(ns, t1, {MARK: "initial"})
+    cat.create_table(ns, t2, {MARK: "initial"})
+
+    def change(n, v):
+        return {"identifier": ident(ns, n), "requirements": [], "updates": [set_properties_update({MARK: v})]}
+
+    def body(v, names=(t1, t2)):
+        return {"table-changes": [change(n, v) for n in names]}
+
+    def observe():
+        return {"t1": cat.table_state(ns, t1), "t2": cat.table_state(ns, t2)}
+
+    def count(b, a, v):
+        return min(table_commits(b["t1"], a["t1"], MARK, v), table_commits(b["t2"], a["t2"], MARK, v)) \
+            if v == "first" else min(prop_set(b["t1"], a["t1"], MARK, v), prop_set(b["t2"], a["t2"], MARK, v))
+
+    def interfere():
+        cat.commit_table(ns, t1, {MARK: "interfered"}, "interfere")
+        cat.commit_table(ns, t2, {MARK: "interfered"}, "interfere")
+
+    return Case(
+        ep, f"tables {'.'.join(ns)}.{t1}, {t2}",
+        Req("POST", "transactions/commit", body("first")),
+        observe=observe,
+        executions=lambda b, a: count(b, a, "first"),
+        interfere=interfere,
+        alternative=Req("POST", "transactions/commit", body("alternative")),
+        alt_executions=lambda b, a: count(b, a, "alternative"),
+        conflicting=Conflict(
+            Req("POST", "transactions/commit", body("conflicting", (t1, missing))), (404,),
+            clear=lambda: cat.create_table(ns, missing),
+            executed=lambda: (cat.table_state(ns, t1) or {}).get("properties", {}).get(MARK) == "conflicting",
+            why="one table of the transaction does not exist"),
+    )
+
+
+def _create_view(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    name, existing = ctx.unique("v"), ctx.unique("vx")
+    cat.create_view(ns, existing)
+    path = f"namespaces/{ns_path(ns)}/views"
+    return Case(
+        ep, f"view {'.'.join(ns)}.{name}",
+        Req("POST", path, create_view_body(ns, name, properties={MARK: "first"})),
+        observe=lambda: {"v": cat.view_state(ns, name), "existing": cat.view_state(ns, existing)},
+        executions=lambda b, a: created(b["v"], a["v"]),
+        interfere=lambda: cat.drop_view(ns, name, "interfere"),
+        alternative=Req("POST", path, create_view_body(ns, name, "SELECT 2 AS id", {MARK: "alternative"})),
+        alt_executions=lambda b, a: created(b["v"], a["v"], lambda s: s["properties"].get(MARK) == "alternative"),
+        conflicting=Conflict(
+            Req("POST", path, create_view_body(ns, existing, properties={MARK: "conflicting"})), (409,),
+            clear=lambda: cat.drop_view(ns, existing, "clear conflict"),
+            executed=lambda: cat.view_state(ns, existing) is not None,
+            why="the view already exists"),
+    )
+
+
+def _replace_view(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    name, missing = ctx.unique("v"), ctx.unique("vm")
+    cat.create_view(ns, name, {MARK: "initial"})
+
+    def body(n, v):
+        return {"identifier": ident(ns, n), "requirements": [], "updates": [set_properties_update({MARK: v})]}
+
+    return Case(
+        ep, f"view {'.'.join(ns)}.{name}",
+        Req("POST", view_path(ns, name), body(name, "first")),
+        observe=lambda: {"v": cat.view_state(ns, name)},
+        executions=lambda b, a: prop_set(b["v"], a["v"], MARK, "first"),
+        interfere=lambda: cat.commit_view(ns, name, {MARK: "interfered"}, "interfere"),
+        alternative=Req("POST", view_path(ns, name), body(name, "alternative")),
+        alt_executions=lambda b, a: prop_set(b["v"], a["v"], MARK, "alternative"),
+        conflicting=Conflict(
+            Req("POST", view_path(ns, missing), body(missing, "conflicting")), (404,),
+            clear=lambda: cat.create_view(ns, missing),
+            executed=lambda: (cat.view_state(ns, missing) or {}).get("properties", {}).get(MARK) == "conflicting",
+            why="the view does not exist"),
+    )
+
+
+def _drop_view(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    name, missing = ctx.unique("v"), ctx.unique("vm")
+    cat.create_view(ns, name)
+    return Case(
+        ep, f"view {'.'.join(ns)}.{name}",
+        Req("DELETE", view_path(ns, name)),
+        observe=lambda: {"v": cat.view_state(ns, name)},
+        executions=lambda b, a: removed(b["v"], a["v"]),
+        interfere=lambda: cat.create_view(ns, name),
+        conflicting=Conflict(
+            Req("DELETE", view_path(ns, missing)), (404,),
+            clear=lambda: cat.create_view(ns, missing),
+            executed=lambda: cat.view_state(ns, missing) is None,
+            why="the view does not exist"),
+    )
+
+
+def _register_view(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    src1, src2, name, existing = ctx.unique("vs"), ctx.unique("vs"), ctx.unique("v"), ctx.unique("vx")
+    loc1 = cat.create_view(ns, src1, {MARK: "source-1"}).get("metadata-location")
+    loc2 = cat.create_view(ns, src2, {MARK: "source-2"}, sql="SELECT 2 AS id").get("metadata-location")
+    if not loc1 or not loc2:
+        raise PrerequisiteError("createView answered no metadata-location to register")
+    cat.drop_view(ns, src1)
+    cat.drop_view(ns, src2)
+    cat.create_view(ns, existing)
+    path = f"namespaces/{ns_path(ns)}/register-view"
+    return Case(
+        ep, f"view {'.'.join(ns)}.{name}",
+        Req("POST", path, {"name": name, "metadata-location": loc1}),
+        observe=lambda: {"v": cat.view_state(ns, name), "existing": cat.view_state(ns, existing)},
+        executions=lambda b, a: created(b["v"], a["v"]),
+        interfere=lambda: cat.drop_view(ns, name, "interfere"),
+        alternative=Req("POST", path, {"name": name, "metadata-location": loc2}),
+        alt_executions=lambda b, a: created(b["v"], a["v"], lambda s: s["properties"].get(MARK) == "source-2"),
+        conflicting=Conflict(
+            Req("POST", path, {"name": existing, "metadata-location": loc1}), (409,),
+            clear=lambda: cat.drop_view(ns, existing, "clear conflict"),
+            executed=lambda: cat.view_state(ns, existing) is not None,
+            why="a view with that name already exists"),
+    )
+
+
+NS = "namespaces"
+NS_ONE = "namespaces/{namespace}"
+TABLES = "namespaces/{namespace}/tables"
+TABLE = "namespaces/{namespace}/tables/{table}"
+VIEWS = "namespaces/{namespace}/views"
+VIEW = "namespaces/{namespace}/views/{view}"
+
+_T = (("POST", TABLES), ("GET", TABLE))
+_V = (("POST", VIEWS), ("GET", VIEW))
+
+ENDPOINTS: dict[str, Endpoint] = {e.operation: e for e in [
+    Endpoint("createNamespace", "POST", NS, True, (200,), _create_namespace,
+             (("GET", NS_ONE), ("DELETE", NS_ONE))),
+    Endpoint("dropNamespace", "DELETE", NS_ONE, True, (204, 200), _drop_namespace,
+             (("POST", NS), ("GET", NS_ONE)), has_payload=False),
+    Endpoint("updateProperties", "POST", NS_ONE + "/properties", True, (200,), _update_properties,
+             (("POST", NS), ("GET", NS_ONE))),
+    Endpoint("createTable", "POST", TABLES, True, (200,), _create_table, (("GET", TABLE), ("DELETE", TABLE))),
+    Endpoint("registerTable", "POST", "namespaces/{namespace}/register", True, (200,), _register_table,
+             _T + (("DELETE", TABLE),)),
+    Endpoint("updateTable", "POST", TABLE, True, (200,), _update_table, _T),
+    Endpoint("dropTable", "DELETE", TABLE, True, (204, 200), _drop_table, _T, has_payload=False),
+    Endpoint("unregisterTable", "POST", TABLE + "/unregister", True, (200, 204), _unregister_table, _T,
+             has_payload=False),
+    Endpoint("renameTable", "POST", "tables/rename", True, (204, 200), _rename_table, _T + (("DELETE", TABLE),)),
+    Endpoint("commitTransaction", "POST", "transactions/commit", True, (204, 200), _commit_transaction,
+             _T + (("POST", TABLE),)),
+    Endpoint("createView", "POST", VIEWS, False, (200,), _create_view, (("GET", VIEW), ("DELETE", VIEW))),
+    Endpoint("replaceView", "POST", VIEW, True, (200,), _replace_view, _V),
+    Endpoint("dropView", "DELETE", VIEW, True, (204, 200), _drop_view, _V, has_payload=False),
+    Endpoint("renameView", "POST", "views/rename", True, (204, 200), _rename_view, _V + (("DELETE", VIEW),)),
+    Endpoint("registerView", "POST", "namespaces/{namespace}/register-view", True, (200,), _register_view,
+             _V + (("DELETE", VIEW),)),
+]}
+
+# Planning operations carry the header in the merged spec but have no effect the kit can read back from
+# catalog state; they are listed so reports can say so, and are never prepared.
+PLANNING = {
+    "planTableScan": ("POST", TABLE + "/plan"),
+    "cancelPlanning": ("DELETE", TABLE + "/plan/{plan-id}"),
+    "fetchScanTasks": ("POST", TABLE + "/tasks"),
+}
+
+
+def get_endpoint(operation: str) -> Endpoint:
+    try:
+        return ENDPOINTS[operation]
+    except KeyError:
+        raise KeyError(f"unknown operation {operation!r}; known: {', '.join(ENDPOINTS)}") from None
+
+
+def new_suffix() -> str:
+    return uuid.uuid4().hex[:10]
