@@ -1,0 +1,156 @@
+"""Control API of the reference pipeline: fault rules, counters, reset and bad input."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from ctk.reference.faults import ControlError, parse_rule
+from test_idempotency_support import Served, exists, new_key, remove
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    s = Served(tmp_path)
+    yield s
+    s.close()
+
+
+def test_info(tiny):
+    r = tiny.client.get("/_ctk")
+    assert r.status_code == 200 and r.json() == {"control": True, "deviation": None}
+
+
+def test_control_api_absent_unless_enabled(tmp_path):
+    s = Served(tmp_path, control_api=False)
+    try:
+        assert s.client.get("/_ctk").status_code == 404
+        assert s.client.post("/_ctk/faults", json={"action": "delay"}).status_code == 404
+        assert s.post("/items/a", {}).status_code == 201
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("body, words", [
+    (b"{not json", "not valid JSON"),
+    (b"[1, 2]", "JSON object"),
+    (b'{"action": "explode"}', "'action'"),
+    (b'{}', "'action'"),
+    (b'{"action": "delay", "seconds": -1}', "'seconds'"),
+    (b'{"action": "delay", "seconds": "1"}', "'seconds'"),
+    (b'{"action": "fail-before", "status": 42}', "'status'"),
+    (b'{"action": "fail-before", "status": true}', "'status'"),
+    (b'{"action": "fail-before", "times": 0}', "'times'"),
+    (b'{"action": "fail-before", "path": "("}', "'path'"),
+    (b'{"action": "fail-before", "method": 5}', "'method'"),
+    (b'{"action": "fail-before", "colour": "red"}', "unknown field"),
+])
+def test_bad_control_input_is_400_with_a_clear_message(tiny, body, words):
+    r = tiny.client.post("/_ctk/faults", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 400
+    assert words in r.json()["error"]["message"]
+    assert tiny.client.get("/_ctk/faults").json()["faults"] == []
+
+
+def test_parse_rule_defaults():
+    assert parse_rule({"action": "fail-before"}).status == 503
+    assert parse_rule({"action": "crash-before-finalize"}).status == 500
+    assert parse_rule({"action": "delay"}).seconds == 1.0
+    assert parse_rule({"action": "delay", "times": None}).times is None
+    with pytest.raises(ControlError):
+        parse_rule({"action": "delay", "seconds": 10_000})
+
+
+def test_fail_before_times_bound_and_clear(tiny):
+    tiny.fault(action="fail-before", status=502, times=2)
+    assert tiny.post("/items/a", {}).status_code == 502
+    assert tiny.post("/items/a", {}).status_code == 502
+    assert not exists(tiny.engine, "a")
+    assert tiny.post("/items/a", {}).status_code == 201
+    tiny.fault(action="fail-before", times=None)
+    for name in "bcd":
+        assert tiny.post(f"/items/{name}", {}).status_code == 503
+    assert tiny.client.delete("/_ctk/faults").status_code == 200
+    assert tiny.client.get("/_ctk/faults").json()["faults"] == []
+    assert tiny.post("/items/b", {}).status_code == 201
+    assert tiny.executions()["total"] == 2
+
+
+def test_matching_by_operation_method_and_path(tiny):
+    tiny.fault(action="fail-before", operation="dropItem", times=None)
+    tiny.fault(action="fail-before", status=418, method="post", path=r"/bump$", times=None)
+    tiny.fault(action="fail-before", status=599, path=r"^/nothing", times=None)
+    assert tiny.post("/items/a", {}).status_code == 201
+    assert tiny.client.delete("/items/a").status_code == 503
+    assert tiny.post("/items/a/bump", {}).status_code == 418
+    assert exists(tiny.engine, "a")
+
+
+def test_fail_after_commit_persists_then_fails_and_replays(tiny):
+    key = new_key()
+    tiny.fault(action="fail-after-commit", status=503)
+    r = tiny.post("/items/a", {"value": 3}, key=key)
+    assert r.status_code == 503
+    assert exists(tiny.engine, "a")
+    remove(tiny.engine, "a")
+    again = tiny.post("/items/a", {"value": 3}, key=key)
+    assert again.status_code == 201 and again.json() == {"name": "a", "value": 3}
+    assert not exists(tiny.engine, "a")
+    assert tiny.executions()["total"] == 1
+
+
+def test_drop_after_commit_closes_the_connection_without_an_answer(tiny):
+    key = new_key()
+    tiny.fault(action="drop-after-commit")
+    with pytest.raises(httpx.TransportError):
+        tiny.post("/items/a", {"value": 1}, key=key)
+    assert exists(tiny.engine, "a")
+    again = tiny.post("/items/a", {"value": 1}, key=key)
+    assert again.status_code == 201 and again.headers["idempotent-replayed"] == "true"
+    # without a key too
+    tiny.fault(action="drop-after-commit")
+    with pytest.raises(httpx.TransportError):
+        tiny.post("/items/b", {})
+    assert exists(tiny.engine, "b")
+    assert tiny.client.get("/_ctk").status_code == 200     # the server survives
+
+
+def test_crash_before_finalize_without_key_persists_and_answers_500(tiny):
+    tiny.fault(action="crash-before-finalize")
+    assert tiny.post("/items/a", {}).status_code == 500
+    assert exists(tiny.engine, "a")
+
+
+def test_corrupt_stored_response_only_applies_to_keyed_requests(tiny):
+    tiny.fault(action="corrupt-stored-response")
+    assert tiny.post("/items/a", {}).status_code == 201                  # no key: rule not used
+    assert len(tiny.client.get("/_ctk/faults").json()["faults"]) == 1
+    key = new_key()
+    assert tiny.post("/items/b", {}, key=key).status_code == 201
+    assert tiny.post("/items/b", {}, key=key).json()["error"]["subtype"] == "idempotency_replay_failed"
+
+
+def test_delay_holds_the_request(tiny):
+    import time
+    tiny.fault(action="delay", seconds=0.5)
+    t0 = time.monotonic()
+    assert tiny.post("/items/a", {}).status_code == 201
+    assert time.monotonic() - t0 >= 0.5
+    t0 = time.monotonic()
+    assert tiny.post("/items/b", {}).status_code == 201
+    assert time.monotonic() - t0 < 0.5
+
+
+def test_executions_and_reset(tiny):
+    key = new_key()
+    tiny.post("/items/a", {}, key=key)
+    tiny.post("/items/a", {}, key=key)           # replay: not an execution
+    tiny.post("/items/a/bump", {})
+    tiny.post("/items/a", {}, key="bad")         # rejected: not an execution
+    e = tiny.executions()
+    assert e == {"total": 2, "by_operation": {"createItem": 1, "bumpItem": 1}, "by_resource": {"items/a": 2}}
+    tiny.fault(action="fail-before", times=None)
+    assert tiny.client.post("/_ctk/reset").status_code == 200
+    assert tiny.executions() == {"total": 0, "by_operation": {}, "by_resource": {}}
+    assert tiny.client.get("/_ctk/faults").json()["faults"] == []
+    assert tiny.post("/items/c", {}).status_code == 201
