@@ -75,6 +75,10 @@ th{background:#f6f8fa;font-weight:600}
 .s-unsupported{background:#e6e9ed;color:#424a53;border-color:#8c959f}
 .s-inconclusive{background:#cae8ff;color:#0a3069;border-color:#0969da}
 .s-none{background:#fff;color:#6e7781;border-color:#d0d7de}
+td.s,th.s,td.s-none{border-color:#d0d7de}
+td.id{white-space:nowrap}
+ul.glance{margin:8px 0 0;padding-left:0;list-style:none}
+ul.glance li{margin:3px 0}
 td.s-none{color:#8c959f}
 .small{font-size:12px;color:#57606a}
 .cls{display:block;font-weight:400;font-size:12px}
@@ -183,6 +187,12 @@ def render_conformance(report: RunReport) -> str:
         f'<div class="overall {status_class(overall)}" id="overall">Overall: {esc(OVERALL_TEXT[overall])}</div>'
         "</header>"
     )
+    if findings:
+        out.append('<h3>Needs attention</h3><ul class="glance">' + "".join(
+            f'<li>{badge(r.status)} <a href="#{anchor[id(r)]}"><b>{esc(r.requirement)}</b></a> '
+            f'{esc(" · ".join(x for x in (r.endpoint, r.behaviour) if x))}: {esc(_first_line(r.message))}</li>'
+            for r in findings[:12]) + (f"<li>… and {len(findings) - 12} more below</li>" if len(findings) > 12 else "")
+            + "</ul>")
 
     # target and discovery -------------------------------------------------------------------------
     disc = report.discovery_view()
@@ -200,24 +210,6 @@ def render_conformance(report: RunReport) -> str:
         ("Advertised endpoints", _endpoints(disc.get("endpoints"))),
         *[(f"Server: {k}", _fmt(v)) for k, v in report.server_info.items()],
     ]))
-
-    # requirements ---------------------------------------------------------------------------------
-    out.append("<h2>Requirements</h2>")
-    out.append('<table class="reqs"><thead><tr><th>id</th><th>level</th><th>statement</th><th>source</th>'
-               "<th>verdict</th><th>checks</th></tr></thead><tbody>")
-    for rid, s in summary.items():
-        req = REQUIREMENTS.get(rid)
-        first = next((anchor[id(r)] for r in s.results if id(r) in anchor), None)
-        link = f'<br><a href="#{first}">evidence</a>' if first else ""
-        cnt = ", ".join(f"{n} {st}" for st, n in s.counts.items() if n) or "—"
-        level = req.level.value if req else (s.results[0].level if s.results else "")
-        statement = req.statement if req else (s.results[0].statement if s.results else "")
-        source = req.source if req else (s.results[0].source if s.results else "")
-        out.append(
-            f'<tr id="req-{esc(rid)}"><td><b>{esc(rid)}</b></td><td>{esc(level)}</td><td>{esc(statement)}</td>'
-            f'<td class="small">{esc(source)}</td>{status_cell(s.status, link)}<td class="small">{esc(cnt)}</td></tr>'
-        )
-    out.append("</tbody></table>")
 
     # matrix ---------------------------------------------------------------------------------------
     matrix = report.matrix()
@@ -240,6 +232,24 @@ def render_conformance(report: RunReport) -> str:
         out.append("</tbody></table>")
     else:
         out.append('<p class="small">No check reported an endpoint and behaviour.</p>')
+
+    # requirements ---------------------------------------------------------------------------------
+    out.append("<h2>Requirements</h2>")
+    out.append('<table class="reqs"><thead><tr><th>id</th><th>level</th><th>statement</th><th>source</th>'
+               "<th>verdict</th><th>checks</th></tr></thead><tbody>")
+    for rid, s in summary.items():
+        req = REQUIREMENTS.get(rid)
+        first = next((anchor[id(r)] for r in s.results if id(r) in anchor), None)
+        link = f'<br><a href="#{first}">evidence</a>' if first else ""
+        cnt = ", ".join(f"{n} {st}" for st, n in s.counts.items() if n) or "—"
+        level = req.level.value if req else (s.results[0].level if s.results else "")
+        statement = req.statement if req else (s.results[0].statement if s.results else "")
+        source = req.source if req else (s.results[0].source if s.results else "")
+        out.append(
+            f'<tr id="req-{esc(rid)}"><td class="id"><b>{esc(rid)}</b></td><td>{esc(level)}</td><td>{esc(statement)}</td>'
+            f'<td class="small">{esc(source)}</td>{status_cell(s.status, link)}<td class="small">{esc(cnt)}</td></tr>'
+        )
+    out.append("</tbody></table>")
 
     # findings -------------------------------------------------------------------------------------
     out.append(f"<h2>Failures and deviations ({len(findings)})</h2>")
@@ -280,6 +290,11 @@ def _finding(r: Result, anchor: str) -> str:
         f"{render_exchanges_html(r.exchanges)}"
         "</section>"
     )
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _kv(pairs: Iterable[tuple[str, Any]]) -> str:

@@ -1,0 +1,110 @@
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from reporting_sample import build_sample
+from ctk.core.verdicts import Verdict
+from ctk.reporting.junit import add_junit_statistics, verdict_properties
+
+INNER = '''
+import pytest
+from ctk.core.verdicts import Verdict
+from ctk.reporting.junit import attach_verdict, record_verdict
+
+V = {"ok": Verdict.ok("REPLAY-01", endpoint="createTable", behaviour="finalized-duplicate",
+                      classification="replayed 200"),
+     "bad": Verdict.broken("PAYLOAD-01", "accepted", endpoint="updateTable", behaviour="payload-conflict",
+                           classification="200 <&> accepted")}
+
+@pytest.mark.parametrize("name", list(V))
+def test_verdict(request, name):
+    attach_verdict(request.node, V[name])
+
+def test_fixture(record_property):
+    record_verdict(record_property, Verdict.ok("KEY-01"))
+'''
+
+
+def _run_inner(tmp_path, family):
+    (tmp_path / "inner").mkdir()
+    (tmp_path / "inner" / "test_inner.py").write_text(INNER)
+    (tmp_path / "inner" / "pytest.ini").write_text("[pytest]\n")
+    junit = tmp_path / f"junit-{family}.xml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:ctk", "-p", "no:randomly",
+         "-c", str(tmp_path / "inner" / "pytest.ini"), "--rootdir", str(tmp_path / "inner"),
+         f"--junitxml={junit}", "-o", f"junit_family={family}", str(tmp_path / "inner")],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return junit
+
+
+def _props(el):
+    p = el.find("properties")
+    return {} if p is None else {x.get("name"): x.get("value") for x in p.findall("property")}
+
+
+def test_verdict_properties():
+    props = dict(verdict_properties(Verdict.broken("INFLIGHT-02", "no subtype", endpoint="updateTable",
+                                                   behaviour="in-flight", classification="409")))
+    assert props == {"ctk.requirement": "INFLIGHT-02", "ctk.level": "SHOULD", "ctk.verdict": "deviation",
+                     "ctk.source": props["ctk.source"], "ctk.classification": "409",
+                     "ctk.endpoint": "updateTable", "ctk.behaviour": "in-flight"}
+    assert "seeds/001" in props["ctk.source"]
+    assert "ctk.endpoint" not in dict(verdict_properties(Verdict.ok("KEY-01")))
+
+
+@pytest.mark.parametrize("family", ["xunit2", "xunit1"])
+def test_properties_and_statistics_in_real_pytest_junit(tmp_path, family):
+    junit = _run_inner(tmp_path, family)
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    assert _props(cases["test_verdict[ok]"])["ctk.behaviour"] == "finalized-duplicate"
+    bad = _props(cases["test_verdict[bad]"])
+    assert bad["ctk.verdict"] == "deviation" and bad["ctk.classification"] == "200 <&> accepted"
+    assert _props(cases["test_fixture"])["ctk.requirement"] == "KEY-01"
+
+    report = build_sample()
+    assert add_junit_statistics(str(junit), report) == 1
+    assert add_junit_statistics(str(junit), report) == 1  # idempotent
+    root = ET.parse(junit).getroot()  # still well-formed
+    assert junit.read_text().startswith("<?xml")
+    (suite,) = root.iter("testsuite")
+    assert suite[0].tag == "properties"
+    assert len(suite.findall("properties")) == 1
+    stats = _props(suite)
+    assert stats["ctk.overall"] == "fail"
+    assert stats["ctk.count.fail"] == "1" and stats["ctk.count.deviation"] == "1"
+    assert stats["ctk.count.pass"] == str(report.counts()["pass"])
+    assert stats["ctk.requirements.not-run"] == str(report.requirement_counts()["not-run"])
+    names = [p.get("name") for p in suite.find("properties")]
+    assert len(names) == len(set(names))
+    assert len(list(suite.iter("testcase"))) == 3 == int(suite.get("tests"))
+    assert "hunter2pw" not in junit.read_text()
+
+
+def test_statistics_merge_with_existing_suite_properties(tmp_path):
+    junit = tmp_path / "j.xml"
+    junit.write_text(textwrap.dedent("""\
+        <?xml version="1.0" encoding="utf-8"?>
+        <testsuite name="s" tests="1"><testcase name="a"/><properties><property name="keep" value="1"/>
+        <property name="ctk.overall" value="stale"/></properties></testsuite>"""))
+    add_junit_statistics(str(junit), build_sample())
+    suite = ET.parse(junit).getroot()
+    assert suite[0].tag == "properties"
+    props = _props(suite)
+    assert props["keep"] == "1" and props["ctk.overall"] == "fail"
+
+
+def test_rejects_non_junit(tmp_path):
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<testsuite><unclosed></testsuite>")
+    with pytest.raises(ValueError, match="not well-formed"):
+        add_junit_statistics(str(bad), build_sample())
+    html = tmp_path / "x.xml"
+    html.write_text("<html/>")
+    with pytest.raises(ValueError, match="not JUnit XML"):
+        add_junit_statistics(str(html), build_sample())
+    assert html.read_text() == "<html/>"
