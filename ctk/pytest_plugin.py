@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ctk.core.verdicts import VerdictError
 from ctk.plugin import outcomes
 from ctk.plugin.collection import ScenarioFile, default_args, is_scenario_path, is_suite_item
 from ctk.plugin.fixtures import (  # noqa: F401 - fixtures registered by import
@@ -127,6 +128,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     if call.when != "call":
         return
+    if call.excinfo is not None and isinstance(call.excinfo.value, VerdictError):
+        report = outcome.get_result()
+        report.longrepr = str(call.excinfo.value)   # the verdict text, without the plugin's traceback
     verdicts = item.stash.get(VERDICTS_KEY, None)
     if not verdicts:
         return

@@ -83,7 +83,7 @@ class CtkSession:
         if self.url is None:
             ReferenceServer = _import([("ctk.reference.server", "ReferenceServer")])
             ReferenceSettings = _import([("ctk.reference.settings", "ReferenceSettings")])
-            self.server = ReferenceServer(ReferenceSettings(**EMBEDDED_SETTINGS))
+            self.server = ReferenceServer(ReferenceSettings.from_env(**EMBEDDED_SETTINGS))
             self.url = self.server.start().rstrip("/")
             self.server_info["embedded"] = True
             self.server_info["settings"] = dict(EMBEDDED_SETTINGS)

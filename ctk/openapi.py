@@ -1,0 +1,229 @@
+"""The OpenAPI document the kit validates responses against (SCHEMA-01).
+
+    spec = load_spec(path_or_None)        # --openapi-spec, else the kit's open-api/ctk-openapi.yaml
+    op = spec.operation("POST", "http://127.0.0.1:8181/v1/namespaces")   # -> Operation or None
+    problems = spec.validate(exchange)    # [] when the response is declared and its body matches
+
+Works with OpenAPI 3.1 (JSON Schema 2020-12) and with 3.0 documents (``nullable`` is translated). Paths are
+matched with and without the ``{prefix}`` segment, since a catalog without a prefix serves ``/v1/namespaces``.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import yaml
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+SPEC_URI = "urn:ctk:openapi"
+DEFAULT_NAME = "ctk-openapi.yaml"
+METHODS = ("get", "head", "post", "put", "delete", "patch")
+
+
+class SpecError(ValueError):
+    pass
+
+
+def default_spec_path() -> Path:
+    """open-api/ctk-openapi.yaml next to the package (checkout), or ctk/data/ when shipped as package data."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "open-api" / DEFAULT_NAME, here / "data" / DEFAULT_NAME,
+                      here / "data" / "open-api" / DEFAULT_NAME):
+        if candidate.is_file():
+            return candidate
+    try:
+        from importlib.resources import files
+
+        res = files("ctk").joinpath("data", DEFAULT_NAME)
+        if res.is_file():
+            return Path(str(res))
+    except (ImportError, ModuleNotFoundError, FileNotFoundError, TypeError):
+        pass
+    raise SpecError("the kit's OpenAPI document (open-api/ctk-openapi.yaml) was not found; pass --openapi-spec")
+
+
+@dataclass
+class Operation:
+    method: str
+    template: str
+    operation_id: str | None
+    responses: dict[str, Any]
+
+
+def _nullable_to_31(node: Any) -> Any:
+    """OpenAPI 3.0 `nullable: true` -> JSON Schema type unions (in place on a copy)."""
+    if isinstance(node, dict):
+        if node.get("nullable") is True:
+            t = node.get("type")
+            if isinstance(t, str):
+                node["type"] = [t, "null"]
+            elif isinstance(t, list) and "null" not in t:
+                node["type"] = t + ["null"]
+            elif "$ref" in node or "allOf" in node or "oneOf" in node or "anyOf" in node:
+                inner = {k: v for k, v in node.items() if k != "nullable"}
+                node.clear()
+                node["anyOf"] = [inner, {"type": "null"}]
+        node.pop("nullable", None)
+        for v in list(node.values()):
+            _nullable_to_31(v)
+    elif isinstance(node, list):
+        for v in node:
+            _nullable_to_31(v)
+    return node
+
+
+class Spec:
+    def __init__(self, document: dict[str, Any], source: str = "<spec>"):
+        if not isinstance(document, dict) or "paths" not in document:
+            raise SpecError(f"{source}: not an OpenAPI document (no 'paths')")
+        self.source = source
+        self.version = str(document.get("openapi", ""))
+        doc = copy.deepcopy(document)
+        if self.version.startswith("3.0"):
+            _nullable_to_31(doc)
+        self.document = doc
+        self.registry = Registry().with_resource(SPEC_URI, Resource.from_contents(doc, default_specification=DRAFT202012))
+        self._ops: list[tuple[re.Pattern[str], int, Operation]] = []
+        for template, item in (doc.get("paths") or {}).items():
+            if not isinstance(item, dict):
+                continue
+            for method in METHODS:
+                op = item.get(method)
+                if not isinstance(op, dict):
+                    continue
+                responses = {str(k): v for k, v in (op.get("responses") or {}).items()}
+                op["responses"] = responses
+                operation = Operation(method.upper(), template, op.get("operationId"), responses)
+                for variant in _variants(template):
+                    self._ops.append((_template_regex(variant), variant.count("{"), operation))
+        # most literal first: fewer placeholders win (e.g. /tables/rename before /tables/{table})
+        self._ops.sort(key=lambda t: t[1])
+
+    def operation(self, method: str, url: str) -> Operation | None:
+        path = urlsplit(url).path
+        for regex, _n, op in self._ops:
+            if op.method == method.upper() and regex.fullmatch(path):
+                return op
+        return None
+
+    def operation_by_id(self, operation_id: str) -> Operation | None:
+        for _r, _n, op in self._ops:
+            if op.operation_id == operation_id:
+                return op
+        return None
+
+    def _resolve(self, node: Any) -> Any:
+        for _ in range(20):
+            if isinstance(node, dict) and "$ref" in node and len(node) <= 2:
+                ref = node["$ref"]
+                if not ref.startswith("#/"):
+                    return node
+                target: Any = self.document
+                for part in ref[2:].split("/"):
+                    target = target[part.replace("~1", "/").replace("~0", "~")]
+                node = target
+            else:
+                break
+        return node
+
+    def response_for(self, op: Operation, status: int) -> tuple[str | None, Any]:
+        codes = op.responses
+        for key in (str(status), f"{str(status)[0]}XX", f"{str(status)[0]}xx", "default"):
+            if key in codes:
+                return key, self._resolve(codes[key])
+        return None, None
+
+    def validate(self, exchange: Any) -> list[str]:
+        """Problems of one recorded response (an Exchange or its dict): undeclared status, body not matching
+        the declared schema, non-JSON body where JSON is declared. [] for a conforming or unknown operation."""
+        get = exchange.get if isinstance(exchange, dict) else (lambda k, d=None: getattr(exchange, k, d))
+        status, method, url = get("status"), get("method"), get("url")
+        if status is None or not method or not url:
+            return []
+        op = self.operation(method, url)
+        if op is None:
+            return []
+        where = f"{method} {urlsplit(url).path} -> {status} ({op.operation_id or op.template})"
+        key, response = self.response_for(op, int(status))
+        if response is None or (key == "default" and int(status) < 400):
+            return [f"{where}: status {status} is not declared (declared: {', '.join(sorted(op.responses))})"]
+        content = (response or {}).get("content") or {}
+        media = content.get("application/json")
+        if method.upper() == "HEAD" or not media or "schema" not in media:
+            return []
+        body_text = get("response_body")
+        if not body_text:
+            return [f"{where}: empty body where the document declares a JSON body"]
+        try:
+            import json
+
+            body = json.loads(body_text)
+        except ValueError:
+            return [f"{where}: body is not JSON: {body_text[:120]!r}"]
+        validator = self._validator(op.template, op.method, key)
+        errors = sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
+        return [f"{where}: {'/'.join(map(str, e.absolute_path)) or '(body)'}: {e.message[:300]}" for e in errors[:5]]
+
+    @functools.lru_cache(maxsize=512)  # noqa: B019 - one Spec per run
+    def _validator(self, template: str, method: str, key: str) -> Draft202012Validator:
+        response = self._resolve(self.document["paths"][template][method.lower()]["responses"][key])
+        schema = _absolutize(copy.deepcopy(response["content"]["application/json"]["schema"]))
+        return Draft202012Validator(schema, registry=self.registry)
+
+
+def _absolutize(node: Any) -> Any:
+    """Local refs (#/components/...) of a schema taken out of the document -> refs into the registered spec."""
+    if isinstance(node, dict):
+        return {k: (SPEC_URI + v if k == "$ref" and isinstance(v, str) and v.startswith("#") else _absolutize(v))
+                for k, v in node.items()}
+    if isinstance(node, list):
+        return [_absolutize(v) for v in node]
+    return node
+
+
+def _variants(template: str) -> list[str]:
+    out = [template]
+    if "/{prefix}" in template:
+        out.append(template.replace("/{prefix}", "", 1))
+    return out
+
+
+def _template_regex(template: str) -> re.Pattern[str]:
+    pattern = ""
+    for part in re.split(r"(\{[^}]+\})", template):
+        if part.startswith("{") and part.endswith("}"):
+            pattern += r"[^/]+"
+        else:
+            pattern += re.escape(part)
+    return re.compile(pattern)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_cached(path: str) -> Spec:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"cannot read OpenAPI document {path}: {exc}") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{path}: not valid YAML/JSON: {exc}") from None
+    return Spec(doc, source=str(p))
+
+
+def load_spec(path: str | Path | None = None) -> Spec:
+    """The document at `path` (``--openapi-spec``), else the kit's own."""
+    return _load_cached(str(Path(path).resolve() if path else default_spec_path()))
+
+
+def unquote_path(url: str) -> str:
+    return unquote(urlsplit(url).path)
