@@ -98,7 +98,7 @@ def render_compare(runs: list[tuple[str, RunReport]]) -> str:
     for rid, statuses in data["requirements"]:
         req = REQUIREMENTS.get(rid)
         differs = len(set(statuses)) > 1
-        out.append(f"<tr><td><b>{esc(rid)}</b></td><td>{esc(req.level.value if req else '')}</td>"
+        out.append(f"<tr><td class=\"id\"><b>{esc(rid)}</b></td><td>{esc(req.level.value if req else '')}</td>"
                    f"<td class=\"small\">{esc(req.statement if req else '')}</td>"
                    f"<td>{'≠' if differs else ''}</td>"
                    + "".join(status_cell(s) for s in statuses) + "</tr>")
