@@ -322,6 +322,7 @@ def create_table_request(body: bytes) -> CreateTableRequest:
     data = parse_object(body)
     for key in ("location", "partition-spec", "write-order"):
         data.setdefault(key, None)
+    check_properties(data.get("properties"))
     req = parse_model(CreateTableRequest, data)
     check_name(req.name)
     return req

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ctk.reference import store
-from ctk.reference.catalog import (Context, CatalogError, bad_request, check_identifier, check_name,
+from ctk.reference.catalog import (Context, CatalogError, bad_request, check_identifier, check_name, check_properties,
                                    commit_failed, dump, exists, no_namespace, no_view, parse_model,
                                    parse_object, prepared)
 from ctk.reference.operations import OpResult
@@ -128,6 +128,7 @@ async def create_view(ctx: Context, request: Request, ns: list[str], body: bytes
     def prepare():
         data = parse_object(body)
         data.setdefault("location", None)
+        check_properties(data.get("properties"))
         req = parse_model(CreateViewRequest, data)
         check_name(req.name, "view")
         location = req.location.rstrip("/") if req.location else ctx.read(
