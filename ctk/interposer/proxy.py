@@ -734,8 +734,12 @@ class Connection:
                     task = asyncio.ensure_future(self._duplicate(dup, meta, raw))
                     self.side_tasks.add(task)
                     task.add_done_callback(self.side_tasks.discard)
-        except (ConnectionError, OSError):
+        except (ConnectionError, OSError, asyncio.IncompleteReadError):
             pass
+        except Exception as exc:
+            proxy.event("internal_error", error=repr(exc), peer=self.peer)
+            self.abort()
+            return
         self.client_done = True
         self.queue_event.set()
         if not self.queue:
@@ -807,7 +811,14 @@ class Connection:
                 informational = 100 <= status < 200 and status != 101
                 response_toxics = [t for t in meta.toxics if t.type in ht.RESPONSE_SIDE] if meta and not informational else []
                 if not response_toxics:
-                    await self._forward_response(head, kind, length)
+                    try:
+                        await self._forward_response(head, kind, length)
+                    except ht.HttpProtocolError as exc:
+                        proxy.counters.upstream_errors += 1
+                        proxy.event("upstream_protocol_error", error=str(exc), target=meta.target if meta else None)
+                        await down.flush()
+                        self.close("upstream died mid-response")
+                        return
                     if informational:
                         continue
                     if meta is not None:
@@ -852,7 +863,10 @@ class Connection:
                     await down.flush()
                     self.close("response without keep-alive")
                     return
-        except (ConnectionError, OSError):
+        except (ConnectionError, OSError, asyncio.IncompleteReadError):
+            self.abort()
+        except Exception as exc:
+            proxy.event("internal_error", error=repr(exc), peer=self.peer)
             self.abort()
 
     async def _apply_response_toxics(
@@ -907,7 +921,11 @@ class Connection:
         if kind == "none" or (kind == "length" and length == 0):
             await down.send(head.raw)
         elif kind == "length" and length <= ht.CHUNK:
-            body = await self.u_reader.readexactly(length)
+            try:
+                body = await self.u_reader.readexactly(length)
+            except asyncio.IncompleteReadError as exc:
+                await down.send(head.raw + exc.partial)
+                raise ht.HttpProtocolError("upstream closed in the middle of a body") from None
             await down.send(head.raw + body)
         else:
             await down.send(head.raw)
