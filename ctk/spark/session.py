@@ -3,7 +3,8 @@
 `spark_session(catalog_url, ...)` returns a SparkSession (local[2], 1g driver, UI off, everything bound to
 127.0.0.1) with the Iceberg SQL extensions and a catalog of type `rest` named `name` (also the default
 catalog), configured with the kit's URL, prefix, warehouse and auth. The jars come from `ctk spark-jars`
-(`ctk.spark.jars.classpath`); when they are missing the error says so.
+(`ctk.spark.jars.classpath`); when they are missing the error says so. With Maven access instead, set
+CTK_SPARK_PACKAGES=org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:<version> (spark.jars.packages).
 
 One JVM serves a Python process: the first call starts it; later calls get a `newSession()` on the same
 SparkContext (own SQL conf, own catalog instances), so several targets or catalog names can coexist. Use
@@ -293,10 +294,16 @@ def spark_session(
     if catalog_url.endswith("/v1"):
         catalog_url = catalog_url[: -len("/v1")]
     _check_prerequisites()
-    try:
-        classpath = _jars.classpath(Path(jars_dir) if jars_dir else None)
-    except _jars.JarsMissing as exc:
-        raise SparkUnavailable(str(exc)) from exc
+    packages = os.environ.get("CTK_SPARK_PACKAGES") if jars_dir is None else None
+    classpath: list[Path] = []
+    if not packages:
+        try:
+            classpath = _jars.classpath(Path(jars_dir) if jars_dir else None)
+        except _jars.JarsMissing as exc:
+            raise SparkUnavailable(
+                f"{exc} (or, with Maven access, set CTK_SPARK_PACKAGES="
+                "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:<version>)"
+            ) from exc
 
     upstream = _through_url(through) if through is not None else catalog_url
     recorder = RequestRecorder(upstream) if record else None
@@ -320,7 +327,8 @@ def spark_session(
                 builder = (
                     SparkSession.builder.master("local[2]")
                     .appName(f"ctk-{name}")
-                    .config("spark.jars", ",".join(str(p) for p in classpath))
+                    .config(*(("spark.jars.packages", packages) if packages
+                              else ("spark.jars", ",".join(str(p) for p in classpath))))
                     .config("spark.driver.host", "127.0.0.1")
                     .config("spark.driver.bindAddress", "127.0.0.1")
                     .config("spark.ui.enabled", "false")
@@ -338,9 +346,8 @@ def spark_session(
                 spark = builder.getOrCreate()
                 spark.sparkContext.setLogLevel("ERROR")
             else:
-                jar_names = {p.name for p in classpath}
-                loaded = active.getConf().get("spark.jars", "")
-                if not all(n in loaded for n in jar_names):
+                loaded = active.getConf().get("spark.jars", "") + active.getConf().get("spark.jars.packages", "")
+                if not ("iceberg-spark-runtime" in loaded and all(p.name in loaded for p in classpath)):
                     raise SparkUnavailable(
                         "a SparkContext without the ctk Iceberg jars is already running in this process; "
                         "stop it first (spark.stop())"
