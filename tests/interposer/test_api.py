@@ -1,0 +1,196 @@
+"""The Toxiproxy-compatible control API, through InterposerClient, and the `ctk interposer` CLI."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from interposer_helpers import connect, recv_exactly
+
+from ctk.interposer import HttpMatch, InterposerClient, InterposerError
+
+
+@pytest.fixture
+def api(http_proxy):
+    with InterposerClient(http_proxy.api_url) as c:
+        yield c
+
+
+def test_version_and_proxy_shape(api, http_proxy, http_server):
+    assert api.version()
+    proxies = api.proxies()
+    assert set(proxies) == {"ctk"}
+    p = proxies["ctk"]
+    assert p == {
+        "name": "ctk",
+        "listen": f"127.0.0.1:{http_proxy.address[1]}",
+        "upstream": f"{http_server.address[0]}:{http_server.address[1]}",
+        "enabled": True,
+        "toxics": [],
+    }
+
+
+def test_toxic_lifecycle_json_shapes(api, http_proxy):
+    t = api.add_toxic("ctk", "latency", stream="upstream", attributes={"latency": 20}, toxicity=0.5)
+    assert t == {"name": "latency_upstream", "type": "latency", "stream": "upstream", "toxicity": 0.5,
+                 "attributes": {"latency": 20, "jitter": 0}}
+    assert api.toxics("ctk") == [t]
+    assert api.get_toxic("ctk", "latency_upstream") == t
+    t2 = api.update_toxic("ctk", "latency_upstream", attributes={"jitter": 5}, toxicity=1.0)
+    assert t2["attributes"] == {"latency": 20, "jitter": 5} and t2["toxicity"] == 1.0
+    assert api.get_proxy("ctk")["toxics"] == [t2]
+    api.remove_toxic("ctk", "latency_upstream")
+    assert api.toxics("ctk") == []
+    assert http_proxy.toxics() == []
+
+
+def test_http_toxic_through_api(api, http_proxy, http_server):
+    api.add_http_toxic("ctk", "replace_status", HttpMatch(method="POST"), status=504, name="rs")
+    with httpx.Client(base_url=http_proxy.url, timeout=5) as c:
+        assert c.post("/x", json={}).status_code == 504
+        assert c.post("/x", json={}).status_code == 200
+    cnt = api.counters("ctk")
+    assert cnt["injected"] == {"replace_status": 1}
+    assert cnt["toxics"]["rs"]["applied"] == 1
+    assert api.events("ctk")[-1]["kind"] == "replace_status"
+    api.reset_counters("ctk")
+    assert api.counters("ctk")["requests"] == 0
+
+
+def test_create_update_delete_proxy(api, echo_server):
+    p = api.create_proxy("echo", upstream=f"127.0.0.1:{echo_server.address[1]}")
+    port = int(p["listen"].rsplit(":", 1)[1])
+    assert port > 0 and p["enabled"] is True
+    s = connect(("127.0.0.1", port))
+    s.sendall(b"hi")
+    assert recv_exactly(s, 2) == b"hi"
+    s.close()
+    assert api.set_enabled("echo", False)["enabled"] is False
+    with pytest.raises(OSError):
+        connect(("127.0.0.1", port), timeout=1)
+    api.reset()  # enables every proxy again
+    assert api.get_proxy("echo")["enabled"] is True
+    s = connect(("127.0.0.1", port))
+    s.close()
+    api.delete_proxy("echo")
+    assert "echo" not in api.proxies()
+
+
+def test_populate(api, echo_server):
+    out = api.populate([{"name": "a", "upstream": f"127.0.0.1:{echo_server.address[1]}"},
+                        {"name": "b", "upstream": f"127.0.0.1:{echo_server.address[1]}", "enabled": False}])
+    assert [p["name"] for p in out] == ["a", "b"]
+    assert set(api.proxies()) == {"ctk", "a", "b"}
+
+
+def test_reset_removes_toxics(api):
+    api.add_toxic("ctk", "latency", attributes={"latency": 1})
+    api.add_http_toxic("ctk", "drop_response")
+    api.reset()
+    assert api.toxics("ctk") == []
+
+
+@pytest.mark.parametrize(
+    "method,path,body,status,message",
+    [
+        ("POST", "/proxies/ctk/toxics", {"type": "no_such", "attributes": {}}, 400, "invalid toxic type"),
+        ("POST", "/proxies/ctk/toxics", {"type": "latency", "stream": "x"}, 400, "stream"),
+        ("POST", "/proxies/ctk/toxics", {"type": "latency", "attributes": {"latency": "slow"}}, 400, "number"),
+        ("POST", "/proxies/ctk/toxics", {"attributes": {}}, 400, "missing required field: type"),
+        ("POST", "/proxies/nope/toxics", {"type": "latency"}, 404, "proxy not found"),
+        ("GET", "/proxies/nope", None, 404, "proxy not found"),
+        ("DELETE", "/proxies/nope", None, 404, "proxy not found"),
+        ("GET", "/proxies/ctk/toxics/nope", None, 404, "toxic not found"),
+        ("DELETE", "/proxies/ctk/toxics/nope", None, 404, "toxic not found"),
+        ("POST", "/proxies", {"name": "x"}, 400, "missing required field: upstream"),
+        ("POST", "/proxies", {"upstream": "127.0.0.1:1"}, 400, "missing required field: name"),
+        ("POST", "/proxies", {"name": "x", "listen": "0.0.0.0:0", "upstream": "127.0.0.1:1"}, 400, "non-loopback"),
+        ("POST", "/proxies", {"name": "x", "listen": "127.0.0.1:notaport", "upstream": "127.0.0.1:1"}, 400, "port"),
+        ("POST", "/proxies", {"name": "ctk", "upstream": "127.0.0.1:1"}, 409, "already exists"),
+        ("GET", "/nothing/here", None, 404, "no route"),
+        ("PUT", "/proxies", {}, 405, "not allowed"),
+    ],
+)
+def test_bad_requests_get_clear_4xx(http_proxy, method, path, body, status, message):
+    r = httpx.request(method, http_proxy.api_url + path, json=body, timeout=5)
+    assert r.status_code == status, r.text
+    err = r.json()
+    assert err["status"] == status
+    assert message in err["error"]
+
+
+def test_bad_json_and_duplicate_toxic(http_proxy, api):
+    r = httpx.post(http_proxy.api_url + "/proxies/ctk/toxics", content=b"{not json", timeout=5)
+    assert r.status_code == 400 and "invalid JSON" in r.json()["error"]
+    r = httpx.post(http_proxy.api_url + "/proxies/ctk/toxics", content=b"[1, 2]", timeout=5)
+    assert r.status_code == 400 and "JSON object" in r.json()["error"]
+    api.add_toxic("ctk", "latency", name="dup")
+    with pytest.raises(InterposerError) as exc:
+        api.add_toxic("ctk", "latency", name="dup")
+    assert exc.value.status == 409 and "already exists" in exc.value.message
+
+
+def test_api_survives_garbage(http_proxy, api):
+    s = socket.create_connection(("127.0.0.1", int(http_proxy.api_url.rsplit(":", 1)[1])), timeout=5)
+    s.sendall(b"\x00\x01garbage\r\n\r\n")
+    s.settimeout(5)
+    try:
+        s.recv(100)
+    except OSError:
+        pass
+    s.close()
+    assert api.version()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_cli_standalone(http_server):
+    listen, api_port = _free_port(), _free_port()
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ctk", "interposer", "--listen", f"127.0.0.1:{listen}",
+         "--upstream", f"127.0.0.1:{http_server.address[1]}", "--api", f"127.0.0.1:{api_port}"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        client = InterposerClient(f"http://127.0.0.1:{api_port}", timeout=2)
+        while True:
+            try:
+                client.version()
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise AssertionError("CLI interposer did not come up")
+                time.sleep(0.1)
+        client.add_http_toxic("ctk", "replace_status", status=503)
+        with httpx.Client(base_url=f"http://127.0.0.1:{listen}", timeout=5) as c:
+            assert c.get("/x").status_code == 503
+            assert c.get("/x").status_code == 200
+        assert client.counters("ctk")["injected"] == {"replace_status": 1}
+        client.close()
+    finally:
+        proc.terminate()
+        try:
+            out, _ = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate(timeout=5)
+    assert proc.returncode == 0, out
+    assert re.search(r"control API: http://127\.0\.0\.1:\d+", out)
+
+
+def test_cli_refuses_non_loopback():
+    r = subprocess.run([sys.executable, "-m", "ctk", "interposer", "--listen", "0.0.0.0:0", "--upstream",
+                        "127.0.0.1:1"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "non-loopback" in r.stderr
