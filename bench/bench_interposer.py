@@ -1,0 +1,190 @@
+"""Benchmark: a loopback HTTP server with keep-alive, direct vs through the interposer (no toxics).
+
+Prints: added latency p50/p99 per request, throughput ratio (sequential and with concurrent connections),
+interposer RSS before/after N requests (default 100k). The server (uvicorn, plain ASGI app) and the
+interposer (`python -m ctk interposer`) run in their own processes; the client is http.client.
+
+    python bench/bench_interposer.py [--latency-requests 5000] [--requests 100000] [--threads 4]
+
+Targets: added p50 <= 0.3 ms, throughput >= 70% of direct, RSS flat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+SERVER = r"""
+import sys, uvicorn
+BODY = b'{"ok": true, "namespace": ["bench"], "properties": {"owner": "ctk"}}'
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    while True:
+        m = await receive()
+        if not m.get("more_body"):
+            break
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(BODY)).encode())]})
+    await send({"type": "http.response.body", "body": BODY})
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"port {port} did not open")
+
+
+def rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return -1
+
+
+BODY = b'{"namespace": ["bench"], "properties": {"k": "v"}}'
+
+
+def one_conn_latencies(port: int, n: int) -> list[float]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    out = []
+    hdrs = {"Content-Type": "application/json", "Idempotency-Key": "0190a6b2-0000-7000-8000-000000000000"}
+    for i in range(n):
+        t0 = time.perf_counter()
+        if i % 2:
+            conn.request("POST", "/v1/namespaces", body=BODY, headers=hdrs)
+        else:
+            conn.request("GET", "/v1/namespaces/bench")
+        r = conn.getresponse()
+        r.read()
+        out.append(time.perf_counter() - t0)
+        if r.status != 200:
+            raise RuntimeError(f"status {r.status}")
+    conn.close()
+    return out
+
+
+def throughput(port: int, total: int, threads: int) -> float:
+    per = total // threads
+    errors: list[BaseException] = []
+
+    def work():
+        try:
+            one_conn_latencies(port, per)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    ts = [threading.Thread(target=work) for _ in range(threads)]
+    t0 = time.perf_counter()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(600)
+    took = time.perf_counter() - t0
+    if errors:
+        raise errors[0]
+    return per * threads / took
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(len(xs) * p))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--latency-requests", type=int, default=5000)
+    ap.add_argument("--throughput-requests", type=int, default=10000)
+    ap.add_argument("--requests", type=int, default=100_000, help="requests for the memory run")
+    ap.add_argument("--threads", type=int, default=4)
+    args = ap.parse_args()
+
+    sport, pport = free_port(), free_port()
+    server = subprocess.Popen([sys.executable, "-c", SERVER, str(sport)])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.pathsep + env.get("PYTHONPATH", "")
+    proxy = subprocess.Popen(
+        [sys.executable, "-m", "ctk", "interposer", "--listen", f"127.0.0.1:{pport}",
+         "--upstream", f"127.0.0.1:{sport}", "--api", "none"],
+        stdout=subprocess.DEVNULL, env=env,
+    )
+    try:
+        wait_port(sport)
+        wait_port(pport)
+        # warm up both paths
+        one_conn_latencies(sport, 500)
+        one_conn_latencies(pport, 500)
+
+        # latency: interleaved blocks, one keep-alive connection each
+        direct: list[float] = []
+        via: list[float] = []
+        block = 500
+        for _ in range(max(1, args.latency_requests // block)):
+            direct += one_conn_latencies(sport, block)
+            via += one_conn_latencies(pport, block)
+        d50, d99 = pct(direct, 0.5), pct(direct, 0.99)
+        v50, v99 = pct(via, 0.5), pct(via, 0.99)
+        print(f"requests per path (latency): {len(direct)}")
+        print(f"direct      p50 {d50 * 1e3:.3f} ms  p99 {d99 * 1e3:.3f} ms")
+        print(f"interposer  p50 {v50 * 1e3:.3f} ms  p99 {v99 * 1e3:.3f} ms")
+        print(f"added       p50 {(v50 - d50) * 1e3:.3f} ms  p99 {(v99 - d99) * 1e3:.3f} ms  (target p50 <= 0.300)")
+        seq_ratio = statistics.mean(direct) / statistics.mean(via)
+        print(f"throughput ratio, 1 connection (sequential): {seq_ratio * 100:.1f}%")
+
+        td = throughput(sport, args.throughput_requests, args.threads)
+        tv = throughput(pport, args.throughput_requests, args.threads)
+        print(f"throughput, {args.threads} connections: direct {td:.0f} req/s, interposer {tv:.0f} req/s, "
+              f"ratio {tv / td * 100:.1f}%  (target >= 70%)")
+
+        before = rss_kb(proxy.pid)
+        cpu0, scpu0 = cpu_seconds(proxy.pid), cpu_seconds(server.pid)
+        t0 = time.perf_counter()
+        throughput(pport, args.requests, args.threads)
+        mid = rss_kb(proxy.pid)
+        took = time.perf_counter() - t0
+        cpu = cpu_seconds(proxy.pid) - cpu0
+        scpu = cpu_seconds(server.pid) - scpu0
+        print(f"memory run: {args.requests} requests through the interposer in {took:.1f} s")
+        print(f"CPU per request: interposer {cpu / args.requests * 1e6:.0f} us, "
+              f"upstream server {scpu / args.requests * 1e6:.0f} us (load-independent cost)")
+        print(f"interposer RSS before {before / 1024:.1f} MiB, after {mid / 1024:.1f} MiB, "
+              f"delta {(mid - before) / 1024:+.1f} MiB")
+    finally:
+        for p in (proxy, server):
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
