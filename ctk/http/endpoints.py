@@ -7,7 +7,7 @@ the prerequisites under the run namespace (fresh, unique names per case) and ret
 ``alternative``   same operation and resource, another payload (None when the operation has no payload)
 ``conflicting``   a variant answered with a deterministic terminal 4xx, and ``clear_conflict()`` that removes
                   the cause so that a re-execution of it would now succeed (``conflict_executed()`` tells
-                  from state whether it was executed)
+                  from state whether it was executed; meaningful after ``clear_conflict()``)
 ``observe()``     the relevant catalog state, read over HTTP (never from the mutation's responses)
 ``executions(before, after)``      how many times the request's effect became visible between two states
 ``alt_executions(before, after)``  the same for the alternative payload
@@ -190,7 +190,7 @@ class Catalog:
             raise PrerequisiteError(f"observe: load view {name} answered {ex.status or ex.error}", ex)
         md = body["metadata"]
         return {"uuid": md.get("view-uuid"), "properties": dict(md.get("properties") or {}),
-                "versions": len(md.get("version-log") or md.get("versions") or []),
+                "versions": len(md.get("versions") or []),
                 "metadata_location": body.get("metadata-location")}
 
 
@@ -364,7 +364,7 @@ def _create_namespace(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", "namespaces", {"namespace": list(existing), "properties": {MARK: "conflicting"}}), (409,),
             clear=lambda: cat.drop_namespace(existing, "clear conflict"),
-            executed=lambda: cat.namespace_state(existing) is not None,
+            executed=lambda: (cat.namespace_state(existing) or {}).get("properties", {}).get(MARK) == "conflicting",
             why="the namespace already exists"),
     )
 
@@ -438,7 +438,7 @@ def _create_table(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", path, create_table_body(existing, {MARK: "conflicting"})), (409,),
             clear=lambda: cat.drop_table(ns, existing, purge=True, label="clear conflict"),
-            executed=lambda: cat.table_state(ns, existing) is not None,
+            executed=lambda: (cat.table_state(ns, existing) or {}).get("properties", {}).get(MARK) == "conflicting",
             why="the table already exists"),
     )
 
@@ -471,7 +471,7 @@ def _register_table(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", path, {"name": existing, "metadata-location": loc1}), (409,),
             clear=lambda: cat.drop_table(ns, existing, purge=False, label="clear conflict"),
-            executed=lambda: cat.table_state(ns, existing) is not None,
+            executed=lambda: (cat.table_state(ns, existing) or {}).get("properties", {}).get(MARK) == "source-1",
             why="a table with that name already exists"),
         notes={"metadata-location": loc1},
     )
@@ -641,7 +641,7 @@ def _create_view(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", path, create_view_body(ns, existing, properties={MARK: "conflicting"})), (409,),
             clear=lambda: cat.drop_view(ns, existing, "clear conflict"),
-            executed=lambda: cat.view_state(ns, existing) is not None,
+            executed=lambda: (cat.view_state(ns, existing) or {}).get("properties", {}).get(MARK) == "conflicting",
             why="the view already exists"),
     )
 
@@ -652,19 +652,29 @@ def _replace_view(ctx: Any, ep: Endpoint) -> Case:
     name, missing = ctx.unique("v"), ctx.unique("vm")
     cat.create_view(ns, name, {MARK: "initial"})
 
-    def body(n, v):
-        return {"identifier": ident(ns, n), "requirements": [], "updates": [set_properties_update({MARK: v})]}
+    def body(n, v, sql):
+        # a new view version made current, plus a property: a re-execution adds another version
+        return {"identifier": ident(ns, n), "requirements": [],
+                "updates": [{"action": "add-view-version", "view-version": view_version(ns, sql)},
+                            {"action": "set-current-view-version", "view-version-id": -1},
+                            set_properties_update({MARK: v})]}
+
+    def count(b, a, v):
+        seen = prop_set(b["v"], a["v"], MARK, v)
+        if b["v"] is not None and a["v"] is not None and b["v"]["uuid"] == a["v"]["uuid"]:
+            seen = max(seen, a["v"]["versions"] - b["v"]["versions"])
+        return seen
 
     return Case(
         ep, f"view {'.'.join(ns)}.{name}",
-        Req("POST", view_path(ns, name), body(name, "first")),
+        Req("POST", view_path(ns, name), body(name, "first", "SELECT 10 AS id")),
         observe=lambda: {"v": cat.view_state(ns, name)},
-        executions=lambda b, a: prop_set(b["v"], a["v"], MARK, "first"),
+        executions=lambda b, a: count(b, a, "first"),
         interfere=lambda: cat.commit_view(ns, name, {MARK: "interfered"}, "interfere"),
-        alternative=Req("POST", view_path(ns, name), body(name, "alternative")),
+        alternative=Req("POST", view_path(ns, name), body(name, "alternative", "SELECT 20 AS id")),
         alt_executions=lambda b, a: prop_set(b["v"], a["v"], MARK, "alternative"),
         conflicting=Conflict(
-            Req("POST", view_path(ns, missing), body(missing, "conflicting")), (404,),
+            Req("POST", view_path(ns, missing), body(missing, "conflicting", "SELECT 30 AS id")), (404,),
             clear=lambda: cat.create_view(ns, missing),
             executed=lambda: (cat.view_state(ns, missing) or {}).get("properties", {}).get(MARK) == "conflicting",
             why="the view does not exist"),
@@ -713,7 +723,7 @@ def _register_view(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", path, {"name": existing, "metadata-location": loc1}), (409,),
             clear=lambda: cat.drop_view(ns, existing, "clear conflict"),
-            executed=lambda: cat.view_state(ns, existing) is not None,
+            executed=lambda: (cat.view_state(ns, existing) or {}).get("properties", {}).get(MARK) == "source-1",
             why="a view with that name already exists"),
     )
 
