@@ -1,14 +1,15 @@
 """Namespace and table operations of the reference catalog (views live in views.py).
 
-Each read route answers directly. Each mutating route:
-1. parses the body (a parse error does not answer at once: it becomes an `execute` that raises, so the
-   idempotency pipeline sees and finalizes the 400 like any other terminal error),
-2. *prepares* outside any DB transaction: reads the current state, validates commit requirements, applies
-   updates with pyiceberg and writes the new (immutable) metadata file; any error is again deferred,
-3. hands a `Mutation` whose `execute(conn)` is pure DB work (insert / compare-and-swap / delete) to
-   `app.state.pipeline.handle()`.
+Each read route answers directly. Each mutating route hands a `Mutation` to
+`app.state.pipeline.handle()`; its `execute(conn)` (see `lazy`) first *prepares* - parses the body, reads
+the current state through `conn`, validates commit requirements, applies updates with pyiceberg and writes
+the new immutable metadata file - and then does the DB work (insert / compare-and-swap / delete) in the
+same transaction. Every error, a malformed body included, is a CatalogError raised from execute, so the
+idempotency pipeline sees and finalizes terminal 4xx like any other outcome.
 
-A replayed request therefore never answers from a fresh preparation. Canonical resources (Mutation.resource),
+Only under the `no-atomic-swap` deviation is a commit prepared before the pipeline, outside any
+transaction, with a sleep between the check and the plain (unconditional) pointer write.
+A replayed request never prepares. Canonical resources (Mutation.resource),
 namespace levels joined by 0x1F as NS: createNamespace "namespaces"; dropNamespace/updateProperties NS;
 createTable "NS/tables"; registerTable "NS/register"; updateTable/dropTable/unregisterTable "NS/tables/T";
 renameTable "tables/rename"; commitTransaction "transactions/commit"; views likewise with "views",
@@ -197,6 +198,17 @@ class Context:
         return store.warehouse_uri(self.settings) + "/" + "/".join(ns) + "/" + name
 
 
+def lazy(prepare: Callable) -> Callable:
+    """execute(conn) = prepare(conn)(conn): parse, read the base, write the metadata file, then the DB work.
+
+    Preparing inside execute means it runs after the pipeline reserved the idempotency key (so a metadata
+    file's modification time is evidence for reconciliation), never runs for a replay, and reads the base
+    the DB transaction sees (on SQLite the write lock is held from BEGIN IMMEDIATE)."""
+    def execute(conn):
+        return prepare(conn)(conn)
+    return execute
+
+
 async def prepared(ctx: Context, fn: Callable[[], Callable]) -> Callable:
     """Run a preparation in the thread pool; a CatalogError becomes an execute() that raises it."""
     def run():
@@ -331,10 +343,9 @@ def create_table_request(body: bytes) -> CreateTableRequest:
 async def create_table(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
     resource = f"{store.ns_key(ns)}/tables"
 
-    def prepare():
+    def prepare(rconn):
         req = create_table_request(body)
-        location = req.location.rstrip("/") if req.location else ctx.read(
-            lambda conn: ctx.default_location(conn, ns, req.name))
+        location = req.location.rstrip("/") if req.location else ctx.default_location(rconn, ns, req.name)
         try:
             metadata = new_table_metadata(req.table_schema, req.partition_spec or UNPARTITIONED_PARTITION_SPEC,
                                           req.write_order or UNSORTED_SORT_ORDER, location, dict(req.properties))
@@ -356,7 +367,7 @@ async def create_table(ctx: Context, request: Request, ns: list[str], body: byte
             return OpResult(200, table_result(meta_loc, metadata))
         return execute
 
-    return await ctx.submit(request, "createTable", resource, body, await prepared(ctx, prepare))
+    return await ctx.submit(request, "createTable", resource, body, lazy(prepare))
 
 
 async def load_table(ctx: Context, request: Request, ns: list[str], name: str) -> Response:
@@ -375,7 +386,7 @@ async def load_table(ctx: Context, request: Request, ns: list[str], name: str) -
 
 
 class PreparedCommit:
-    """A table commit prepared outside the DB transaction: base pointer, new metadata file written."""
+    """A prepared table commit: base pointer, new metadata file written (or the error to raise in apply)."""
 
     def __init__(self, ns, name, base_location, new_location, metadata, error: CatalogError | None = None):
         self.ns, self.name = ns, name
@@ -403,10 +414,14 @@ class PreparedCommit:
         return table_result(self.new_location, self.metadata)
 
 
-def prepare_commit(ctx: Context, ns: list[str], name: str, req: CommitTableRequest) -> PreparedCommit:
-    """Read the base, check requirements, apply updates and write the new metadata file."""
+def prepare_commit(ctx: Context, ns: list[str], name: str, req: CommitTableRequest, conn=None) -> PreparedCommit:
+    """Read the base (through conn, or a read connection when None), check requirements, apply updates and
+    write the new metadata file."""
     try:
-        base_location = ctx.read(lambda conn: store.table_pointer(conn, ns, name))
+        if conn is None:
+            base_location = ctx.read(lambda c: store.table_pointer(c, ns, name))
+        else:
+            base_location = store.table_pointer(conn, ns, name)
         creating = base_location is None and any(isinstance(r, AssertCreate) for r in req.requirements)
         if base_location is None and not creating:
             raise no_table(ns, name)
@@ -430,7 +445,7 @@ def prepare_commit(ctx: Context, ns: list[str], name: str, req: CommitTableReque
             raise bad_request(f"Cannot apply updates: {exc}") from None
         new_location = store.new_metadata_location(metadata.location, base_location)
         store.write_table_metadata(metadata, new_location)
-        if ctx.deviation == "no-atomic-swap":
+        if ctx.deviation == "no-atomic-swap" and conn is None:
             time.sleep(0.2)  # the window between check and write that this deviation leaves open
         return PreparedCommit(ns, name, base_location, new_location, metadata)
     except CatalogError as exc:
@@ -453,16 +468,20 @@ def commit_request(data: Any, ns: list[str] | None = None, name: str | None = No
 
 
 async def commit_table(ctx: Context, request: Request, ns: list[str], name: str, body: bytes) -> Response:
-    def prepare():
+    def prepare(conn):
         req = commit_request(parse_object(body), ns, name)
-        prep = prepare_commit(ctx, ns, name, req)
-        return lambda conn: OpResult(200, prep.apply(conn, ctx.deviation))
+        prep = prepare_commit(ctx, ns, name, req, conn)
+        return lambda c: OpResult(200, prep.apply(c, ctx.deviation))
 
-    return await ctx.submit(request, "updateTable", table_resource(ns, name), body, await prepared(ctx, prepare))
+    if ctx.deviation == "no-atomic-swap":  # check outside the transaction, then a plain write: racy on purpose
+        execute = await prepared(ctx, lambda: prepare(None))
+    else:
+        execute = lazy(prepare)
+    return await ctx.submit(request, "updateTable", table_resource(ns, name), body, execute)
 
 
 async def commit_transaction(ctx: Context, request: Request, body: bytes) -> Response:
-    def prepare():
+    def prepare(conn):
         data = parse_object(body)
         changes = data.get("table-changes")
         if not isinstance(changes, list) or not changes:
@@ -471,7 +490,7 @@ async def commit_transaction(ctx: Context, request: Request, body: bytes) -> Res
         idents = [(tuple(r.identifier.namespace.root), r.identifier.name) for r in reqs]
         if len(set(idents)) != len(idents):
             raise bad_request("Invalid CommitTransactionRequest: a table appears more than once")
-        preps = [prepare_commit(ctx, list(i[0]), i[1], r) for i, r in zip(idents, reqs)]
+        preps = [prepare_commit(ctx, list(i[0]), i[1], r, conn) for i, r in zip(idents, reqs)]
 
         def execute(conn):
             for index, prep in enumerate(preps):
@@ -484,7 +503,11 @@ async def commit_transaction(ctx: Context, request: Request, body: bytes) -> Res
             return OpResult(204)
         return execute
 
-    return await ctx.submit(request, "commitTransaction", "transactions/commit", body, await prepared(ctx, prepare))
+    if ctx.deviation == "no-atomic-swap":
+        execute = await prepared(ctx, lambda: prepare(None))
+    else:
+        execute = lazy(prepare)
+    return await ctx.submit(request, "commitTransaction", "transactions/commit", body, execute)
 
 
 async def drop_table(ctx: Context, request: Request, ns: list[str], name: str, body: bytes) -> Response:
@@ -564,7 +587,7 @@ async def rename(ctx: Context, request: Request, body: bytes, kind: str) -> Resp
 
 
 async def register_table(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
-    def prepare():
+    def prepare(_conn):
         data = parse_object(body)
         data.setdefault("overwrite", False)
         req = parse_model(RegisterTableRequest, data)
@@ -587,8 +610,7 @@ async def register_table(ctx: Context, request: Request, ns: list[str], body: by
             return OpResult(200, table_result(req.metadata_location, metadata))
         return execute
 
-    return await ctx.submit(request, "registerTable", f"{store.ns_key(ns)}/register", body,
-                            await prepared(ctx, prepare))
+    return await ctx.submit(request, "registerTable", f"{store.ns_key(ns)}/register", body, lazy(prepare))
 
 
 def principal_of(token: str | None) -> str:

@@ -20,8 +20,8 @@ from starlette.responses import JSONResponse, Response
 
 from ctk.reference import store
 from ctk.reference.catalog import (Context, CatalogError, bad_request, check_identifier, check_name, check_properties,
-                                   commit_failed, dump, exists, no_namespace, no_view, parse_model,
-                                   parse_object, prepared)
+                                   commit_failed, dump, exists, lazy, no_namespace, no_view, parse_model,
+                                   parse_object)
 from ctk.reference.operations import OpResult
 
 
@@ -125,14 +125,13 @@ async def list_views(ctx: Context, request: Request, ns: list[str]) -> Response:
 
 
 async def create_view(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
-    def prepare():
+    def prepare(rconn):
         data = parse_object(body)
         data.setdefault("location", None)
         check_properties(data.get("properties"))
         req = parse_model(CreateViewRequest, data)
         check_name(req.name, "view")
-        location = req.location.rstrip("/") if req.location else ctx.read(
-            lambda conn: ctx.default_location(conn, ns, req.name))
+        location = req.location.rstrip("/") if req.location else ctx.default_location(rconn, ns, req.name)
         schema = dump(req.view_schema)
         version = dump(req.view_version)
         version.update({"version-id": 1, "schema-id": schema.get("schema-id", 0)})
@@ -156,7 +155,7 @@ async def create_view(ctx: Context, request: Request, ns: list[str], body: bytes
             return OpResult(200, view_result(meta_loc, metadata))
         return execute
 
-    return await ctx.submit(request, "createView", f"{store.ns_key(ns)}/views", body, await prepared(ctx, prepare))
+    return await ctx.submit(request, "createView", f"{store.ns_key(ns)}/views", body, lazy(prepare))
 
 
 async def load_view(ctx: Context, request: Request, ns: list[str], name: str) -> Response:
@@ -169,7 +168,7 @@ async def load_view(ctx: Context, request: Request, ns: list[str], name: str) ->
 
 
 async def replace_view(ctx: Context, request: Request, ns: list[str], name: str, body: bytes) -> Response:
-    def prepare():
+    def prepare(rconn):
         data = parse_object(body)
         if data.get("identifier") is not None:
             check_identifier(data["identifier"])
@@ -177,7 +176,7 @@ async def replace_view(ctx: Context, request: Request, ns: list[str], name: str,
         updates: Any = data.get("updates")
         if not isinstance(requirements, list) or not isinstance(updates, list):
             raise bad_request("Invalid CommitViewRequest: requirements and updates must be arrays")
-        base_loc = ctx.read(lambda conn: store.view_pointer(conn, ns, name))
+        base_loc = store.view_pointer(rconn, ns, name)
         if base_loc is None:
             raise no_view(ns, name)
         base = store.read_view_metadata(base_loc)
@@ -200,7 +199,7 @@ async def replace_view(ctx: Context, request: Request, ns: list[str], name: str,
             return OpResult(200, view_result(new_loc, metadata))
         return execute
 
-    return await ctx.submit(request, "replaceView", view_resource(ns, name), body, await prepared(ctx, prepare))
+    return await ctx.submit(request, "replaceView", view_resource(ns, name), body, lazy(prepare))
 
 
 async def drop_view(ctx: Context, request: Request, ns: list[str], name: str, body: bytes) -> Response:
@@ -213,7 +212,7 @@ async def drop_view(ctx: Context, request: Request, ns: list[str], name: str, bo
 
 
 async def register_view(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
-    def prepare():
+    def prepare(_conn):
         req = parse_model(RegisterViewRequest, parse_object(body))
         check_name(req.name, "view")
         try:
@@ -232,7 +231,7 @@ async def register_view(ctx: Context, request: Request, ns: list[str], body: byt
         return execute
 
     return await ctx.submit(request, "registerView", f"{store.ns_key(ns)}/register-view", body,
-                            await prepared(ctx, prepare))
+                            lazy(prepare))
 
 
 __all__ = ["CatalogError", "create_view", "load_view", "replace_view", "drop_view", "register_view", "list_views"]
