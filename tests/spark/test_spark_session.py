@@ -96,3 +96,30 @@ def test_missing_jars_error(spark_jars, spark_reference, tmp_path):
 )
 def test_is_commit(method, path, commit):
     assert is_commit(RecordedRequest(method, path, 200, 0.0, 0.0)) is commit
+
+
+def test_through_interposer(spark, spark_reference):
+    """`through=`: Spark (via the recorder) reaches the catalog through the interposer."""
+    from urllib.parse import urlsplit
+
+    from ctk.interposer import Interposer
+    from ctk.spark.session import spark_session, stop_session
+
+    up = urlsplit(spark_reference.url)
+    ip = Interposer(upstream=(up.hostname, up.port))
+    host, port = ip.start()
+    try:
+        via = spark_session(spark_reference.url, name="via", through=(host, port))
+        try:
+            ns = _ns("via")
+            via.sql(f"CREATE NAMESPACE {ns}")
+            via.sql(f"CREATE TABLE {ns}.t (id BIGINT) USING iceberg")
+            via.sql(f"INSERT INTO {ns}.t VALUES (7)")
+            assert via.sql(f"SELECT count(*) AS n FROM {ns}.t").collect()[0].n == 1
+            assert commit_stats(session_info(via).recorder.snapshot())["ok"] == 1
+            counters = ip.counters
+            assert counters.get("requests", 0) >= len(session_info(via).recorder.snapshot()), counters
+        finally:
+            stop_session(via)
+    finally:
+        ip.stop()
