@@ -112,11 +112,12 @@ class CtkSession:
         return h
 
     def _make_context(self) -> Any:
-        try:
-            CheckContext = _import([("ctk.checks", "CheckContext"), ("ctk.checks.context", "CheckContext")])
-        except ImportError:
-            return None
-        return build_context(CheckContext, self)
+        """H7's CheckContext on the run namespace (created by the session, so not again here)."""
+        from ctk.checks.context import CheckContext, CheckOptions
+
+        options = CheckOptions(max_wait=self.options.max_wait, strict=self.options.strict)
+        return CheckContext.create(self.client, discovery=self.discovery, namespace=(self.namespace,),
+                                   options=options, create_namespace=False)
 
     def stop(self) -> None:
         """Remove the run namespace (with everything inside) and stop the embedded catalog. Bounded."""
@@ -158,25 +159,6 @@ class CtkSession:
         if problem:
             self.error = problem + " (the target stopped answering during the run)"
         return self.error
-
-
-def build_context(CheckContext: Any, session: CtkSession) -> Any:
-    """Construct H7's CheckContext from whatever of its parameters the session can provide."""
-    import inspect
-
-    available = {
-        "client": session.client, "target": session.target, "discovery": session.discovery,
-        "namespace": session.namespace, "run_namespace": session.namespace, "ns": session.namespace,
-        "max_wait": session.options.max_wait, "timeout": session.options.timeout,
-        "strict": session.options.strict, "control_url": session.url if session.server is not None else None,
-        "embedded": session.server is not None, "server": session.server, "url": session.url,
-    }
-    try:
-        params = inspect.signature(CheckContext).parameters
-    except (TypeError, ValueError):
-        params = {}
-    kwargs = {k: v for k, v in available.items() if k in params}
-    return CheckContext(**kwargs)
 
 
 def worker_identity(config: Any) -> tuple[str, str]:

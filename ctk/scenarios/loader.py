@@ -113,6 +113,15 @@ def _load_one(item: Any, source: str, prefix: str) -> Scenario:
     have_key = [False]
     setup = [_step(s, i, "setup", label + prefix, saved, have_key) for i, s in enumerate(item.get("setup") or [])]
     steps = [_step(s, i, "steps", label + prefix, saved, have_key) for i, s in enumerate(item["steps"])]
+    pending = None
+    for st in setup + steps:
+        if st.kind == "fault":
+            pending = st
+        elif st.kind == "request":
+            pending = None
+    if pending is not None:
+        raise ScenarioError(f"{label}{prefix}{pending.where}.fault: a fault applies to the next request step, "
+                            "and none follows")
     return Scenario(name=name, requirement=item["requirement"], endpoint=item["endpoint"], steps=steps,
                     setup=setup, behaviour=item.get("behaviour"), description=item.get("description"),
                     requires=list(item.get("requires") or []), source=source)

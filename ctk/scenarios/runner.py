@@ -17,7 +17,6 @@ from ctk.core.verdicts import Verdict
 from ctk.http.exchange import Exchange
 from ctk.http.keys import new_key
 from ctk.scenarios.loader import Scenario, Step
-from ctk.scenarios.schema import FAULT_ACTIONS
 
 
 class _Mismatch(Exception):
@@ -32,47 +31,15 @@ class _Unsupported(Exception):
 
 # --- faults ------------------------------------------------------------------------------------------
 
-class ControlApiFaults:
-    """Fault injection through a catalog's control API (/_ctk, the reference catalog's test hooks)."""
-
-    def __init__(self, client: Any):
-        self.client = client
-        self._available: bool | None = None
-        self.injected: list[str] = []
-
-    def available(self) -> bool:
-        if self._available is None:
-            ex = self.client.request("GET", "/_ctk", label="control API present?")
-            body = ex.json() if ex.status == 200 else None
-            self._available = isinstance(body, dict) and bool(body.get("control"))
-        return self._available
-
-    def inject(self, action: str, **selectors: Any) -> str:
-        body = {"action": action, **{k: v for k, v in selectors.items() if v is not None}}
-        ex = self.client.request("POST", "/_ctk/faults", json=body, label=f"inject fault {action}")
-        if ex.status not in (200, 201):
-            raise RuntimeError(f"fault injection refused: {ex.status} {ex.error or ex.response_body}")
-        fid = (ex.json() or {}).get("id", "")
-        self.injected.append(fid)
-        return fid
-
-    def clear(self) -> None:
-        self.client.request("DELETE", "/_ctk/faults", label="clear faults")
-        self.injected.clear()
-
-    def executions(self) -> dict[str, Any] | None:
-        ex = self.client.request("GET", "/_ctk/executions", label="execution counters")
-        return ex.json() if ex.status == 200 else None
-
-
 def fault_port(session: Any) -> Any:
-    """The CheckContext's fault injector when it has one with inject/clear, else the control API."""
+    """The CheckContext's fault injector (control API or interposer), else one detected for the client."""
     ctx = getattr(session, "context", None)
-    for attr in ("faults", "fault_injector", "injector"):
-        port = getattr(ctx, attr, None)
-        if port is not None and callable(getattr(port, "inject", None)) and callable(getattr(port, "clear", None)):
-            return port
-    return ControlApiFaults(session.client)
+    faults = getattr(ctx, "faults", None)
+    if faults is not None:
+        return faults
+    from ctk.checks.faults import detect_injector
+
+    return detect_injector(session.client)
 
 
 # --- running -----------------------------------------------------------------------------------------
@@ -87,6 +54,7 @@ class _Run:
     last_status: int | None = None
     faults: Any = None
     used_faults: bool = False
+    pending: list[tuple[Step, dict[str, Any]]] = field(default_factory=list)   # faults for the next request
 
     @property
     def client(self) -> Any:
@@ -166,11 +134,8 @@ def _check_requires(run: _Run) -> None:
 
 
 def _faults_available(run: _Run) -> bool:
-    avail = getattr(run.faults, "available", None)
-    try:
-        return bool(avail()) if callable(avail) else True
-    except Exception:  # noqa: BLE001
-        return False
+    supports = getattr(run.faults, "supports", None)
+    return bool(callable(supports) and supports("lose_answer"))
 
 
 def _do(run: _Run, step: Step) -> None:
@@ -192,8 +157,12 @@ def _request(run: _Run, step: Step) -> None:
     else:
         key = fill(key_mode, run.names)
         run.last_key = key
+    method, path = spec["method"].upper(), fill(spec["path"], run.names)
+    pending, run.pending = run.pending, []
+    for fstep, fspec in pending:
+        _arm(run, fstep, fspec, method, path, key)
     ex: Exchange = run.client.request(
-        spec["method"].upper(), fill(spec["path"], run.names), json=fill(spec.get("body"), run.names),
+        method, path, json=fill(spec.get("body"), run.names),
         headers=fill(spec.get("headers"), run.names) or None, idempotency_key=key,
         header_name=spec.get("header", "Idempotency-Key"), label=step.label or spec.get("label") or step.where)
     run.last_status = ex.status
@@ -250,15 +219,37 @@ def _dig(value: Any, path: str) -> tuple[Any, bool]:
 
 
 def _fault(run: _Run, step: Step) -> None:
+    """Arm a fault for the scenario's next request (the injector needs its method, path and key)."""
     if not _faults_available(run):
-        raise _Unsupported("the scenario injects a fault but the target offers no fault injection")
-    spec = fill(step.spec, run.names)
-    selectors = {k: spec.get(k) for k in ("operation", "method", "path", "status", "seconds")}
-    selectors["times"] = spec.get("times", 1)
+        raise _Unsupported("the scenario injects a fault but the target offers no fault injection "
+                           "(no control API, no interposer)")
+    run.pending.append((step, fill(step.spec, run.names)))
+
+
+def _arm(run: _Run, step: Step, spec: dict[str, Any], method: str, path: str, key: str | None) -> None:
+    from ctk.checks.faults import FaultMatch, FaultUnsupported
+
+    match = FaultMatch(spec.get("operation") or run.scenario.endpoint, spec.get("method", method).upper(),
+                       spec.get("path", path), key)
+    action = spec["action"]
+    f = run.faults
     try:
-        run.faults.inject(FAULT_ACTIONS[spec["action"]], **selectors)
-    except Exception as exc:  # noqa: BLE001
-        raise _Unsupported(f"fault {spec['action']} could not be injected: {exc}") from None
+        if action == "lose_answer":
+            f.lose_answer(match, mode=str(spec.get("mode", "drop")))
+        elif action == "fail_after_commit":
+            f.lose_answer(match, mode=str(spec.get("status", 503)))
+        elif action == "fail_before":
+            f.fail_before(match, status=int(spec.get("status", 503)))
+        elif action == "delay":
+            f.delay(match, float(spec.get("seconds", 1.0)))
+        elif action == "crash_before_finalize":
+            f.crash_before_finalize(match)
+        elif action == "corrupt_stored_response":
+            f.corrupt_stored_response(match)
+        else:  # pragma: no cover - the loader validates actions
+            raise _Unsupported(f"unknown fault action {action!r}")
+    except FaultUnsupported as exc:
+        raise _Unsupported(f"{step.where}: fault {action}: {exc}") from None
     run.used_faults = True
 
 

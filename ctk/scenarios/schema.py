@@ -27,9 +27,12 @@ Steps (exactly one of request / fault / wait / observe / clear_faults per step):
         same_body_as: first         # body equal (as JSON) to a saved exchange's body
         same_status_as: first
         subtype: request_in_progress
-    - fault: {action: lose_answer, operation: createNamespace, times: 1}
-        # actions: lose_answer | delay | fail_before | fail_after_commit | crash_before_finalize |
-        #          corrupt_stored_response ; optional method, path (regex), status, seconds, times
+    - fault: {action: lose_answer, mode: drop}
+        # armed for the NEXT request step (through the CheckContext's fault injector: the control API of
+        # the reference catalog, or the interposer), once. Actions: lose_answer (mode 503 | 500 | reset |
+        # drop; default drop = no answer) | delay (seconds) | fail_before (status) | fail_after_commit
+        # (status) | crash_before_finalize | corrupt_stored_response. Optional: operation (default: the
+        # scenario's endpoint), method and path (default: the next request's).
     - wait: 1.5                     # seconds, or "lifetime" (the advertised idempotency-key-lifetime)
     - observe: namespace_exists     # state query; args below
       args: {namespace: ["{ns}", "{child}"]}
@@ -98,7 +101,7 @@ STEP_SCHEMA = {
                 "path": {"type": "string"},
                 "status": {"type": "integer", "minimum": 100, "maximum": 599},
                 "seconds": {"type": "number", "minimum": 0},
-                "times": {"type": ["integer", "null"], "minimum": 1},
+                "mode": {"enum": ["503", "500", "reset", "drop"]},
             },
         },
         "wait": {"oneOf": [{"type": "number", "minimum": 0}, {"const": "lifetime"}]},

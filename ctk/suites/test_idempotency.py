@@ -1,0 +1,18 @@
+"""Idempotency-Key behaviour of every mutation endpoint: endpoints x behaviours (the report's matrix).
+
+Behaviours: finalized duplicate (REPLAY-01), terminal 4xx replayed (REPLAY-02), 5xx not stored (REPLAY-03),
+lost answers (REPLAY-04), in-flight duplicate (INFLIGHT-01/02), payload mismatch (PAYLOAD-01), key scope
+(SCOPE-01), lifetime (LIFE-01), replay failed (RECON-01), crash reconciled (RECON-02).
+"""
+
+import pytest
+
+from ctk.checks.idempotency import ENDPOINT_CHECKS
+from ctk.http.endpoints import ENDPOINTS
+
+CASES = [(op, behaviour, check) for op in ENDPOINTS for behaviour, check in ENDPOINT_CHECKS]
+
+
+@pytest.mark.parametrize("operation,behaviour,check", CASES, ids=[f"{op}-{b}" for op, b, _ in CASES])
+def test_idempotency(ctk_context, operation, behaviour, check):
+    return check(ctk_context, ENDPOINTS[operation])

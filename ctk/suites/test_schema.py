@@ -1,0 +1,73 @@
+"""SCHEMA-01: responses conform to the OpenAPI document (--openapi-spec, default the kit's own).
+
+Validates a fresh round of reads and mutations in the run namespace, then every response this session's
+client has recorded so far (the suites run before it in file order)."""
+
+import uuid
+
+from ctk.core.verdicts import Verdict
+from ctk.openapi import SpecError, load_spec
+
+REQ = "SCHEMA-01"
+
+
+def _verdict(spec, exchanges, what):
+    problems, checked = [], 0
+    for ex in exchanges:
+        if ex.status is None or (ex.label or "").startswith("fault:") or "/_ctk" in ex.url:
+            continue
+        checked += 1
+        for p in spec.validate(ex):
+            problems.append((p, ex))
+    if checked == 0:
+        return Verdict.inconclusive(REQ, f"no responses to validate ({what})", behaviour="schema")
+    if problems:
+        shown = problems[:8]
+        return Verdict.broken(
+            REQ, f"{len(problems)} response(s) of {checked} do not conform to {spec.source} ({what}):\n"
+                 + "\n".join(p for p, _ in shown),
+            behaviour="schema", classification=f"{len(problems)} problems",
+            exchanges=[ex.to_dict() for _, ex in shown])
+    return Verdict.ok(REQ, f"{checked} responses conform to {spec.source} ({what})", behaviour="schema")
+
+
+def _spec(ctk_session):
+    try:
+        return load_spec(ctk_session.options.openapi_spec), None
+    except SpecError as exc:
+        return None, Verdict.inconclusive(REQ, f"OpenAPI document unusable: {exc}", behaviour="schema")
+
+
+def test_schema_fresh_round(ctk_session, ctk_client):
+    spec, bad = _spec(ctk_session)
+    if bad:
+        return bad
+    ns = ctk_session.namespace
+    child = f"s_{uuid.uuid4().hex[:8]}"
+    enc = f"{ns}%1F{child}"
+    mark = len(ctk_client.exchanges)
+    c = ctk_client
+    c.request("GET", "/v1/config", label="schema: config")
+    c.request("GET", "namespaces", label="schema: list namespaces")
+    c.request("POST", "namespaces", json={"namespace": [ns, child], "properties": {"a": "1"}}, label="schema: create")
+    c.request("POST", "namespaces", json={"namespace": [ns, child]}, label="schema: create again (409)")
+    c.request("GET", f"namespaces/{enc}", label="schema: load namespace")
+    c.request("POST", f"namespaces/{enc}/properties", json={"updates": {"b": "2"}, "removals": ["zz"]},
+              label="schema: update properties")
+    c.request("POST", f"namespaces/{enc}/tables", label="schema: create table",
+              json={"name": "t", "schema": {"type": "struct", "schema-id": 0,
+                                            "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}})
+    c.request("GET", f"namespaces/{enc}/tables", label="schema: list tables")
+    c.request("GET", f"namespaces/{enc}/tables/t", label="schema: load table")
+    c.request("GET", f"namespaces/{enc}/tables/missing", label="schema: load missing table (404)")
+    c.request("GET", f"namespaces/{enc}/views", label="schema: list views")
+    c.request("DELETE", f"namespaces/{enc}/tables/t", label="schema: drop table")
+    c.request("DELETE", f"namespaces/{enc}", label="schema: drop namespace")
+    return _verdict(spec, c.exchanges_since(mark), "a fresh round of reads and mutations")
+
+
+def test_schema_recorded(ctk_session, ctk_client):
+    spec, bad = _spec(ctk_session)
+    if bad:
+        return bad
+    return _verdict(spec, list(ctk_client.exchanges), "every response recorded in this session")
