@@ -1,0 +1,90 @@
+"""The reference catalog on PostgreSQL (psycopg): routes, CAS race. Starts a throwaway cluster on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import httpx
+import pytest
+
+from ctk.reference.server import ReferenceServer
+from ctk.reference.settings import ReferenceSettings
+
+pytestmark = [pytest.mark.postgres, pytest.mark.timeout(180)]
+
+BIN = "/usr/lib/postgresql/15/bin"
+
+
+def _as_pg(cmd: list[str]) -> list[str]:
+    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
+
+
+@pytest.fixture(scope="module")
+def pg_url():
+    if not os.path.exists(f"{BIN}/initdb"):
+        pytest.skip("PostgreSQL binaries not installed")
+    base = tempfile.mkdtemp(prefix="ctkpg-")
+    if os.geteuid() == 0:
+        shutil.chown(base, "postgres")
+    data = os.path.join(base, "data")
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    subprocess.run(_as_pg([f"{BIN}/initdb", "-D", data, "-A", "trust", "-U", "ctk"]), check=True,
+                   capture_output=True, timeout=120)
+    subprocess.run(_as_pg([f"{BIN}/pg_ctl", "-D", data, "-w", "-t", "60", "-l", os.path.join(base, "log"), "-o",
+                           f"-h 127.0.0.1 -p {port} -k {base}", "start"]), check=True, capture_output=True,
+                   timeout=90)
+    try:
+        yield f"postgresql://ctk@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(_as_pg([f"{BIN}/pg_ctl", "-D", data, "-m", "fast", "-w", "-t", "30", "stop"]),
+                       capture_output=True, timeout=60)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+
+
+def test_postgres_catalog(pg_url, tmp_path):
+    import threading
+
+    settings = ReferenceSettings(warehouse=str(tmp_path / "wh"), database_url=pg_url, control_api=True)
+    with ReferenceServer(settings) as server, httpx.Client(base_url=server.url + "/v1", timeout=60) as c:
+        assert c.post("/namespaces", json={"namespace": ["db"]}).status_code == 200
+        assert c.post("/namespaces", json={"namespace": ["db"]}).status_code == 409
+        created = c.post("/namespaces/db/tables", json={"name": "t", "schema": SCHEMA}).json()
+        assert not (tmp_path / "wh" / "catalog.db").exists()  # pointers live in PostgreSQL
+
+        n, statuses = 8, []
+        barrier = threading.Barrier(n, timeout=30)
+
+        def commit(i):
+            body = {"requirements": [{"type": "assert-current-schema-id", "current-schema-id": 0}],
+                    "updates": [{"action": "add-schema", "last-column-id": 2, "schema": {
+                        "type": "struct", "schema-id": 1, "fields": [SCHEMA["fields"][0], {
+                            "id": 2, "name": f"c{i}", "type": "string", "required": False}]}},
+                        {"action": "set-current-schema", "schema-id": -1}]}
+            with httpx.Client(timeout=60) as cc:
+                barrier.wait()
+                statuses.append(cc.post(f"{server.url}/v1/namespaces/db/tables/t", json=body).status_code)
+
+        threads = [threading.Thread(target=commit, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(90)
+        assert sorted(statuses) == [200] + [409] * (n - 1), statuses
+        final = c.get("/namespaces/db/tables/t").json()
+        assert final["metadata-location"] != created["metadata-location"]
+        assert c.delete("/namespaces/db/tables/t").status_code == 204
+        assert c.delete("/namespaces/db").status_code == 204
+    # the pipeline's own tables live in the same database: a restart on it works
+    with ReferenceServer(settings) as again:
+        assert httpx.get(again.url + "/v1/namespaces", timeout=10).json()["namespaces"] == []
