@@ -1,0 +1,93 @@
+"""Sensitivity proof: every check passes on the reference catalog and fails (or deviates) under each deviation
+profile whose `catches` lists its requirement. Prints the matrix (run with -s to see it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctk.checks import run_endpoint_checks, run_global_checks
+from ctk.core.verdicts import Status
+from ctk.reference.deviations import PROFILES
+
+# requirement -> (behaviour to run, endpoints to run it on, global?)
+BEHAVIOUR = {
+    "DISC-01": "discovery", "DISC-02": "lifetime-placement", "DISC-03": "java-parseable",
+    "DISC-04": "key-ignored-when-unsupported", "KEY-01": "malformed-key", "KEY-02": "repeated-header",
+    "REPLAY-01": "finalized-duplicate", "REPLAY-02": "terminal-4xx-replayed", "REPLAY-03": "5xx-not-stored",
+    "REPLAY-04": "lost-answer", "INFLIGHT-01": "in-flight-duplicate", "INFLIGHT-02": "in-flight-duplicate",
+    "PAYLOAD-01": "payload-mismatch", "SCOPE-01": "key-scope", "LIFE-01": "lifetime",
+    "RECON-01": "replay-failed", "RECON-02": "crash-reconciled",
+}
+GLOBAL = {"DISC-01", "DISC-02", "DISC-03", "DISC-04", "KEY-01", "KEY-02"}
+SENSITIVITY_ENDPOINTS = ("createTable", "updateTable")
+OURS = [p for p in PROFILES.values() if set(p.catches) & set(BEHAVIOUR)]
+MATRIX: dict[str, dict[str, str]] = {}
+
+
+def _run(ctx, requirement: str, endpoints) -> list:
+    behaviour = BEHAVIOUR[requirement]
+    if requirement in GLOBAL:
+        verdicts = run_global_checks(ctx, [behaviour])
+    else:
+        verdicts = []
+        for op in endpoints:
+            verdicts += run_endpoint_checks(ctx, op, [behaviour])
+    return [v for v in verdicts if v.requirement == requirement]
+
+
+def _cell(verdicts) -> str:
+    return ",".join(sorted({v.status.value + (f"({v.classification})" if v.classification else "")
+                            for v in verdicts}))
+
+
+@pytest.mark.parametrize("profile", OURS, ids=[p.name for p in OURS])
+def test_profile_is_caught(make_ctx, profile):
+    ctx = make_ctx(deviation=profile.name)
+    for requirement in sorted(set(profile.catches) & set(BEHAVIOUR)):
+        verdicts = _run(ctx, requirement, SENSITIVITY_ENDPOINTS)
+        MATRIX.setdefault(profile.name, {})[requirement] = _cell(verdicts)
+        assert verdicts, f"no verdict for {requirement}"
+        caught = [v for v in verdicts if v.status in (Status.FAIL, Status.DEVIATION)]
+        assert len(caught) == len(verdicts), (
+            f"{requirement} not caught under {profile.name} ({profile.breaks}):\n"
+            + "\n".join(f"{v.endpoint} {v.behaviour}: {v.status.value} {v.classification}: {v.message[:600]}"
+                        for v in verdicts if v not in caught))
+        for v in caught:   # a failing verdict says what was expected and what happened, with exchanges
+            assert "expected:" in v.message and "happened:" in v.message and v.exchanges
+
+
+def test_all_checks_pass_on_the_reference(make_ctx):
+    ctx = make_ctx()
+    out = run_global_checks(ctx)
+    for op in SENSITIVITY_ENDPOINTS:
+        out += run_endpoint_checks(ctx, op)
+    by_req: dict[str, list] = {}
+    for v in out:
+        by_req.setdefault(v.requirement, []).append(v)
+    MATRIX["(reference)"] = {r: _cell(vs) for r, vs in by_req.items()}
+    for v in out:
+        if v.requirement == "DISC-04" or (v.requirement == "PAYLOAD-01" and not v.endpoint):
+            assert v.status is Status.UNSUPPORTED          # not applicable: the reference advertises support
+            continue
+        assert v.status is Status.PASS, f"{v.requirement} {v.endpoint} {v.behaviour}: {v.status.value}\n{v.message}"
+    assert set(BEHAVIOUR) <= set(by_req)
+
+
+def test_reference_without_discovery_ignores_keys(make_ctx):
+    ctx = make_ctx(idempotency_lifetime=None)
+    [v] = run_global_checks(ctx, ["key-ignored-when-unsupported"])
+    assert v.status is Status.PASS, v.message
+    [v] = run_global_checks(ctx, ["discovery"])
+    assert v.status is Status.UNSUPPORTED and "absent" in v.message
+    MATRIX["(reference, no lifetime)"] = {"DISC-04": "pass", "DISC-01": "unsupported"}
+
+
+def test_print_matrix():
+    """Printed last (tests run in file order); shows what each profile did to each requirement."""
+    if not MATRIX:
+        pytest.skip("no sensitivity results in this session")
+    reqs = sorted({r for row in MATRIX.values() for r in row})
+    lines = ["profile".ljust(28) + " | requirement -> verdict"]
+    for name, row in MATRIX.items():
+        lines.append(name.ljust(28) + " | " + "; ".join(f"{r}: {row[r]}" for r in reqs if r in row))
+    print("\n\nSENSITIVITY MATRIX\n" + "\n".join(lines))
