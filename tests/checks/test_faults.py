@@ -1,0 +1,79 @@
+"""Fault injection through the interposer (any target), without any injector, and in-flight classification."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ctk.checks import run_endpoint_checks
+from ctk.checks.faults import ControlFaults, FaultMatch, FaultUnsupported, InterposerFaults, NoFaults
+from ctk.core.verdicts import Status
+
+
+def test_fault_match_regex_anchors_the_path():
+    m = FaultMatch("createTable", "POST", "namespaces/a%1Fb/tables", "k")
+    rx = re.compile(m.path_regex())
+    assert rx.search("/v1/namespaces/a%1Fb/tables")
+    assert rx.search("/v1/pre/namespaces/a%1Fb/tables?x=1")
+    assert not rx.search("/v1/namespaces/a%1Fb/tables/t")
+
+
+def test_no_faults_says_why():
+    with pytest.raises(FaultUnsupported, match="control API"):
+        NoFaults().fail_before(FaultMatch("createTable", "POST", "x"))
+
+
+def test_control_api_detected(ctx):
+    assert isinstance(ctx.faults, ControlFaults)
+    assert ctx.faults.executions()["total"] >= 1
+
+
+def test_lost_answer_via_interposer(make_ctx):
+    ctx = make_ctx(control_api=False, interposer=True)
+    assert isinstance(ctx.faults, InterposerFaults)
+    out = run_endpoint_checks(ctx, "createTable", ["lost-answer", "5xx-not-stored", "crash-reconciled"])
+    got = {(v.requirement, v.behaviour): v for v in out}
+    for mode in ("503", "reset"):
+        v = got[("REPLAY-04", f"lost-answer-{mode}")]
+        assert v.status is Status.PASS, v.message
+    assert got[("REPLAY-03", "5xx-not-stored")].status is Status.UNSUPPORTED
+    assert "control API" in got[("REPLAY-03", "5xx-not-stored")].message
+    assert got[("RECON-02", "crash-reconciled")].status is Status.UNSUPPORTED
+
+
+def test_lost_answer_via_interposer_catches_no_replay(make_ctx):
+    ctx = make_ctx(deviation="no-replay", control_api=False, interposer=True)
+    out = run_endpoint_checks(ctx, "updateTable", ["lost-answer"])
+    assert out and all(v.status is Status.FAIL for v in out), [v.message for v in out]
+
+
+def test_in_flight_without_any_injector_is_unsupported(make_ctx):
+    ctx = make_ctx(control_api=False)
+    assert isinstance(ctx.faults, NoFaults)
+    v1, v2 = run_endpoint_checks(ctx, "createNamespace", ["in-flight-duplicate"])
+    assert v1.status is v2.status is Status.UNSUPPORTED
+
+
+def test_in_flight_wait_and_replay_is_classified(make_ctx):
+    ctx = make_ctx(in_flight="wait")
+    v1, v2 = run_endpoint_checks(ctx, "createTable", ["in-flight-duplicate"])
+    assert (v1.status, v1.classification) == (Status.PASS, "wait-and-replay"), v1.message
+    assert v2.status is Status.UNSUPPORTED and v2.requirement == "INFLIGHT-02"
+
+
+def test_payload_mismatch_not_applicable_without_body(ctx):
+    [v] = run_endpoint_checks(ctx, "dropTable", ["payload-mismatch"])
+    assert v.status is Status.UNSUPPORTED and "no request body" in v.message
+
+
+def test_lifetime_longer_than_max_wait_is_unsupported(make_ctx):
+    ctx = make_ctx(idempotency_lifetime="PT30M")
+    [v] = run_endpoint_checks(ctx, "createNamespace", ["lifetime"])
+    assert v.status is Status.UNSUPPORTED and "max_wait" in v.message
+
+
+def test_unadvertised_endpoint_is_unsupported(ctx):
+    ctx.discovery.endpoints = {"POST /v1/{prefix}/namespaces"}
+    [v] = run_endpoint_checks(ctx, "createTable", ["finalized-duplicate"])
+    assert v.status is Status.UNSUPPORTED and "not offered" in v.message
