@@ -19,12 +19,15 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``only``, just that subcommand's module is imported (start-up stays light)."""
     parser = argparse.ArgumentParser(prog="ctk", description="Iceberg REST catalog compatibility test kit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module, help_text in SUBCOMMANDS:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(_module=module)
+        if only is not None and name != only:
+            continue
         try:
             importlib.import_module(module).add_arguments(p)
         except ModuleNotFoundError as exc:
@@ -35,7 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    known = {name for name, _, _ in SUBCOMMANDS}
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(only=chosen if chosen in known else "")
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()
