@@ -1,0 +1,28 @@
+"""Every check on every endpoint passes on the reference catalog (about 3 minutes: opt in with
+CTK_CHECKS_FULL=1; test_sensitivity.py covers createTable and updateTable by default)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ctk.checks import run_endpoint_checks
+from ctk.core.verdicts import Status
+from ctk.http.endpoints import ENDPOINTS
+
+pytestmark = pytest.mark.skipif(os.environ.get("CTK_CHECKS_FULL") != "1",
+                                reason="slow: set CTK_CHECKS_FULL=1 to run every check on every endpoint")
+
+
+@pytest.mark.parametrize("op", sorted(ENDPOINTS))
+def test_every_check_passes(make_ctx, op):
+    ctx = make_ctx()
+    behaviours = None if op in ("createNamespace", "updateTable") else \
+        [b for b in ("finalized-duplicate", "terminal-4xx-replayed", "5xx-not-stored", "lost-answer",
+                     "in-flight-duplicate", "payload-mismatch", "key-scope", "replay-failed", "crash-reconciled")]
+    for v in run_endpoint_checks(ctx, op, behaviours):
+        if v.requirement == "PAYLOAD-01" and not ENDPOINTS[op].has_payload:
+            assert v.status is Status.UNSUPPORTED
+            continue
+        assert v.status is Status.PASS, f"{v.requirement} {v.behaviour}: {v.status.value}\n{v.message}"
