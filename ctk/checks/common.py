@@ -47,12 +47,14 @@ class Run:
         return Verdict.inconclusive(self.requirement, text, **kw)
 
 
-def guarded(requirement: str, behaviour: str, needs_support: bool = True, needs_endpoint: bool = True):
+def guarded(requirement: str, behaviour: str, needs_support: bool = True, needs_endpoint: bool = True,
+            also: tuple[tuple[str, str], ...] = ()):
     """Decorator for a check ``fn(run, ctx, endpoint, ...) -> Verdict | list[Verdict]``.
 
     Applies the common gates (endpoint advertised, idempotency advertised) and turns a failing
     prerequisite into inconclusive and a missing fault capability into unsupported. The wrapped function
-    is called as ``check(ctx, endpoint, ...)`` and always returns a list of verdicts.
+    is called as ``check(ctx, endpoint, ...)`` and always returns a list of verdicts. ``also`` names further
+    (requirement, behaviour) pairs the check reports on; the gates give them the same verdict.
     """
 
     def wrap(fn: Callable[..., Any]) -> Callable[..., list[Verdict]]:
@@ -60,20 +62,21 @@ def guarded(requirement: str, behaviour: str, needs_support: bool = True, needs_
         def check(ctx: Any, endpoint: Endpoint | None = None, *args: Any, **kw: Any) -> list[Verdict]:
             beh = kw.pop("behaviour", None) or behaviour
             run = Run(ctx, requirement, endpoint, beh)
+            runs = [run] + [Run(ctx, r, endpoint, b) for r, b in also]
             if needs_endpoint and endpoint is not None:
                 ok, why = endpoint.supported(ctx.discovery)
                 if not ok:
-                    return [run.unsupported(f"{endpoint.operation} not offered by the target: {why}")]
+                    return [r.unsupported(f"{endpoint.operation} not offered by the target: {why}") for r in runs]
             if needs_support and not ctx.idempotency_supported:
                 why = getattr(ctx.discovery, "lifetime_error", None) or "no discovery"
-                return [run.unsupported("the target does not advertise Idempotency-Key support "
-                                        f"(idempotency-key-lifetime: {why})")]
+                return [r.unsupported("the target does not advertise Idempotency-Key support "
+                                      f"(idempotency-key-lifetime: {why})") for r in runs]
             try:
                 out = fn(run, ctx, endpoint, *args, **kw)
             except PrerequisiteError as exc:
-                return [run.inconclusive(f"a prerequisite step failed: {exc}")]
+                return [r.inconclusive(f"a prerequisite step failed: {exc}") for r in runs]
             except FaultUnsupported as exc:
-                return [run.unsupported(str(exc))]
+                return [r.unsupported(str(exc)) for r in runs]
             finally:
                 try:
                     ctx.faults.clear()

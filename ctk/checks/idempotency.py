@@ -299,7 +299,7 @@ def _inflight_verdicts(run01, run02, ctx, endpoint):
     return [v1, v2]
 
 
-@guarded("INFLIGHT-01", "in-flight-duplicate")
+@guarded("INFLIGHT-01", "in-flight-duplicate", also=(("INFLIGHT-02", "in-flight-409-subtype"),))
 def check_in_flight(run, ctx, endpoint: Endpoint):
     """Returns two verdicts: INFLIGHT-01 and INFLIGHT-02."""
     from ctk.checks.common import Run

@@ -77,3 +77,11 @@ def test_unadvertised_endpoint_is_unsupported(ctx):
     ctx.discovery.endpoints = {"POST /v1/{prefix}/namespaces"}
     [v] = run_endpoint_checks(ctx, "createTable", ["finalized-duplicate"])
     assert v.status is Status.UNSUPPORTED and "not offered" in v.message
+
+
+def test_in_flight_gate_reports_both_requirements(make_ctx):
+    ctx = make_ctx(idempotency_lifetime=None)
+    out = run_endpoint_checks(ctx, "createTable", ["in-flight-duplicate"])
+    assert [(v.requirement, v.status) for v in out] == [("INFLIGHT-01", Status.UNSUPPORTED),
+                                                        ("INFLIGHT-02", Status.UNSUPPORTED)]
+    assert "does not advertise" in out[1].message
