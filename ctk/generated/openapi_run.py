@@ -1,0 +1,523 @@
+"""GEN-01 / SCHEMA-01: mutations generated from an OpenAPI document by schemathesis, each replayed.
+
+For every mutation operation of the document that the kit knows how to steer (see `STEERED`):
+
+1. schemathesis generates cases (path parameters, query, body) from the document; the kit steers every
+   namespace / table / view name into an *arena* under the run namespace (``<run>.<arena>`` holding table
+   ``t0``, view ``v0`` and namespace ``n0``; absent names ``tx``, ``nx``... give 404s), removes fields that
+   would reach outside the catalog (``location``), and sometimes swaps the loosely typed parts of a body
+   (Iceberg schema, view version, updates) for valid ones so that successful mutations are generated too;
+2. the case is sent with a fresh UUIDv7 Idempotency-Key through the kit's recorded client; the response must
+   not be a 5xx nor a transport error (GEN-01) and must conform to the document (schemathesis'
+   status-code, content-type and response-schema checks; SCHEMA-01);
+3. the same request is sent again with the same key: same status, an equivalent body
+   (`ctk.http.endpoints.body_identity`) and no further effect - the control API's execution counters
+   (``/_ctk/executions``) when the target has them, else a read of the arena's state before and after.
+
+A failing example is shrunk by hypothesis; the verdict carries the minimal failing exchange(s).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctk.core.verdicts import Verdict
+from ctk.http.endpoints import (ENDPOINTS, Catalog, PrerequisiteError, _schema, body_identity, create_view_body,
+                                set_properties_update)
+from ctk.http.exchange import Exchange, render_exchanges
+from ctk.http.keys import new_key
+
+SHARED_UPSTREAM = Path("/work/shared/reference/iceberg-rest-catalog-open-api.yaml")
+MUTATING = ("POST", "PUT", "DELETE", "PATCH")
+
+
+@dataclass
+class GenOptions:
+    examples: int = 10                 # hypothesis max_examples per operation
+    seed: int | None = None            # None: derandomized (same cases every run)
+    time_budget: float = 60.0          # seconds for the whole run (shared by the operations)
+    shrink_budget: float = 15.0        # extra seconds an operation may spend shrinking a failure
+    operations: tuple[str, ...] | None = None    # operationIds to run (default: every steered mutation)
+    observe: str = "auto"              # "auto" (counters when present, else state), "counters", "state"
+
+
+# --------------------------------------------------------------------------------------------------------
+# The document
+# --------------------------------------------------------------------------------------------------------
+
+def resolve_spec_path(spec_path: str | Path | None = None) -> Path:
+    """``--openapi-spec`` when given, else the kit's open-api/ctk-openapi.yaml, else the shared upstream copy."""
+    if spec_path:
+        return Path(spec_path)
+    try:
+        from ctk.openapi import default_spec_path
+
+        return default_spec_path()
+    except Exception:  # noqa: BLE001 - fall back to the upstream document
+        if SHARED_UPSTREAM.is_file():
+            return SHARED_UPSTREAM
+        raise
+
+
+def _load_document(path: Path, prefix: str | None) -> dict:
+    import yaml
+
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(doc, dict) or "paths" not in doc:
+        raise ValueError(f"{path}: not an OpenAPI document")
+    doc = copy.deepcopy(doc)
+    seg = f"/{prefix}" if prefix else ""
+    paths = {}
+    for template, item in (doc.get("paths") or {}).items():
+        if not isinstance(item, dict):
+            continue
+        item = dict(item)
+        for where in [item] + [v for k, v in item.items() if k in ("get", "post", "put", "delete", "head", "patch")
+                               and isinstance(v, dict)]:
+            if isinstance(where.get("parameters"), list):
+                where["parameters"] = [p for p in where["parameters"] if not _is_prefix_param(doc, p)]
+        paths[template.replace("/{prefix}", seg)] = item
+    doc["paths"] = paths
+    doc.pop("servers", None)
+    return doc
+
+
+def _is_prefix_param(doc: dict, p: Any) -> bool:
+    if isinstance(p, dict) and "$ref" in p:
+        name = p["$ref"].rsplit("/", 1)[-1]
+        p = ((doc.get("components") or {}).get("parameters") or {}).get(name, {})
+    return isinstance(p, dict) and p.get("in") == "path" and p.get("name") == "prefix"
+
+
+def mutation_operations(doc: dict) -> list[tuple[str, str, str]]:
+    """(operationId, METHOD, path template) of every mutation of a loaded document."""
+    out = []
+    for template, item in (doc.get("paths") or {}).items():
+        for method, op in item.items():
+            if method.upper() in MUTATING and isinstance(op, dict) and op.get("operationId"):
+                out.append((op["operationId"], method.upper(), template))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------
+# Steering: every name into the arena under the run namespace
+# --------------------------------------------------------------------------------------------------------
+
+@dataclass
+class Arena:
+    ns: tuple[str, ...]
+    table_location: str | None = None
+    view_location: str | None = None
+
+    @property
+    def namespaces(self) -> list[tuple[str, ...]]:
+        return [self.ns, self.ns + ("n0",), self.ns + ("nx",)]
+
+
+NAMES = ["t0", "v0", "tx", "ty"]
+CHILDREN = ["n0", "nx", "ny"]
+
+
+def _ident(ns: tuple[str, ...], name: str) -> dict:
+    return {"namespace": list(ns), "name": name}
+
+
+def _draw_ns(data: Any, arena: Arena, st: Any) -> tuple[str, ...]:
+    return data.draw(st.sampled_from(arena.namespaces), label="namespace")
+
+
+def _draw_name(data: Any, st: Any) -> str:
+    return data.draw(st.sampled_from(NAMES), label="name")
+
+
+def _props(data: Any, st: Any) -> dict[str, str]:
+    return data.draw(st.dictionaries(st.sampled_from(["k1", "k2", "ctk.mark"]), st.sampled_from(["a", "b", "c"]),
+                                     max_size=2), label="properties")
+
+
+def _steer_commit(change: Any, data: Any, arena: Arena, st: Any, valid: bool, ns=None, name=None) -> dict:
+    change = dict(change) if isinstance(change, dict) else {}
+    ns = ns or _draw_ns(data, arena, st)
+    name = name or _draw_name(data, st)
+    change["identifier"] = _ident(ns, name)
+    if valid:
+        change["requirements"] = []
+        change["updates"] = [set_properties_update(_props(data, st) or {"k1": "a"})]
+    return change
+
+
+def _steer(op: str, case: Any, data: Any, arena: Arena) -> bool:
+    """Rewrite the generated case in place so it touches only the arena. False: the operation is not steered."""
+    from hypothesis import strategies as st
+
+    body = case.body if isinstance(case.body, dict) else {}
+    valid = data.draw(st.booleans(), label="valid core")
+    pp = case.path_parameters if case.path_parameters is not None else {}
+
+    def path_ns() -> tuple[str, ...]:
+        ns = _draw_ns(data, arena, st)
+        pp["namespace"] = ns
+        return ns
+
+    if op == "createNamespace":
+        body["namespace"] = list(arena.ns) + [data.draw(st.sampled_from(CHILDREN), label="child")]
+        if valid:
+            body["properties"] = _props(data, st)
+    elif op == "dropNamespace":
+        pp["namespace"] = arena.ns + (data.draw(st.sampled_from(CHILDREN), label="child"),)
+    elif op == "updateProperties":
+        path_ns()
+        if valid:
+            body = {"removals": data.draw(st.lists(st.sampled_from(["k1", "k2"]), max_size=1, unique=True)),
+                    "updates": {}}
+            body["updates"] = {k: v for k, v in _props(data, st).items() if k not in body["removals"]}
+    elif op == "createTable":
+        path_ns()
+        body["name"] = _draw_name(data, st)
+        body.pop("location", None)
+        if valid:
+            body["schema"] = _schema()
+            for k in ("partition-spec", "write-order"):
+                body.pop(k, None)
+            body["properties"] = _props(data, st)
+    elif op in ("registerTable", "registerView"):
+        path_ns()
+        body["name"] = _draw_name(data, st)
+        real = arena.table_location if op == "registerTable" else arena.view_location
+        body["metadata-location"] = real if (valid and real) else f"file:///nonexistent-ctk/{uuid.uuid4().hex}.json"
+        body.pop("overwrite", None)
+    elif op in ("updateTable", "replaceView"):
+        ns = path_ns()
+        name = _draw_name(data, st)
+        pp["table" if op == "updateTable" else "view"] = name
+        body = _steer_commit(body, data, arena, st, valid, ns, name)
+    elif op in ("dropTable", "dropView"):
+        path_ns()
+        pp["table" if op == "dropTable" else "view"] = _draw_name(data, st)
+    elif op in ("renameTable", "renameView"):
+        body["source"] = _ident(_draw_ns(data, arena, st), _draw_name(data, st))
+        body["destination"] = _ident(_draw_ns(data, arena, st), _draw_name(data, st))
+    elif op == "commitTransaction":
+        changes = body.get("table-changes") if isinstance(body.get("table-changes"), list) else []
+        changes = changes[:3] or [{}]
+        body["table-changes"] = [_steer_commit(c, data, arena, st, valid) for c in changes]
+    elif op == "createView":
+        ns = path_ns()
+        name = _draw_name(data, st)
+        body["name"] = name
+        body.pop("location", None)
+        if valid:
+            good = create_view_body(ns, name, properties=_props(data, st))
+            body.update({k: good[k] for k in ("schema", "view-version", "properties")})
+    else:
+        return False
+    for p in ("table", "view"):
+        if p in pp and not isinstance(pp[p], str):
+            pp[p] = "tx"
+    unknown = [p for p in pp if p not in ("namespace", "table", "view")]
+    if unknown:
+        return False
+    case.path_parameters = pp
+    if case.body is not None or body:
+        case.body = body
+    return True
+
+
+STEERED = ("createNamespace", "dropNamespace", "updateProperties", "createTable", "registerTable", "updateTable",
+           "dropTable", "renameTable", "commitTransaction", "createView", "replaceView", "dropView", "renameView",
+           "registerView")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Arena setup, observation, cleanup
+# --------------------------------------------------------------------------------------------------------
+
+def make_arena(ctx: Any, stem: str) -> Arena:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace) + (ctx.unique(stem),)
+    cat.create_namespace(ns)
+    cat.create_namespace(ns + ("n0",))
+    t = cat.create_table(ns, "t0", {"k1": "a"})
+    v = cat.create_view(ns, "v0", {"k1": "a"})
+    return Arena(ns, t.get("metadata-location"), v.get("metadata-location"))
+
+
+def drop_tree(client: Any, ns: tuple[str, ...], depth: int = 4) -> None:
+    """Best-effort removal of a namespace and everything under it (tables purged, views, children)."""
+    cat = Catalog(client)
+    if depth > 0:
+        for child in client.list_namespaces(ns) or []:
+            if tuple(child[:len(ns)]) == tuple(ns) and len(child) > len(ns):
+                drop_tree(client, tuple(child), depth - 1)
+    for t in client.list_tables(ns) or []:
+        try:
+            cat.drop_table(ns, t, purge=True, label="cleanup")
+        except PrerequisiteError:
+            pass
+    for v in client.list_views(ns) or []:
+        try:
+            cat.drop_view(ns, v, label="cleanup")
+        except PrerequisiteError:
+            pass
+    try:
+        cat.drop_namespace(ns, label="cleanup")
+    except PrerequisiteError:
+        pass
+
+
+def arena_state(client: Any, arena: Arena) -> dict:
+    """What the arena holds: namespaces with properties, tables and views with metadata locations."""
+    out: dict = {}
+    seen = [arena.ns] + [tuple(c) for c in (client.list_namespaces(arena.ns) or [])]
+    for ns in seen:
+        doc = client.load_namespace(ns)
+        if doc is None:
+            continue
+        entry = {"properties": doc.get("properties") or {}, "tables": {}, "views": {}}
+        for t in client.list_tables(ns) or []:
+            entry["tables"][t] = (client.load_table(ns, t) or {}).get("metadata-location")
+        for v in client.list_views(ns) or []:
+            entry["views"][v] = (client.load_view(ns, v) or {}).get("metadata-location")
+        out[".".join(ns)] = entry
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------
+# One operation
+# --------------------------------------------------------------------------------------------------------
+
+@dataclass
+class _Failure:
+    kind: str
+    text: str
+    exchanges: list[Exchange]
+
+
+@dataclass
+class _OpResult:
+    operation: str
+    examples: int = 0
+    statuses: dict[int, int] = field(default_factory=dict)
+    failure: _Failure | None = None
+    schema_problems: list[tuple[str, list[Exchange]]] = field(default_factory=list)
+    error: str | None = None
+    stopped_by_budget: bool = False
+
+
+def _to_httpx(ex: Exchange) -> Any:
+    import httpx
+
+    req = httpx.Request(ex.method, ex.url, headers=ex.request_headers,
+                        content=(ex.request_body or "").encode())
+    from datetime import timedelta
+
+    resp = httpx.Response(ex.status or 0, headers=ex.response_headers,
+                          content=(ex.response_body or "").encode(), request=req)
+    resp.elapsed = timedelta(milliseconds=ex.elapsed_ms or 0.0)
+    return resp
+
+
+def _schema_problems(case: Any, ex: Exchange) -> str | None:
+    from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
+                                                   status_code_conformance)
+
+    if ex.status is None or ex.method.upper() == "HEAD":
+        return None
+    try:
+        case.validate_response(_to_httpx(ex), checks=[status_code_conformance, content_type_conformance,
+                                                      response_schema_conformance])
+    except AssertionError as exc:   # schemathesis FailureGroup is an AssertionError subclass? keep both
+        return str(exc)[:1500]
+    except Exception as exc:  # noqa: BLE001 - FailureGroup and friends
+        return str(exc)[:1500]
+    return None
+
+
+def _describe(ex: Exchange) -> str:
+    return f"no answer ({ex.error})" if ex.status is None else f"{ex.status}"
+
+
+def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str, opts: GenOptions,
+                   deadline: float, counters: bool) -> _OpResult:
+    from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
+    from hypothesis import strategies as st
+
+    res = _OpResult(op_id)
+    client = ctx.client
+    try:
+        operation = schema[template][method]
+    except Exception as exc:  # noqa: BLE001
+        res.error = f"schemathesis could not build {method} {template}: {exc}"
+        return res
+    try:
+        arena = make_arena(ctx, "gen")
+    except PrerequisiteError as exc:
+        res.error = f"could not set up the arena: {exc}"
+        return res
+    failure_at: list[float] = []
+
+    def body_of(case: Any, data: Any) -> None:
+        now = time.monotonic()
+        if now > deadline and not failure_at:
+            res.stopped_by_budget = True
+            return
+        if failure_at and now > failure_at[0] + opts.shrink_budget:
+            return
+        if not _steer(op_id, case, data, arena):
+            res.error = f"{op_id}: path parameters the kit cannot steer into the run namespace"
+            return
+        pp = case.path_parameters or {}
+        path = client.url_for(template, **pp)
+        query = {k: (str(v).lower() if isinstance(v, bool) else v) for k, v in (case.query or {}).items()}
+        payload = case.body if operation.body else None
+        key = new_key()
+        mark = len(client.exchanges)
+        first = client.request(method, path, json=payload, params=query or None, idempotency_key=key,
+                               label=f"generated {op_id}")
+        res.examples += 1
+        res.statuses[first.status or 0] = res.statuses.get(first.status or 0, 0) + 1
+
+        def fail(kind: str, text: str) -> None:
+            if not failure_at:
+                failure_at.append(time.monotonic())
+            res.failure = _Failure(kind, text, client.exchanges_since(mark))
+            raise AssertionError(text)
+
+        if first.status is None:
+            fail("transport-error", f"{op_id}: a generated well-formed request got no answer ({first.error})")
+        if first.status >= 500:
+            fail("5xx", f"{op_id}: a generated well-formed request got {first.status}")
+        problem = _schema_problems(case, first)
+        if problem and len(res.schema_problems) < 5:
+            res.schema_problems.append((problem, [first]))
+        c0 = ctx.faults.executions() if counters else None
+        s0 = arena_state(client, arena) if c0 is None else None
+        again = client.request(method, path, json=payload, params=query or None, idempotency_key=key,
+                               label=f"generated {op_id}: replay with the same key")
+        c1 = ctx.faults.executions() if c0 is not None else None
+        s1 = arena_state(client, arena) if s0 is not None else None
+        if again.status != first.status:
+            fail("replay-status", f"{op_id}: the replay with the same key got {_describe(again)}, "
+                                  f"the original {_describe(first)}")
+        if body_identity(again) != body_identity(first):
+            fail("replay-body", f"{op_id}: the replay's body is not equivalent to the original's: "
+                                f"{body_identity(again)} vs {body_identity(first)}")
+        if c0 is not None and c1 is not None and c1.get("total", 0) != c0.get("total", 0):
+            fail("re-executed", f"{op_id}: the replay executed again (execution counter "
+                                f"{c0.get('total')} -> {c1.get('total')})")
+        if s0 is not None and s1 != s0:
+            fail("re-executed", f"{op_id}: the replay changed catalog state:\nbefore: "
+                                f"{json.dumps(s0, sort_keys=True)[:600]}\nafter:  {json.dumps(s1, sort_keys=True)[:600]}")
+
+    test = given(case=operation.as_strategy(), data=st.data())(body_of)
+    test = settings(max_examples=max(1, int(opts.examples)), deadline=None, database=None,
+                    derandomize=opts.seed is None, print_blob=False, report_multiple_bugs=False,
+                    phases=(Phase.explicit, Phase.generate, Phase.shrink),
+                    suppress_health_check=list(HealthCheck))(test)
+    if opts.seed is not None:
+        test = hseed(opts.seed)(test)
+    try:
+        test()
+    except AssertionError:
+        pass
+    except Exception as exc:  # noqa: BLE001 - hypothesis Flaky (budget cut a shrink) or generation errors
+        if res.failure is None:
+            res.error = f"{type(exc).__name__}: {str(exc)[:500]}"
+    finally:
+        drop_tree(client, arena.ns)
+    return res
+
+
+# --------------------------------------------------------------------------------------------------------
+# Entry point
+# --------------------------------------------------------------------------------------------------------
+
+def run_openapi_checks(ctx: Any, spec_path: str | Path | None = None, examples: int = 10, seed: int | None = None,
+                       time_budget: float = 60.0, operations: tuple[str, ...] | list[str] | None = None,
+                       options: GenOptions | None = None) -> list[Verdict]:
+    """GEN-01 (one verdict per operation) and SCHEMA-01 (one per operation) from schemathesis-generated cases.
+
+    ``spec_path``: --openapi-spec (default: the kit's document, else the shared upstream copy);
+    ``examples``: generated cases per operation; ``seed``: hypothesis seed (None: derandomized);
+    ``time_budget``: seconds for the whole run (operations not reached are inconclusive).
+    """
+    opts = options or GenOptions(examples=examples, seed=seed, time_budget=time_budget,
+                                 operations=tuple(operations) if operations else None)
+    if not ctx.idempotency_supported:
+        why = getattr(ctx.discovery, "lifetime_error", None) or "no discovery"
+        return [Verdict.unsupported("GEN-01", "the target does not advertise Idempotency-Key support "
+                                              f"(idempotency-key-lifetime: {why})", behaviour="generated-replay")]
+    try:
+        import schemathesis
+
+        path = resolve_spec_path(spec_path)
+        doc = _load_document(path, getattr(ctx.client, "prefix", None))
+        schema = schemathesis.openapi.from_dict(doc)
+    except Exception as exc:  # noqa: BLE001
+        return [Verdict.inconclusive("GEN-01", f"cannot load the OpenAPI document: {exc}",
+                                     behaviour="generated-replay")]
+    wanted = opts.operations or STEERED
+    ops = [o for o in mutation_operations(doc) if o[0] in wanted and o[0] in STEERED]
+    skipped = sorted({o[0] for o in mutation_operations(doc)} - {o[0] for o in ops})
+    counters = opts.observe == "counters" or (opts.observe == "auto" and ctx.faults.executions() is not None)
+    if opts.observe == "state":
+        counters = False
+    start = time.monotonic()
+    end = start + opts.time_budget
+    verdicts: list[Verdict] = []
+    for i, (op_id, method, template) in enumerate(ops):
+        kw = dict(endpoint=op_id, behaviour="generated-replay")
+        if op_id in ENDPOINTS:
+            ok, why = ENDPOINTS[op_id].supported(ctx.discovery)
+            if not ok:
+                verdicts.append(Verdict.unsupported("GEN-01", f"{op_id} not offered by the target: {why}", **kw))
+                continue
+        now = time.monotonic()
+        if now >= end:
+            verdicts.append(Verdict.inconclusive("GEN-01", f"{op_id}: the time budget ({opts.time_budget:g} s) was "
+                                                           "used up before this operation", **kw))
+            continue
+        share = (end - now) / (len(ops) - i)
+        t0 = time.monotonic()
+        r = _run_operation(ctx, schema, op_id, method, template, opts, now + share, counters)
+        took = time.monotonic() - t0
+        details = {"examples": r.examples, "statuses": {str(k): v for k, v in sorted(r.statuses.items())},
+                   "seconds": round(took, 2), "observe": "counters" if counters else "state",
+                   "seed": opts.seed, "spec": str(path)}
+        if r.failure is not None:
+            f = r.failure
+            text = (f"expected: a generated well-formed {op_id} gets no 5xx, and its replay with the same key the "
+                    f"same status, an equivalent body and no further effect\nhappened: {f.text}\n\n"
+                    f"minimal failing example (after shrinking):\n"
+                    + render_exchanges([e.to_dict() for e in f.exchanges[:12]], limit=1200))
+            verdicts.append(Verdict.broken("GEN-01", text, classification=f.kind,
+                                           exchanges=[e.to_dict() for e in f.exchanges[:12]], details=details, **kw))
+        elif r.error and r.examples == 0:
+            verdicts.append(Verdict.inconclusive("GEN-01", f"{op_id}: {r.error}", details=details, **kw))
+        elif r.examples == 0:
+            verdicts.append(Verdict.inconclusive("GEN-01", f"{op_id}: no example ran within the time budget",
+                                                 details=details, **kw))
+        else:
+            verdicts.append(Verdict.ok("GEN-01", f"{op_id}: {r.examples} generated requests, statuses "
+                                                 f"{details['statuses']}, each replayed with its key: same "
+                                                 "outcome, no further effect", classification="replayed",
+                                       details=details, **kw))
+        skw = dict(endpoint=op_id, behaviour="generated-schema")
+        if r.schema_problems:
+            text = "\n\n".join(p for p, _ in r.schema_problems)
+            exs = [e.to_dict() for _, es in r.schema_problems for e in es]
+            verdicts.append(Verdict.broken("SCHEMA-01", f"responses to generated {op_id} requests do not conform to "
+                                                        f"{path.name}:\n{text}", exchanges=exs, details=details,
+                                           classification="nonconforming", **skw))
+        elif r.examples:
+            verdicts.append(Verdict.ok("SCHEMA-01", f"{op_id}: {r.examples} responses conform to {path.name}",
+                                       details=details, **skw))
+    if skipped and verdicts:
+        verdicts[0].details.setdefault("not_steered", skipped)
+    return verdicts
