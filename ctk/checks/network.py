@@ -1,0 +1,615 @@
+"""Network fault scenarios through the interposer, for every mutation of the endpoint catalog, on any target.
+
+The kit's client talks to an in-process `ctk.interposer.Interposer` that sits between it and the target URL
+(``ctx.client`` must point at the interposer). Each scenario prepares a `Case` of the endpoint catalog, arms
+an HTTP or TCP toxic that applies only to the mutation (method, path and the Idempotency-Key value), drives
+the mutation with the kit's `RetryingClient` (keys on, the same key on every retry) recording every attempt
+in a `History`, and judges from catalog STATE (``case.observe()`` / ``case.executions()``, with the
+interference step between the attempts so that a re-execution becomes visible) plus the final answer the
+client got. When the target also has the reference control API, its execution counters are a second
+witness.
+
+Scenarios (behaviour -> requirement):
+
+=========================  ===========  ===========================================================
+lost-drop                  REPLAY-04    committed, then the connection closes without an answer
+lost-503                   REPLAY-04    committed, the answer is replaced by a 503
+lost-reset                 REPLAY-04    committed, a TCP RST after the first bytes of the answer
+lost-timeout               REPLAY-04    committed, the answer is held longer than the client's timeout
+slow-link                  REPLAY-04    a TCP latency toxic on the answers, longer than the client's
+                                        timeout; the link recovers before the retry
+network-duplicate          HIST-02      the network delivers the request twice (the copy after the
+                                        first answer): the copy must be replayed, not executed
+network-duplicate-inflight INFLIGHT-01  the copy is sent at the same time; when the target has the
+                                        control API the owner is held at the server so they overlap
+=========================  ===========  ===========================================================
+
+Entry points (all return ``list[Verdict]``):
+
+- ``run_network_scenarios(ctx, interposer, endpoints=None, scenarios=None, options=None)``
+- ``check_network_scenario(ctx, endpoint, interposer, scenario, options=None)``
+- ``run_seed_example(ctx, interposer, variants=("1a", "1b"))``: seed example 1a/1b through the interposer
+  (1a is the CONTROL: a blind client corrupts the table, so its INTEG-01 verdict is expected to FAIL;
+  its details carry ``{"control": True, "expected": "fail"}``)
+- ``check_db_latency_inflight(ctx, db_interposer, endpoint)``, ``check_db_link_failure(ctx, db_interposer,
+  endpoint, mode)`` and ``run_db_link_scenarios(ctx, db_interposer, endpoints=None)``: the interposer
+  between the catalog and its database (INFLIGHT-01, REPLAY-03); ``db_interposer`` fronts the database the
+  catalog was configured with, ``ctx.client`` talks to the catalog.
+
+Limits: without the control API a re-execution that leaves state unchanged (updateProperties setting the
+same value again) is only visible through the answers; a parallel copy that got 409 is read as "rejected in
+flight" (its body is not seen).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ctk.checks.common import Run, counter_delta, describe, error_of, guarded
+from ctk.checks.faults import FaultMatch
+from ctk.core.verdicts import Verdict
+from ctk.history.checkers import check_effects
+from ctk.history.recorder import History
+from ctk.http.endpoints import ENDPOINTS, Endpoint, PrerequisiteError, get_endpoint
+from ctk.http.keys import new_key
+from ctk.http.retrying import IdempotencyWindowExpired, RetryingClient
+
+LOST = ("lost-drop", "lost-503", "lost-reset", "lost-timeout", "slow-link")
+DUPLICATES = ("network-duplicate", "network-duplicate-inflight")
+SCENARIOS = LOST + DUPLICATES
+REQUIREMENT = {**{s: "REPLAY-04" for s in LOST}, "network-duplicate": "HIST-02",
+               "network-duplicate-inflight": "INFLIGHT-01"}
+EXECUTION_ERRORS = ("alreadyexists", "nosuch", "notempty", "commitfailed")
+
+
+@dataclass
+class NetworkOptions:
+    timeout: float = 0.6           # client timeout (seconds) of the attempts in lost-timeout / slow-link
+    margin: float = 0.8            # how much longer than the timeout the answer is held / delayed
+    reset_bytes: int = 12          # lost-reset: bytes of the answer sent before the RST ("HTTP/1.1 200")
+    max_attempts: int = 5          # RetryingClient attempts
+    max_sleep: float = 2.0         # cap of one backoff sleep
+    hold: float = 0.8              # network-duplicate-inflight: server-side hold when the control API exists
+    copy_wait: float = 15.0        # longest wait for the duplicate copy's answer
+    db_latency_ms: int = 120       # check_db_latency_inflight: latency of the database link
+    db_lead: float = 0.25          # seconds between the first request and its duplicate
+
+
+# ----------------------------------------------------------------------------------------------------------
+# helpers
+
+def _match(case: Any, key: str | None) -> Any:
+    from ctk.interposer import HttpMatch
+
+    fm = FaultMatch.for_case(case, key)
+    if key is None:
+        return HttpMatch(method=fm.method, path=fm.path_regex())
+    return HttpMatch(method=fm.method, path=fm.path_regex(), header="Idempotency-Key", header_value=key)
+
+
+def _counters(ctx: Any) -> dict | None:
+    faults = getattr(ctx, "faults", None)
+    return faults.executions() if faults is not None and faults.supports("executions") else None
+
+
+def _remove(ip: Any, names: list[str]) -> None:
+    for n in names:
+        try:
+            ip.remove_toxic(n)
+        except Exception:  # already gone
+            pass
+
+
+def _execution_error(ex: Any) -> bool:
+    t = str(error_of(ex).get("type", "")).lower()
+    return any(s in t for s in EXECUTION_ERRORS)
+
+
+def _retrying(ctx: Any, history: History, between: Callable[[], None] | None, opts: NetworkOptions,
+              use_keys: bool = True) -> RetryingClient:
+    """A RetryingClient whose first backoff sleep runs ``between`` (link recovery, observation, interference)."""
+    calls = {"n": 0}
+
+    def sleep(seconds: float) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1 and between is not None:
+            between()
+        time.sleep(max(0.0, min(seconds, opts.max_sleep)))
+
+    return RetryingClient(ctx.client, ctx.discovery, max_attempts=opts.max_attempts, base_delay=0.05,
+                          max_delay=0.5, max_retry_after=opts.max_sleep, use_keys=use_keys, history=history,
+                          process="kit", sleep=sleep)
+
+
+def _mutate(rc: RetryingClient, case: Any, key: str | None, label: str, timeout: float | None = None) -> Any:
+    r = case.request
+    return rc.mutate(r.method, r.path, json=r.json, params=r.params, op=case.endpoint.operation, value=key,
+                     key=key, label=label, timeout=timeout)
+
+
+def _keys_problem(attempts: list) -> str | None:
+    keys = {a.request_headers.get("Idempotency-Key") for a in attempts}
+    if len(keys) != 1 or None in keys:
+        return f"the retrying client did not send one key on every attempt (keys: {sorted(map(str, keys))})"
+    return None
+
+
+def _history_check(history: History, key: str, executions: int) -> Any:
+    """The history checker on the operation: value = key, observed = the key once per execution in state."""
+    return check_effects(history, [key] * max(0, executions))
+
+
+def _statuses(attempts: list) -> list:
+    return [a.status if a.status is not None else (a.error or "error").split(":", 1)[0] for a in attempts]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# lost answers, timeout, slow link
+
+def _arm_lost(ip: Any, case: Any, key: str, scenario: str, opts: NetworkOptions) -> tuple[list[str], float | None]:
+    m = _match(case, key)
+    held_ms = int((opts.timeout + opts.margin) * 1000)
+    if scenario == "lost-drop":
+        return [ip.add_http_toxic("drop_response", match=m, times=1)], None
+    if scenario == "lost-503":
+        return [ip.add_http_toxic("replace_status", match=m, status=503, times=1)], None
+    if scenario == "lost-reset":
+        return [ip.add_http_toxic("reset_after_bytes", match=m, bytes=opts.reset_bytes, times=1)], None
+    if scenario == "lost-timeout":
+        return [ip.add_http_toxic("delay_response", match=m, delay_ms=held_ms, times=1)], opts.timeout
+    if scenario == "slow-link":
+        name = f"ctk_slow_link_{key[-8:]}"
+        ip.add_toxic(name, type="latency", stream="downstream", attributes={"latency": held_ms, "jitter": 0})
+        return [name], opts.timeout
+    raise ValueError(f"unknown lost-answer scenario {scenario!r}")
+
+
+FAULT_TEXT = {
+    "lost-drop": "committed, connection closed without an answer",
+    "lost-503": "committed, answer replaced by 503",
+    "lost-reset": "committed, TCP reset mid-response",
+    "lost-timeout": "committed, answer held past the client timeout",
+    "slow-link": "committed, the slow link delivers the answer after the client timeout",
+}
+
+
+def _lost(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, scenario: str, opts: NetworkOptions) -> Verdict:
+    case = endpoint.prepare(ctx)
+    key = new_key()
+    history = History()
+    before = case.observe()
+    seen: dict[str, Any] = {}
+    names, timeout = _arm_lost(ip, case, key, scenario, opts)
+
+    def between() -> None:
+        if scenario == "slow-link":       # the link recovers before the retry
+            _remove(ip, names)
+        seen["mid"] = case.observe()
+        seen["n1"] = case.executions(before, seen["mid"])
+        if seen["n1"] == 1:
+            case.interfere()
+        seen["base"] = case.observe()
+        seen["c0"] = _counters(ctx)
+
+    rc = _retrying(ctx, history, between, opts)
+    try:
+        final = _mutate(rc, case, key, f"{endpoint.operation} ({FAULT_TEXT[scenario]})", timeout)
+    except IdempotencyWindowExpired as exc:
+        return run.inconclusive(f"the retrying client stopped: {exc}", "window expired", {"key": key})
+    finally:
+        _remove(ip, names)
+    attempts = list(rc.last_attempts)
+    c1 = _counters(ctx)
+    details: dict[str, Any] = {"key": key, "scenario": scenario, "attempts": _statuses(attempts),
+                               "history": history.to_list()}
+    if "n1" not in seen:
+        return run.inconclusive(f"the injected fault ({FAULT_TEXT[scenario]}) did not happen: the first attempt "
+                                f"got {describe(attempts[0])} and the client did not retry", "fault missed",
+                                details)
+    if (kp := _keys_problem(attempts)) is not None:
+        return run.inconclusive(kp, "client", details)
+    if seen["n1"] != 1:
+        return run.inconclusive(f"the fault did not leave {endpoint.operation} committed once (executions in "
+                                f"state after the first attempt: {seen['n1']})", "not committed", details)
+    after = case.observe()
+    extra = case.executions(seen["base"], after)
+    counted = counter_delta(seen.get("c0"), c1, endpoint.operation)
+    hc = _history_check(history, key, 1 + extra)
+    details.update(executions=1 + extra, counter_delta=counted, history_check=hc.to_dict())
+    problems = []
+    if final.status not in endpoint.success:
+        problems.append(f"the client's final answer was {describe(final)}, not success {list(endpoint.success)}")
+    if extra:
+        problems.append(f"the state shows {extra} more execution(s) on the retry (after the interfering change)")
+    if counted:
+        problems.append(f"the target's execution counter rose by {counted} during the retry")
+    if problems:
+        return run.broken(f"after {FAULT_TEXT[scenario]}, the retrying client's retry with the same key gets "
+                          f"success and {endpoint.operation} ran exactly once",
+                          "; ".join(problems) + f"\nattempts: {_statuses(attempts)}\nhistory:\n{history.render(20)}"
+                          + f"\nhistory check: {hc}",
+                          "re-executed" if (extra or counted) else f"final {describe(final)}", details)
+    return run.ok(f"{FAULT_TEXT[scenario]}; attempts {_statuses(attempts)}; final {describe(final)}, executed once",
+                  "recovered", details)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# network duplicates
+
+def _wait_copy(ip: Any, before: dict, seconds: float) -> str | None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        now = dict(ip.counters.get("duplicate_statuses") or {})
+        diff = [s for s, n in now.items() if n > before.get(s, 0)]
+        if diff:
+            return diff[0]
+        time.sleep(0.05)
+    return None
+
+
+def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, opts: NetworkOptions) -> Verdict:
+    case = endpoint.prepare(ctx)
+    key = new_key()
+    history = History()
+    before = case.observe()
+    c0 = _counters(ctx)
+    statuses_before = dict(ip.counters.get("duplicate_statuses") or {})
+    held = parallel and ctx.faults.supports("delay:server")
+    if held:  # the owner of the key is held at the server so that the two copies overlap for sure
+        ctx.faults.delay(FaultMatch.for_case(case, key), opts.hold)
+    names = [ip.add_http_toxic("duplicate_request", match=_match(case, key), times=1, parallel=parallel)]
+    rc = _retrying(ctx, history, None, opts)
+    try:
+        final = _mutate(rc, case, key, f"{endpoint.operation} (the network sends it twice"
+                        f"{', at the same time' if parallel else ''})")
+    except IdempotencyWindowExpired as exc:
+        return run.inconclusive(f"the retrying client stopped: {exc}", "window expired", {"key": key})
+    finally:
+        copy = _wait_copy(ip, statuses_before, opts.copy_wait)
+        _remove(ip, names)
+    attempts = list(rc.last_attempts)
+    after = case.observe()
+    c1 = _counters(ctx)
+    n = case.executions(before, after)
+    counted = counter_delta(c0, c1, endpoint.operation)
+    runs = max(n, counted or 0)
+    hc = _history_check(history, key, runs)
+    details: dict[str, Any] = {"key": key, "parallel": parallel, "copy_status": copy, "attempts": _statuses(attempts),
+                               "executions_state": n, "counter_delta": counted, "held_at_server": held,
+                               "history": history.to_list(), "history_check": hc.to_dict()}
+    if copy is None:
+        return run.inconclusive("the interposer did not report the duplicate copy's answer", "no copy", details)
+    if (kp := _keys_problem(attempts)) is not None:
+        return run.inconclusive(kp, "client", details)
+    copy_ok = copy.isdigit() and int(copy) in endpoint.success
+    problems = []
+    if final.status not in endpoint.success:
+        problems.append(f"the client's final answer was {describe(final)}, not success")
+    if runs >= 2:
+        problems.append(f"{endpoint.operation} executed {runs} times (state: {n}, counter: {counted})")
+    if not parallel and not copy_ok:
+        problems.append(f"the copy, sent after the first answer, got {copy} instead of the stored result: it was "
+                        "executed again")
+    if parallel and copy.isdigit() and int(copy) == 404:
+        problems.append("the copy got 404: it was executed after the first")
+    if not problems and n == 0:
+        return run.inconclusive(f"{endpoint.operation} succeeded but its effect is not visible in state",
+                                "not visible", details)
+    if parallel:
+        cls = "replayed or waited" if copy_ok else ("rejected in flight (409)" if copy == "409" else f"copy {copy}")
+        expected = ("a copy of the request arriving while the original is in flight never executes a second time "
+                    "(409 request_in_progress or wait-and-replay), and the client ends with success")
+    else:
+        cls = "replayed" if copy_ok else f"copy {copy}"
+        expected = ("a copy of the request delivered by the network after the first answer is answered with the "
+                    "stored result and executes nothing: the mutation is applied once")
+    if problems:
+        return run.broken(expected, "; ".join(problems) + f"\nattempts: {_statuses(attempts)}; copy: {copy}"
+                          + f"\nhistory check: {hc}", "second execution" if runs >= 2 or not copy_ok else cls,
+                          details)
+    return run.ok(f"copy answered {copy}; client final {describe(final)}; executed once", cls, details)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# public entry points
+
+def check_network_scenario(ctx: Any, endpoint: Endpoint | str, interposer: Any, scenario: str,
+                           options: NetworkOptions | None = None) -> list[Verdict]:
+    """One scenario (see the module docstring) for one endpoint; always a list of one verdict."""
+    if scenario not in SCENARIOS:
+        raise ValueError(f"unknown network scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+    ep = endpoint if isinstance(endpoint, Endpoint) else get_endpoint(endpoint)
+    opts = options or NetworkOptions()
+
+    @guarded(REQUIREMENT[scenario], scenario)
+    def check(run: Run, ctx: Any, endpoint: Endpoint) -> Verdict:
+        if interposer is None:
+            return run.unsupported("network scenarios need the interposer between the kit and the target")
+        if scenario in LOST:
+            return _lost(run, ctx, endpoint, interposer, scenario, opts)
+        return _duplicate(run, ctx, endpoint, interposer, scenario == "network-duplicate-inflight", opts)
+
+    return check(ctx, ep)
+
+
+def run_network_scenarios(ctx: Any, interposer: Any, endpoints: list[str] | None = None,
+                          scenarios: list[str] | None = None, options: NetworkOptions | None = None) -> list[Verdict]:
+    """Every scenario for every endpoint (operationIds; default: the whole endpoint catalog)."""
+    out: list[Verdict] = []
+    for op in endpoints or list(ENDPOINTS):
+        for sc in scenarios or SCENARIOS:
+            out += check_network_scenario(ctx, op, interposer, sc, options)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# seed example 1a / 1b through the interposer
+
+SEED_SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
+    {"id": 1, "name": "id", "required": False, "type": "long"},
+    {"id": 2, "name": "v", "required": False, "type": "string"}]}
+
+
+def _seed_table(ctx: Any) -> tuple[tuple[str, ...], str]:
+    from ctk.http.client import ns_path
+
+    ns, name = tuple(ctx.namespace), ctx.unique("seed")
+    ex = ctx.client.request("POST", f"namespaces/{ns_path(ns)}/tables", json={"name": name, "schema": SEED_SCHEMA},
+                            label=f"setup: create table {name}")
+    if ex.status != 200:
+        raise PrerequisiteError(f"setup: create table {name} answered {ex.status or ex.error}", ex)
+    return ns, name
+
+
+def _seed_run(ctx: Any, interposer: Any, use_keys: bool, opts: NetworkOptions) -> dict[str, Any]:
+    from ctk.history.checkers import check_table
+    from ctk.history.integrity import check_integrity
+    from ctk.history.state import read_table_state
+    from ctk.history.writer import cleanup_staged, stage_append
+    from ctk.interposer import HttpMatch
+
+    ns, name = _seed_table(ctx)
+    staged = stage_append(ctx.client, ns, name, marker=f"append-{'keys' if use_keys else 'blind'}")
+    key = new_key() if use_keys else None
+    fm = FaultMatch("updateTable", "POST", staged.path, key)
+    match = (HttpMatch(method="POST", path=fm.path_regex(), header="Idempotency-Key", header_value=key) if key
+             else HttpMatch(method="POST", path=fm.path_regex()))
+    history = History()
+    names = [interposer.add_http_toxic("replace_status", match=match, status=503, times=1)]
+    rc = _retrying(ctx, history, None, opts, use_keys=use_keys)
+    try:
+        final = rc.mutate("POST", staged.path, json=staged.body, op="append", value=staged.snapshot_id, key=key,
+                          label=f"append commit ({'same key' if use_keys else 'blind retry, no key'}; the "
+                          "interposer replaces the committed answer by 503)")
+    finally:
+        _remove(interposer, names)
+    deleted = cleanup_staged(staged) if final.status == 409 else []  # the client believes the commit failed
+    state = read_table_state(ctx.client, ns, name)
+    integrity = check_integrity(state, count_rows=True, check_data_files=True)
+    hist = check_table(history, state, op="append")
+    return {"final": final, "attempts": list(rc.last_attempts), "staged": staged, "state": state,
+            "integrity": integrity, "history": history, "history_check": hist, "deleted": deleted, "key": key}
+
+
+def run_seed_example(ctx: Any, interposer: Any, variants: tuple[str, ...] = ("1a", "1b"),
+                     options: NetworkOptions | None = None) -> list[Verdict]:
+    """Seed example 1a (blind retry; the CONTROL, expected to fail INTEG-01) and 1b (keys) via the interposer."""
+    opts = options or NetworkOptions()
+    ep = ENDPOINTS["updateTable"]
+    out: list[Verdict] = []
+    for variant in variants:
+        keyed = variant == "1b"
+        run = Run(ctx, "INTEG-01", ep, f"seed-{variant}")
+        if keyed and not ctx.idempotency_supported:
+            out.append(run.unsupported("the target does not advertise Idempotency-Key support "
+                                       "(idempotency-key-lifetime); example 1b needs it"))
+            continue
+        try:
+            r = _seed_run(ctx, interposer, keyed, opts)
+        except PrerequisiteError as exc:
+            out.append(run.inconclusive(f"a prerequisite step failed: {exc}"))
+            continue
+        except Exception as exc:  # noqa: BLE001 - staging with pyiceberg can fail on exotic targets
+            out.append(run.inconclusive(f"staging the append failed: {type(exc).__name__}: {exc}"))
+            continue
+        final, integ, hist, staged = r["final"], r["integrity"], r["history_check"], r["staged"]
+        details = {"variant": variant, "attempts": _statuses(r["attempts"]), "key": r["key"],
+                   "integrity": integ.to_dict(), "history_check": hist.to_dict(), "deleted": r["deleted"],
+                   "snapshot_id": staged.snapshot_id, "history": r["history"].to_list()}
+        if not keyed:
+            details.update(control=True, expected="fail")
+        if integ.ok:
+            out.append(run.ok(f"example {variant}: attempts {_statuses(r['attempts'])}; table {integ}", "intact",
+                              details))
+        else:
+            out.append(run.broken(
+                "every snapshot of the table references a manifest list and manifests that exist",
+                f"example {variant}: attempts {_statuses(r['attempts'])}; the client took the final "
+                f"{describe(final)} for a failed commit and deleted {len(r['deleted'])} staged file(s); table "
+                f"{integ}\nhistory check: {hist}", "corrupt" + (" (failed_present)" if hist.count("failed_present")
+                                                               else ""), details))
+        if keyed:
+            rrun = Run(ctx, "REPLAY-04", ep, "seed-1b")
+            rrun.mark = run.mark
+            snaps = r["state"].snapshot_ids
+            problems = []
+            if final.status not in ep.success:
+                problems.append(f"the retry got {describe(final)}, not 200")
+            if snaps != [staged.snapshot_id]:
+                problems.append(f"the table has snapshots {snaps}, not exactly the staged {staged.snapshot_id}")
+            if not hist.valid:
+                problems.append(f"history check: {hist}")
+            if problems:
+                out.append(rrun.broken("the commit answered 503 after it landed; the retry with the same key "
+                                       "replays 200 and the table has the one snapshot", "; ".join(problems),
+                                       "re-executed" if len(snaps) > 1 else describe(final), details))
+            else:
+                out.append(rrun.ok(f"503 after commit, retry replayed {describe(final)}; one snapshot", "replayed",
+                                   details))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# between the catalog and its database
+
+def check_db_latency_inflight(ctx: Any, db_interposer: Any, endpoint: Endpoint | str,
+                              options: NetworkOptions | None = None) -> list[Verdict]:
+    """INFLIGHT-01: a latency toxic on the DB link holds the mutation in flight; a duplicate with the same key
+    arrives meanwhile and must get 409 request_in_progress or wait and replay; one execution in state."""
+    ep = endpoint if isinstance(endpoint, Endpoint) else get_endpoint(endpoint)
+    opts = options or NetworkOptions()
+
+    @guarded("INFLIGHT-01", "db-latency-in-flight")
+    def check(run: Run, ctx: Any, endpoint: Endpoint) -> Verdict:
+        case = endpoint.prepare(ctx)
+        key = new_key()
+        history = History()
+        before = case.observe()
+        c0 = _counters(ctx)
+        name = f"ctk_db_latency_{key[-8:]}"
+        result: dict[str, Any] = {}
+
+        def send(tag: str, process: str) -> None:
+            inv = history.invoke(process, endpoint.operation, value=key, key=key, op_id=1,
+                                 attempt=1 if tag == "first" else 2)
+            ex = case.send(ctx.client, key=key, label=f"{tag} (DB link latency {opts.db_latency_ms} ms)",
+                           timeout=60.0)
+            history.record_exchange(inv, ex)
+            result[tag] = ex
+
+        db_interposer.add_toxic(name, type="latency", stream="downstream",
+                                attributes={"latency": opts.db_latency_ms, "jitter": 0})
+        try:
+            t = threading.Thread(target=send, args=("first", "kit-1"), daemon=True)
+            t.start()
+            time.sleep(opts.db_lead)
+            send("duplicate", "kit-2")
+            t.join(timeout=90)
+        finally:
+            _remove(db_interposer, [name])
+        first, dup = result.get("first"), result.get("duplicate")
+        after = case.observe()
+        c1 = _counters(ctx)
+        n = case.executions(before, after)
+        counted = counter_delta(c0, c1, endpoint.operation)
+        runs = max(n, counted or 0)
+        details: dict[str, Any] = {"key": key, "latency_ms": opts.db_latency_ms, "executions_state": n,
+                                   "counter_delta": counted, "history": history.to_list(),
+                                   "first": describe(first) if first else None,
+                                   "duplicate": describe(dup) if dup else None}
+        if first is None or dup is None:
+            return run.inconclusive("an attempt did not finish in time", "timeout", details)
+        first_end = first.started_at + first.elapsed_ms / 1000.0
+        overlapped = dup.started_at < first_end
+        details["overlapped"] = overlapped
+        expected = ("a duplicate arriving while the original is held in flight by a slow database link never "
+                    "executes a second time: 409 request_in_progress or wait-and-replay")
+        if runs >= 2 or _execution_error(dup) or (first.status not in endpoint.success and _execution_error(first)):
+            return run.broken(expected, f"{endpoint.operation} executed twice (state {n}, counter {counted}); first "
+                              f"{describe(first)}, duplicate {describe(dup)}", "second execution", details)
+        if first.status not in endpoint.success:
+            return run.inconclusive(f"the first attempt did not succeed ({describe(first)})", "first failed", details)
+        if not overlapped:
+            return run.inconclusive(f"the duplicate was sent after the first finished; {opts.db_latency_ms} ms of DB "
+                                    "latency did not hold it in flight long enough", "no overlap", details)
+        if n != 1:
+            return run.inconclusive(f"the effect is not visible in state once (seen {n})", "not visible", details)
+        if dup.status == 409 and error_of(dup).get("subtype") == "request_in_progress":
+            cls = "409 request_in_progress"
+        elif dup.status == 409:
+            cls = "plain 409"
+        elif dup.status == first.status and case.identity(dup) == case.identity(first):
+            cls = "wait-and-replay"
+        else:
+            return run.broken(expected, f"the duplicate got {describe(dup)}", f"other: {describe(dup)}", details)
+        return run.ok(f"duplicate during DB latency: {cls}; executed once", cls, details)
+
+    return check(ctx, ep)
+
+
+def check_db_link_failure(ctx: Any, db_interposer: Any, endpoint: Endpoint | str, mode: str = "reset_peer",
+                          options: NetworkOptions | None = None) -> list[Verdict]:
+    """REPLAY-03: the DB link fails (``reset_peer`` or ``down``) during the mutation, the client gets a 5xx;
+    after the link is back the retry with the same key executes exactly once and succeeds."""
+    if mode not in ("reset_peer", "down"):
+        raise ValueError("mode must be 'reset_peer' or 'down'")
+    ep = endpoint if isinstance(endpoint, Endpoint) else get_endpoint(endpoint)
+    opts = options or NetworkOptions()
+
+    @guarded("REPLAY-03", f"db-link-{mode.replace('_', '-')}")
+    def check(run: Run, ctx: Any, endpoint: Endpoint) -> Verdict:
+        case = endpoint.prepare(ctx)
+        key = new_key()
+        history = History()
+        before = case.observe()
+        seen: dict[str, Any] = {}
+        name = f"ctk_db_{mode}_{key[-8:]}"
+
+        def restore() -> None:
+            if mode == "down":
+                db_interposer.enable()
+            else:
+                _remove(db_interposer, [name])
+
+        def between() -> None:
+            restore()
+            seen["mid"] = case.observe()
+            seen["n1"] = case.executions(before, seen["mid"])
+            if seen["n1"] == 1:  # it landed after all: the retry must replay, make a re-execution visible
+                case.interfere()
+            seen["base"] = case.observe()
+
+        if mode == "down":
+            db_interposer.disable()
+        else:
+            db_interposer.add_toxic(name, type="reset_peer", stream="downstream", attributes={"timeout": 50})
+        rc = _retrying(ctx, history, between, opts)
+        try:
+            final = _mutate(rc, case, key, f"{endpoint.operation} (database link {mode})", timeout=30.0)
+        except IdempotencyWindowExpired as exc:
+            return run.inconclusive(f"the retrying client stopped: {exc}", "window expired", {"key": key})
+        finally:
+            restore()
+        attempts = list(rc.last_attempts)
+        details: dict[str, Any] = {"key": key, "mode": mode, "attempts": _statuses(attempts),
+                                   "history": history.to_list()}
+        first = attempts[0]
+        if "n1" not in seen:
+            return run.inconclusive(f"the database link failure did not reach the client: the first attempt got "
+                                    f"{describe(first)}", "fault missed", details)
+        if first.status is None or first.status < 500:
+            return run.inconclusive(f"the first attempt got {describe(first)}, not a 5xx", "no 5xx", details)
+        after = case.observe()
+        total = seen["n1"] + case.executions(seen["base"], after)
+        details.update(executions=total, committed_before_failure=seen["n1"])
+        hc = _history_check(history, key, total)
+        details["history_check"] = hc.to_dict()
+        problems = []
+        if final.status not in endpoint.success:
+            problems.append(f"the retry after the link came back got {describe(final)}, not success")
+        if total != 1:
+            problems.append(f"{endpoint.operation} executed {total} times in state")
+        if problems:
+            return run.broken(f"a 5xx from a broken database link is not stored: after the link is back the retry "
+                              f"with the same key executes {endpoint.operation} once and succeeds",
+                              "; ".join(problems) + f"\nattempts: {_statuses(attempts)}\nhistory check: {hc}",
+                              "5xx replayed" if final.status == first.status else f"final {describe(final)}",
+                              details)
+        return run.ok(f"DB link {mode}: {describe(first)}; retry {describe(final)}; executed once",
+                      "executed once" if not seen["n1"] else "committed, replayed", details)
+
+    return check(ctx, ep)
+
+
+def run_db_link_scenarios(ctx: Any, db_interposer: Any, endpoints: list[str] | None = None,
+                          modes: tuple[str, ...] = ("reset_peer", "down"),
+                          options: NetworkOptions | None = None) -> list[Verdict]:
+    out: list[Verdict] = []
+    for op in endpoints or ["updateTable"]:
+        out += check_db_latency_inflight(ctx, db_interposer, op, options)
+        for mode in modes:
+            out += check_db_link_failure(ctx, db_interposer, op, mode, options)
+    return out

@@ -1,0 +1,91 @@
+"""Network fault scenarios through the interposer against the embedded reference catalog: every scenario
+passes for every mutation of the endpoint catalog; the deviation profiles that break replay / in-flight
+handling make the relevant verdicts fail (and only those)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from ctk.checks.network import NetworkOptions, REQUIREMENT, SCENARIOS, check_network_scenario, run_network_scenarios
+from ctk.core.verdicts import Status
+from ctk.http.endpoints import ENDPOINTS
+
+FAST = NetworkOptions(timeout=0.3, margin=0.4, hold=0.5)
+
+
+def _table(verdicts):
+    return "\n".join(f"{v.endpoint:18} {v.behaviour:28} {v.requirement:11} {v.status.value:12} "
+                     f"{v.classification}  {v.details.get('attempts')}\n{v.message[:600] if v.status != Status.PASS else ''}"
+                     for v in verdicts)
+
+
+@pytest.mark.parametrize("op", list(ENDPOINTS))
+def test_every_scenario_passes(net, op):
+    ctx, ip = net
+    t0 = time.monotonic()
+    verdicts = run_network_scenarios(ctx, ip, [op], options=FAST)
+    print(f"{op}: {len(verdicts)} scenarios in {time.monotonic() - t0:.1f}s")
+    assert [v.behaviour for v in verdicts] == list(SCENARIOS)
+    assert all(v.endpoint == op for v in verdicts)
+    assert [v.requirement for v in verdicts] == [REQUIREMENT[s] for s in SCENARIOS]
+    assert all(v.status == Status.PASS for v in verdicts), _table(verdicts)
+    by = {v.behaviour: v for v in verdicts}
+    # the faults really happened: the first attempt did not get the answer, the retry did
+    assert by["lost-503"].details["attempts"][0] == 503
+    assert by["lost-drop"].details["attempts"][0] in ("reset", "protocol", "transport")
+    assert by["lost-reset"].details["attempts"][0] in ("reset", "protocol", "transport")
+    assert by["lost-timeout"].details["attempts"][0] == "timeout"
+    assert by["slow-link"].details["attempts"][0] == "timeout"
+    for s in ("lost-drop", "lost-503", "lost-reset", "lost-timeout", "slow-link"):
+        assert len(by[s].details["attempts"]) == 2 and by[s].details["executions"] == 1
+        assert by[s].details["history_check"]["counts"] == {"ok_present": 1}
+    assert by["network-duplicate"].details["copy_status"] == str(by["network-duplicate"].details["attempts"][-1])
+    assert by["network-duplicate-inflight"].details["held_at_server"] is True
+
+
+def test_no_replay_profile_fails_replay_and_duplicate(make_net):
+    ctx, ip = make_net("no-replay")
+    out = []
+    for op in ("createTable", "updateTable", "dropView"):
+        for sc in ("lost-drop", "lost-503", "lost-timeout", "network-duplicate"):
+            out += check_network_scenario(ctx, op, ip, sc, FAST)
+    assert all(v.status == Status.FAIL for v in out), _table(out)
+    v = next(v for v in out if v.endpoint == "updateTable" and v.behaviour == "lost-503")
+    assert v.classification == "re-executed"
+    assert "expected:" in v.message and "happened:" in v.message and "exchanges:" in v.message
+    assert "POST" in v.message and "503" in v.message
+    assert v.exchanges and v.details["history_check"]["valid"] is False
+    dup = next(v for v in out if v.endpoint == "createTable" and v.behaviour == "network-duplicate")
+    assert dup.requirement == "HIST-02" and dup.details["copy_status"] == "409"
+
+
+def test_in_flight_reexecutes_profile_fails_in_flight_only(make_net):
+    ctx, ip = make_net("in-flight-reexecutes")
+    flight, other = [], []
+    for op in ("createNamespace", "updateTable", "dropTable"):
+        flight += check_network_scenario(ctx, op, ip, "network-duplicate-inflight", FAST)
+        other += check_network_scenario(ctx, op, ip, "lost-503", FAST)
+    assert all(v.status == Status.FAIL and v.requirement == "INFLIGHT-01" for v in flight), _table(flight)
+    assert all(v.classification == "second execution" for v in flight), _table(flight)
+    assert all(v.status == Status.PASS for v in other), _table(other)
+
+
+def test_unsupported_without_advertised_lifetime(make_net):
+    ctx, ip = make_net(idempotency_lifetime=None)
+    out = run_network_scenarios(ctx, ip, ["createNamespace"], scenarios=["lost-503", "network-duplicate"],
+                                options=FAST)
+    assert [v.status for v in out] == [Status.UNSUPPORTED] * 2
+    assert all("idempotency-key-lifetime" in v.message for v in out)
+
+
+def test_unsupported_without_interposer(net):
+    ctx, _ = net
+    [v] = check_network_scenario(ctx, "createNamespace", None, "lost-503", FAST)
+    assert v.status == Status.UNSUPPORTED and "interposer" in v.message
+
+
+def test_unknown_scenario_is_an_error(net):
+    with pytest.raises(ValueError, match="lost-503"):
+        check_network_scenario(net[0], "createNamespace", net[1], "lost-everything")
