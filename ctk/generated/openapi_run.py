@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ctk.core.verdicts import Verdict
 from ctk.http.endpoints import (ENDPOINTS, Catalog, PrerequisiteError, _schema, body_identity, create_view_body,
@@ -332,10 +333,16 @@ def _schema_problems(case: Any, ex: Exchange) -> str | None:
     try:
         case.validate_response(_to_httpx(ex), checks=[status_code_conformance, content_type_conformance,
                                                       response_schema_conformance])
-    except AssertionError as exc:   # schemathesis FailureGroup is an AssertionError subclass? keep both
-        return str(exc)[:1500]
-    except Exception as exc:  # noqa: BLE001 - FailureGroup and friends
-        return str(exc)[:1500]
+    except BaseExceptionGroup as group:  # schemathesis FailureGroup (not an Exception subclass)
+        parts = []
+        for f in group.exceptions:
+            title = getattr(f, "title", type(f).__name__)
+            msg = getattr(f, "message", str(f))
+            parts.append(f"{title}: {msg}".strip())
+        where = f"{ex.method} {urlsplit(ex.url).path} -> {ex.status}"
+        return (where + "\n" + "\n".join(parts))[:1500]
+    except Exception as exc:  # noqa: BLE001 - a single Failure
+        return f"{ex.method} {urlsplit(ex.url).path} -> {ex.status}\n{exc}"[:1500]
     return None
 
 
@@ -401,6 +408,9 @@ def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str
         again = client.request(method, path, json=payload, params=query or None, idempotency_key=key,
                                label=f"generated {op_id}: replay with the same key")
         c1 = ctx.faults.executions() if c0 is not None else None
+        problem = _schema_problems(case, again)
+        if problem and len(res.schema_problems) < 5:
+            res.schema_problems.append(("(replay) " + problem, [again]))
         s1 = arena_state(client, arena) if s0 is not None else None
         if again.status != first.status:
             fail("replay-status", f"{op_id}: the replay with the same key got {_describe(again)}, "

@@ -1,0 +1,144 @@
+"""GEN-01 / SCHEMA-01 through schemathesis: passes on the reference catalog, catches replay deviations,
+touches nothing outside the run namespace, and is deterministic under a seed."""
+
+from __future__ import annotations
+
+import json
+import time
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from ctk.core.verdicts import Status
+from ctk.generated import GenOptions, run_openapi_checks
+
+SUBSET = ("createNamespace", "updateProperties", "createTable", "updateTable", "renameTable", "dropView")
+
+
+def by(verdicts, req):
+    return {v.endpoint: v for v in verdicts if v.requirement == req}
+
+
+def test_gen01_and_schema01_pass_on_reference(gen_ctx, timed):
+    ctx = gen_ctx()
+    t0 = time.monotonic()
+    vs = run_openapi_checks(ctx, examples=3, operations=SUBSET, time_budget=60)
+    gen, schema = by(vs, "GEN-01"), by(vs, "SCHEMA-01")
+    assert set(gen) == set(SUBSET), vs
+    for op, v in gen.items():
+        assert v.status is Status.PASS, (op, v.message)
+        assert v.details["examples"] >= 1 and v.details["observe"] == "counters"
+    for op, v in schema.items():
+        assert v.status is Status.PASS, (op, v.message)
+    # well-formed cases reach success, not only 4xx: the steering gives valid cores
+    ok = sum(n for v in gen.values() for s, n in v.details["statuses"].items() if s.startswith("2"))
+    assert ok >= 3, {op: v.details["statuses"] for op, v in gen.items()}
+    assert time.monotonic() - t0 < 60
+
+
+def test_generated_requests_stay_in_the_run_namespace(gen_ctx):
+    ctx = gen_ctx()
+    run_ns = ctx.namespace[0]
+    mark = len(ctx.client.exchanges)
+    run_openapi_checks(ctx, examples=3, operations=("createNamespace", "renameTable", "commitTransaction",
+                                                    "dropNamespace"), time_budget=40)
+    muts = [e for e in ctx.client.exchanges[mark:] if e.method in ("POST", "DELETE") and "/_ctk" not in e.url]
+    assert len(muts) >= 8
+    for e in muts:
+        path = unquote(urlsplit(e.url).path)
+        if "/namespaces/" in path:
+            assert path.split("/namespaces/", 1)[1].startswith(run_ns + "\x1f"), e.url
+        body = json.loads(e.request_body) if e.request_body else {}
+        names = []
+        if isinstance(body.get("namespace"), list):
+            names.append(body["namespace"])
+        for k in ("source", "destination", "identifier"):
+            if isinstance(body.get(k), dict):
+                names.append(body[k]["namespace"])
+        for c in body.get("table-changes") or []:
+            names.append(c["identifier"]["namespace"])
+        for ns in names:
+            assert ns[0] == run_ns and len(ns) >= 2, (e.url, body)
+    # the arenas are gone afterwards
+    assert (ctx.client.list_namespaces((run_ns,)) or []) == []
+
+
+@pytest.mark.parametrize("deviation,kinds", [("no-replay", {"replay-status", "re-executed", "replay-body"}),
+                                             ("replay-different-body", {"replay-status", "replay-body"})])
+def test_gen01_catches_replay_deviations(gen_ctx, timed, deviation, kinds):
+    ctx = gen_ctx(deviation)
+    vs = run_openapi_checks(ctx, examples=4, operations=("createNamespace", "updateProperties"), time_budget=40)
+    gen = by(vs, "GEN-01")
+    failed = [v for v in gen.values() if v.status is Status.FAIL]
+    assert failed, [(v.endpoint, v.status, v.message[:200]) for v in vs]
+    for v in failed:
+        assert v.classification in kinds, v.classification
+        assert "minimal failing example" in v.message and "Idempotency-Key" in v.message
+        assert v.exchanges and v.exchanges[0]["request_headers"].get("Idempotency-Key")
+        # the failing exchange pair carries the same key
+        keys = {e["request_headers"].get("Idempotency-Key") for e in v.exchanges if "generated" in (e["label"] or "")}
+        assert len(keys) == 1
+
+
+def test_gen01_state_observation_without_counters(gen_ctx):
+    ctx = gen_ctx()
+    vs = run_openapi_checks(ctx, options=GenOptions(examples=3, operations=("updateTable", "createView"),
+                                                    time_budget=40, observe="state"))
+    gen = by(vs, "GEN-01")
+    assert all(v.status is Status.PASS and v.details["observe"] == "state" for v in gen.values()), \
+        [(v.endpoint, v.message[:300]) for v in gen.values()]
+
+
+def test_gen01_is_deterministic_under_a_seed(gen_ctx):
+    ctx = gen_ctx()
+    a = by(run_openapi_checks(ctx, examples=4, seed=7, operations=("createTable",), time_budget=30), "GEN-01")
+    b = by(run_openapi_checks(ctx, examples=4, seed=7, operations=("createTable",), time_budget=30), "GEN-01")
+    assert a["createTable"].details["statuses"] == b["createTable"].details["statuses"]
+
+
+def test_gen01_unsupported_without_advertised_lifetime(tmp_path):
+    from ctk.checks.context import CheckContext
+    from ctk.http.client import CatalogClient
+    from ctk.reference.server import ReferenceServer
+    from ctk.reference.settings import ReferenceSettings
+    from ctk.target.config import TargetConfig
+
+    s = ReferenceSettings(warehouse=str(tmp_path), control_api=True)
+    s.idempotency_lifetime = None
+    with ReferenceServer(s) as srv, CatalogClient(TargetConfig(srv.url)) as client:
+        ctx = CheckContext.create(client)
+        vs = run_openapi_checks(ctx, examples=1, operations=("createNamespace",))
+        assert [v.status for v in vs] == [Status.UNSUPPORTED]
+
+
+def test_budget_exhausted_gives_inconclusive(gen_ctx):
+    ctx = gen_ctx()
+    vs = run_openapi_checks(ctx, examples=2, operations=("createNamespace", "dropNamespace"), time_budget=0.0)
+    assert {v.status for v in vs} == {Status.INCONCLUSIVE}
+
+
+
+def test_arena_state_sees_a_commit_and_only_a_commit(gen_ctx):
+    """The observation used without counters: a commit (new metadata location) changes it, reads do not."""
+    from ctk.generated.openapi_run import arena_state, drop_tree, make_arena
+    from ctk.http.endpoints import Catalog
+
+    ctx = gen_ctx()
+    arena = make_arena(ctx, "obs")
+    s0 = arena_state(ctx.client, arena)
+    assert set(s0) == {".".join(arena.ns), ".".join(arena.ns + ("n0",))}
+    assert arena_state(ctx.client, arena) == s0
+    Catalog(ctx.client).commit_table(arena.ns, "t0", {"k2": "b"}, "test")
+    s1 = arena_state(ctx.client, arena)
+    assert s1 != s0 and s1[".".join(arena.ns)]["tables"]["t0"] != s0[".".join(arena.ns)]["tables"]["t0"]
+    drop_tree(ctx.client, arena.ns)
+    assert ctx.client.load_namespace(arena.ns) is None
+
+
+def test_schema01_flags_a_nonconforming_replay(gen_ctx):
+    """replay-different-body answers {"replayed": true}: not the ErrorModel/LoadTable the document declares."""
+    ctx = gen_ctx("replay-different-body")
+    vs = run_openapi_checks(ctx, examples=2, operations=("createNamespace",), time_budget=30)
+    v = by(vs, "SCHEMA-01")["createNamespace"]
+    assert v.status is Status.DEVIATION, v.message
+    assert "(replay)" in v.message and "required" in v.message
