@@ -1,0 +1,83 @@
+"""GEN-02 model-based test: passes on the reference catalog; catches no-replay, terminal-4xx-not-stored and
+store-5xx; the minimal failing sequence is a scenario that the scenario runner loads and that fails on the
+deviant catalog and passes on a correct one."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import yaml
+
+from ctk.core.verdicts import Status
+from ctk.generated import StatefulOptions, run_stateful_check
+from ctk.scenarios.loader import load_data
+from ctk.scenarios.runner import run_scenario
+
+from conftest import session_for  # noqa: E402 - tests/generated/conftest.py
+
+
+def test_gen02_passes_on_reference(gen_ctx, timed):
+    ctx = gen_ctx()
+    t0 = time.monotonic()
+    [v] = run_stateful_check(ctx, examples=6, steps=10, time_budget=25)
+    assert v.status is Status.PASS, v.message
+    assert v.details["steps"] >= 20 and v.details["faults"] == ["lose_answer", "fail_before"]
+    assert time.monotonic() - t0 < 40
+    assert (ctx.client.list_namespaces(ctx.namespace) or []) == []     # every sequence cleaned up
+
+
+@pytest.mark.parametrize("deviation,kinds", [
+    ("no-replay", {"re-executed", "replay-status"}),
+    ("terminal-4xx-not-stored", {"re-executed", "replay-status", "state"}),
+    ("store-5xx", {"retry-after-fault"}),
+])
+def test_gen02_catches_deviation_and_prints_a_runnable_scenario(gen_ctx, tmp_path, timed, deviation, kinds):
+    ctx = gen_ctx(deviation)
+    [v] = run_stateful_check(ctx, options=StatefulOptions(examples=15, steps=10, time_budget=20, shrink_budget=8,
+                                                          report_dir=str(tmp_path / "reports")))
+    assert v.status is Status.FAIL, v.message
+    assert v.classification in kinds, v.message
+    assert "minimal failing sequence" in v.message and "scenarios:" in v.message
+    written = v.details["scenario_file"]
+    text = open(written, encoding="utf-8").read()
+    assert text == v.details["scenario"] and text in v.message
+    [scenario] = load_data(yaml.safe_load(text), source=written)
+    assert scenario.requirement == "GEN-02"
+    # the scenario reproduces the failure on the deviant catalog ...
+    again = run_scenario(scenario, session_for(ctx))
+    assert again.status is Status.FAIL, again.message
+    # ... and passes on a correct one
+    good = gen_ctx()
+    ok = run_scenario(scenario, session_for(good))
+    assert ok.status is Status.PASS, ok.message
+
+
+def test_gen02_model_alone_catches_no_replay(gen_ctx, timed):
+    """Without execution counters the model (state + statuses) still catches re-executed duplicates."""
+    ctx = gen_ctx("no-replay")
+    [v] = run_stateful_check(ctx, options=StatefulOptions(examples=15, steps=12, time_budget=25, shrink_budget=5,
+                                                          counters=False, seed=None))
+    assert v.status is Status.FAIL, v.message
+    assert v.classification in ("replay-status", "state", "unexpected-status", "retry-after-fault")
+
+
+def test_gen02_without_fault_injection_drops_the_fault_rule(gen_ctx):
+    ctx = gen_ctx()
+    from ctk.checks.faults import NoFaults
+
+    ctx.faults = NoFaults()
+    [v] = run_stateful_check(ctx, examples=3, steps=6, time_budget=15)
+    assert v.status is Status.PASS and v.details["faults"] == []
+    assert not any("/_ctk/faults" in e.url for e in ctx.client.exchanges)
+
+
+def test_gen02_seed_is_deterministic(gen_ctx):
+    ctx = gen_ctx()
+    runs = []
+    for _ in range(2):
+        mark = len(ctx.client.exchanges)
+        [v] = run_stateful_check(ctx, examples=2, steps=6, seed=11, time_budget=15)
+        assert v.status is Status.PASS
+        runs.append([(e.method, e.label) for e in ctx.client.exchanges[mark:] if (e.label or "").startswith("model:")])
+    assert runs[0] == runs[1] and runs[0]
