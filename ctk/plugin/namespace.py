@@ -7,6 +7,7 @@ The kit touches nothing outside it. Works with any client that has
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import quote
 
@@ -60,6 +61,9 @@ def _list(client: Any, path: str, key: str, deadline: float) -> list[Any]:
     return items
 
 
+CLEANUP_WORKERS = 4
+
+
 def drop_tree(client: Any, parts: list[str], keep_root: bool = False, budget_s: float = 60.0,
               _depth: int = 0, _deadline: float | None = None) -> list[str]:
     """Drop views, tables and nested namespaces below `parts` (and `parts` itself unless keep_root).
@@ -73,16 +77,21 @@ def drop_tree(client: Any, parts: list[str], keep_root: bool = False, budget_s: 
         for child in children:
             if isinstance(child, list) and len(child) == len(parts) + 1 and child[: len(parts)] == parts:
                 problems += drop_tree(client, child, False, budget_s, _depth + 1, deadline)
-    for ident in _list(client, f"namespaces/{enc}/views", "identifiers", deadline):
-        ex = client.request("DELETE", f"namespaces/{enc}/views/{quote(ident['name'], safe='')}",
-                            label="cleanup: drop view")
-        if ex.status not in (200, 204, 404):
-            problems.append(f"view {ident.get('name')}: {ex.error or ex.status}")
-    for ident in _list(client, f"namespaces/{enc}/tables", "identifiers", deadline):
-        ex = client.request("DELETE", f"namespaces/{enc}/tables/{quote(ident['name'], safe='')}?purgeRequested=true",
-                            label="cleanup: drop table")
-        if ex.status not in (200, 204, 404):
-            problems.append(f"table {ident.get('name')}: {ex.error or ex.status}")
+    drops = [(f"namespaces/{enc}/views/{quote(i['name'], safe='')}", "cleanup: drop view", f"view {i.get('name')}")
+             for i in _list(client, f"namespaces/{enc}/views", "identifiers", deadline)]
+    drops += [(f"namespaces/{enc}/tables/{quote(i['name'], safe='')}?purgeRequested=true", "cleanup: drop table",
+               f"table {i.get('name')}") for i in _list(client, f"namespaces/{enc}/tables", "identifiers", deadline)]
+
+    def drop(item: tuple[str, str, str]) -> str | None:
+        path, label, what = item
+        if time.monotonic() > deadline:
+            return f"{what}: cleanup budget of {budget_s:.0f} s used up"
+        ex = client.request("DELETE", path, label=label)
+        return None if ex.status in (200, 204, 404) else f"{what}: {ex.error or ex.status}"
+
+    # Independent drops, a few at a time: a run leaves hundreds of tables and views behind.
+    with ThreadPoolExecutor(max_workers=CLEANUP_WORKERS) as pool:
+        problems += [p for p in pool.map(drop, drops) if p]
     if not keep_root:
         ex = client.request("DELETE", f"namespaces/{enc}", label="cleanup: drop namespace")
         if ex.status not in (200, 204, 404):

@@ -3,16 +3,61 @@
 Behaviours: finalized duplicate (REPLAY-01), terminal 4xx replayed (REPLAY-02), 5xx not stored (REPLAY-03),
 lost answers (REPLAY-04), in-flight duplicate (INFLIGHT-01/02), payload mismatch (PAYLOAD-01), key scope
 (SCOPE-01), lifetime (LIFE-01), replay failed (RECON-01), crash reconciled (RECON-02).
+
+The lifetime checks are mostly waiting (a retry at 90% of the advertised lifetime), so the first of them
+to run starts all of them at once, each on a client of its own (its verdict carries only its own
+exchanges) and judged from catalog state alone; the others then collect their verdicts.
 """
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from ctk.checks.idempotency import ENDPOINT_CHECKS
+from ctk.checks.context import CheckContext
+from ctk.checks.faults import NoFaults
+from ctk.checks.idempotency import ENDPOINT_CHECKS, check_lifetime
+from ctk.http.client import CatalogClient
 from ctk.http.endpoints import ENDPOINTS
 
 CASES = [(op, behaviour, check) for op in ENDPOINTS for behaviour, check in ENDPOINT_CHECKS]
 
 
+class _LifetimeBatch:
+    def __init__(self, session):
+        self.session, self.lock, self.futures, self.pool, self.clients = session, threading.Lock(), None, None, []
+
+    def _one(self, operation):
+        base = self.session.context
+        client = CatalogClient(self.session.target)
+        client.set_prefix(self.session.client.prefix)
+        self.clients.append(client)
+        ctx = CheckContext(client, base.discovery, base.namespace, NoFaults(), base.options)
+        return check_lifetime(ctx, ENDPOINTS[operation])
+
+    def verdicts(self, operation):
+        with self.lock:
+            if self.futures is None:
+                self.pool = ThreadPoolExecutor(max_workers=len(ENDPOINTS), thread_name_prefix="ctk-lifetime")
+                self.futures = {op: self.pool.submit(self._one, op) for op in ENDPOINTS}
+        return self.futures[operation].result()
+
+    def close(self):
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        for c in self.clients:
+            c.close()
+
+
+@pytest.fixture(scope="session")
+def lifetime_batch(ctk_session):
+    batch = _LifetimeBatch(ctk_session)
+    yield batch
+    batch.close()
+
+
 @pytest.mark.parametrize("operation,behaviour,check", CASES, ids=[f"{op}-{b}" for op, b, _ in CASES])
-def test_idempotency(ctk_context, operation, behaviour, check):
+def test_idempotency(request, ctk_context, operation, behaviour, check):
+    if check is check_lifetime:
+        return request.getfixturevalue("lifetime_batch").verdicts(operation)
     return check(ctk_context, ENDPOINTS[operation])
