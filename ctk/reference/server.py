@@ -44,7 +44,9 @@ class ReferenceServer:
             return self.url
         self.app = create_app(self.settings)
         family = socket.AF_INET6 if ":" in self.settings.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on such sockets, and without it every
+        # response waits ~40 ms for the client's delayed ACK (Nagle).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.settings.host, self.settings.port))
         port = sock.getsockname()[1]
