@@ -34,6 +34,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "ctk: a conformance check of the kit (returns Verdicts)")
+    config.addinivalue_line("markers", "spark: drives a real Spark session through PySpark (slow; needs --ctk-spark)")
     options = CtkOptions.from_config(config)
     config.stash[OPTIONS_KEY] = options
     if not options.active:

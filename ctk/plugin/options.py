@@ -41,6 +41,16 @@ _OPTIONS: list[tuple[str, str, str, str, str, object]] = [
      "reports"),
     ("--ctk-allow-remote", "ctk_allow_remote", "ctk_allow_remote",
      "allow a --catalog-url that is not a loopback address", "bool", False),
+    ("--ctk-examples", "ctk_examples", "ctk_examples",
+     "generated checks: examples per operation (schemathesis) and sequences (stateful model), default 5",
+     "float", 5.0),
+    ("--ctk-steps", "ctk_steps", "ctk_steps", "stateful model: steps per sequence (default 10)", "float", 10.0),
+    ("--ctk-seed", "ctk_seed", "ctk_seed", "seed of the generated checks (default: derandomized, same cases "
+     "every run)", "float", None),
+    ("--ctk-gen-budget", "ctk_gen_budget", "ctk_gen_budget",
+     "wall-clock budget of each generated check in seconds (default 30)", "float", 30.0),
+    ("--ctk-spark", "ctk_spark", "ctk_spark",
+     "also run the Spark pipeline checks (needs pyspark, Java and `ctk spark-jars`)", "bool", False),
 ]
 
 
@@ -103,6 +113,11 @@ class CtkOptions:
     autorun: bool = False
     reports: str = "reports"
     allow_remote: bool = False
+    examples: int = 5
+    steps: int = 10
+    seed: int | None = None
+    gen_budget: float = 30.0
+    spark: bool = False
 
     @property
     def active(self) -> bool:
@@ -134,6 +149,11 @@ class CtkOptions:
             autorun=bool(_ini_bool(config, "ctk_autorun")),
             reports=str(values["ctk_reports"]),
             allow_remote=bool(values["ctk_allow_remote"]),
+            examples=int(values["ctk_examples"]),
+            steps=int(values["ctk_steps"]),
+            seed=None if values["ctk_seed"] is None else int(values["ctk_seed"]),
+            gen_budget=float(values["ctk_gen_budget"]),
+            spark=bool(values["ctk_spark"]),
         )
         opts.validate()
         return opts

@@ -53,6 +53,8 @@ class CtkSession:
         self.run_id = run_id or uuid.uuid4().hex[:8]
         self.worker = worker or "main"
         self.server: Any = None
+        self.interposer: Any = None          # in-process interposer between the kit's client and the target
+        self.interposer_note: str | None = None
         self.url: str | None = options.catalog_url
         self.target: Any = None
         self.client: Any = None
@@ -93,7 +95,7 @@ class CtkSession:
             return
         TargetConfig = _import([("ctk.target", "TargetConfig"), ("ctk.target.config", "TargetConfig")])
         self.target = TargetConfig(
-            url=self.url, prefix=o.catalog_prefix, warehouse=o.warehouse, token=o.catalog_token,
+            url=self._through_interposer(self.url), prefix=o.catalog_prefix, warehouse=o.warehouse, token=o.catalog_token,
             credential=o.catalog_credential, headers=dict(o.catalog_headers), timeout=o.timeout,
             connect_timeout=min(o.timeout, 5.0), allow_remote=o.allow_remote or self.server is not None)
         CatalogClient = _import([("ctk.http", "CatalogClient"), ("ctk.http.client", "CatalogClient")])
@@ -104,6 +106,21 @@ class CtkSession:
         nsmod.create(self.client, self.namespace, self.run_id)
         self.namespace_created = True
         self.context = self._make_context()
+
+    def _through_interposer(self, url: str) -> str:
+        """Start an interposer (no toxics: a pass-through) in front of the target and return its URL, so
+        that network faults can be injected on any target; the target URL itself when that is impossible."""
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        if parts.scheme != "http":
+            self.interposer_note = f"{parts.scheme} target: the interposer relays plain HTTP only"
+            return url
+        Interposer = _import([("ctk.interposer", "Interposer")])
+        self.interposer = Interposer(upstream=(parts.hostname, parts.port or 80))
+        host, port = self.interposer.start()
+        self.server_info["interposer"] = f"{host}:{port} -> {parts.hostname}:{parts.port or 80}"
+        return f"http://{host}:{port}{parts.path.rstrip('/')}"
 
     def _auth_headers(self) -> dict[str, str]:
         h = dict(self.options.catalog_headers)
@@ -117,7 +134,7 @@ class CtkSession:
 
         options = CheckOptions(max_wait=self.options.max_wait, strict=self.options.strict)
         return CheckContext.create(self.client, discovery=self.discovery, namespace=(self.namespace,),
-                                   options=options, create_namespace=False)
+                                   interposer=self.interposer, options=options, create_namespace=False)
 
     def stop(self) -> None:
         """Remove the run namespace (with everything inside) and stop the embedded catalog. Bounded."""
@@ -139,6 +156,12 @@ class CtkSession:
                         closer()
                     except Exception:  # noqa: BLE001
                         pass
+            if self.interposer is not None:
+                try:
+                    self.interposer.stop()
+                except Exception:  # noqa: BLE001
+                    pass
+                self.interposer = None
             if self.server is not None:
                 try:
                     self.server.stop()
