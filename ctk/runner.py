@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import importlib.util
 import sys
 
 # (flag, kind, help); forwarded to pytest as the plugin's option of the same name.
@@ -30,6 +31,9 @@ FORWARDED: list[tuple[str, str, str]] = [
     ("--ctk-reports", "value", "report directory (default reports/)"),
     ("--ctk-strict", "flag", "deviations (SHOULD/MAY broken) fail"),
     ("--ctk-allow-remote", "flag", "allow a non-loopback --catalog-url"),
+    ("--ctk-spark", "flag", "also run the Spark pipeline checks (needs `ctk spark-jars`)"),
+    ("--ctk-examples", "value", "generated checks: examples (default 5)"),
+    ("--ctk-seed", "value", "generated checks: seed (default derandomized)"),
 ]
 
 
@@ -41,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(flag, action="append", metavar="K=V", help=help_text)
         else:
             parser.add_argument(flag, help=help_text)
+    parser.add_argument("--workers", type=int, default=2,
+                        help="pytest-xdist workers, each with its own run namespace (and embedded catalog); "
+                             "0 runs in one process (default 2)")
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER,
                         help="further pytest arguments (put them after --, e.g. -- -k keys -n 2)")
 
@@ -75,7 +82,15 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
     extra = list(getattr(args, "pytest_args", None) or [])
     if extra and extra[0] == "--":
         extra = extra[1:]
+    workers = getattr(args, "workers", 0) or 0
+    if workers > 0 and _xdist_installed() and not any(a == "-n" or a.startswith("-n") or a.startswith("--numprocesses")
+                                                      for a in extra):
+        argv += ["-n", str(workers)]
     return argv + extra
+
+
+def _xdist_installed() -> bool:
+    return importlib.util.find_spec("xdist") is not None
 
 
 def run(args: argparse.Namespace) -> int:

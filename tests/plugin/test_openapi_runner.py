@@ -101,7 +101,7 @@ def test_ctk_run_exit_status(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sc").mkdir()
-    code = main(["run", "--catalog-url", "http://127.0.0.1:9", "--ctk-timeout", "1", "--ctk-scenarios",
+    code = main(["run", "--workers", "0", "--catalog-url", "http://127.0.0.1:9", "--ctk-timeout", "1", "--ctk-scenarios",
                  str(tmp_path / "sc"), "--", "-q", "-x", "-p", "no:cacheprovider", "-k", "test_discovery"])
     assert code == 1
     assert (tmp_path / "reports" / "junit.xml").is_file()
