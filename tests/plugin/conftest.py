@@ -12,7 +12,6 @@ import pytest
 import ctk.checks  # noqa: F401 - same reason: keep one copy of the modules the inline runs use
 import ctk.pytest_plugin  # noqa: F401
 
-pytest_plugins = ["pytester"]
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ import pytest
 import ctk.checks  # noqa: F401
 import ctk.pytest_plugin  # noqa: F401
 
-pytest_plugins = ["pytester"]
 
 
 @pytest.fixture(scope="module")
