@@ -73,6 +73,9 @@ def _load_document(path: Path, prefix: str | None) -> dict:
     if not isinstance(doc, dict) or "paths" not in doc:
         raise ValueError(f"{path}: not an OpenAPI document")
     doc = copy.deepcopy(doc)
+    from ctk.openapi import normalize_error_responses
+
+    normalize_error_responses(doc)
     seg = f"/{prefix}" if prefix else ""
     paths = {}
     for template, item in (doc.get("paths") or {}).items():
