@@ -81,6 +81,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
         return None
     config = pyfuncitem.config
     session = get_session(config)
+    if session is not None and session.started and session.skip_reason:
+        pytest.skip(session.skip_reason)
     if session is not None and session.started and session.error:
         pytest.fail(f"target unusable: {session.error}", pytrace=False)
     argnames = pyfuncitem._fixtureinfo.argnames

@@ -19,6 +19,8 @@ def ctk_session(request: pytest.FixtureRequest):
     if session is None:
         pytest.skip("the ctk plugin is not active (give --catalog-url or --ctk)")
     session.start()
+    if session.skip_reason:
+        pytest.skip(session.skip_reason)
     try:
         yield session
     finally:

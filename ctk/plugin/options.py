@@ -49,6 +49,9 @@ _OPTIONS: list[tuple[str, str, str, str, str, object]] = [
      "every run)", "float", None),
     ("--ctk-gen-budget", "ctk_gen_budget", "ctk_gen_budget",
      "wall-clock budget of each generated check in seconds (default 30)", "float", 30.0),
+    ("--catalog-image", "ctk_catalog_image", "ctk_catalog_image",
+     "start this catalog image with testcontainers (port 8181) and test it (needs a Docker engine; skipped with "
+     "the reason where there is none)", "str", None),
     ("--ctk-spark", "ctk_spark", "ctk_spark",
      "also run the Spark pipeline checks (needs pyspark, Java and `ctk spark-jars`)", "bool", False),
 ]
@@ -118,14 +121,15 @@ class CtkOptions:
     seed: int | None = None
     gen_budget: float = 30.0
     spark: bool = False
+    catalog_image: str | None = None
 
     @property
     def active(self) -> bool:
-        return bool(self.catalog_url or self.force or self.autorun)
+        return bool(self.catalog_url or self.force or self.autorun or self.catalog_image)
 
     @property
     def embedded(self) -> bool:
-        return not self.catalog_url
+        return not self.catalog_url and not self.catalog_image
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "CtkOptions":
@@ -154,6 +158,7 @@ class CtkOptions:
             seed=None if values["ctk_seed"] is None else int(values["ctk_seed"]),
             gen_budget=float(values["ctk_gen_budget"]),
             spark=bool(values["ctk_spark"]),
+            catalog_image=values["ctk_catalog_image"],
         )
         opts.validate()
         return opts

@@ -63,6 +63,8 @@ class CtkSession:
         self.namespace: str | None = None
         self.namespace_created = False
         self.error: str | None = None        # set once the target is known to be unusable
+        self.skip_reason: str | None = None  # the target cannot exist here (e.g. no Docker engine): skip, not fail
+        self.container: Any = None
         self.started = False
         self.cleanup_problems: list[str] = []
         self.server_info: dict[str, Any] = {}
@@ -82,6 +84,17 @@ class CtkSession:
 
     def _start(self) -> None:
         o = self.options
+        if self.url is None and o.catalog_image:
+            from ctk.target.containers import ContainersUnavailable, ContainerTarget
+
+            self.container = ContainerTarget(o.catalog_image)
+            try:
+                self.url = self.container.start().rstrip("/")
+            except ContainersUnavailable as exc:
+                self.skip_reason = f"unsupported: container mode for {o.catalog_image}: {exc}"
+                self.container = None
+                return
+            self.server_info["container"] = o.catalog_image
         if self.url is None:
             ReferenceServer = _import([("ctk.reference.server", "ReferenceServer")])
             ReferenceSettings = _import([("ctk.reference.settings", "ReferenceSettings")])
@@ -156,6 +169,9 @@ class CtkSession:
                         closer()
                     except Exception:  # noqa: BLE001
                         pass
+            if self.container is not None:
+                self.container.stop()
+                self.container = None
             if self.interposer is not None:
                 try:
                     self.interposer.stop()
