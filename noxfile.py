@@ -39,9 +39,11 @@ def _apt_install(session: nox.Session) -> None:
 
 @nox.session
 def kit(session: nox.Session) -> None:
-    """Main job: run the conformance kit against the embedded reference catalog; reports in reports/."""
-    session.run("python", "-m", "pip", "install", "-q", "-e", ".")
-    session.run("ctk", "run", *session.posargs, external=True)
+    """Main job: the conformance kit, Spark pipeline included, against the embedded reference catalog;
+    reports in reports/."""
+    session.run("python", "-m", "pip", "install", "-q", "-e", ".[spark,test]")
+    session.run("ctk", "spark-jars", external=True)
+    session.run("ctk", "run", "--ctk-spark", *session.posargs, external=True)
 
 
 @nox.session
