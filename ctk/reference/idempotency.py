@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (Boolean, Column, Float, Index, Integer, MetaData, String, Table, Text, UniqueConstraint,
-                        delete, func, insert, select, update)
+                        bindparam, delete, func, insert, select, update)
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -58,6 +58,17 @@ records = Table(
 
 class StoredResponseError(Exception):
     """A finalized record whose response cannot be produced."""
+
+
+# Hot-path statements built once: building `insert(...).values(...)` per call cost SQLAlchemy more than the
+# SQLite work itself (0.6 ms vs 0.1 ms per reservation); bound parameters let the compiled form be reused.
+_RESERVE = insert(records)
+_LOOKUP = select(records).where(records.c.idem_key == bindparam("b_key"), records.c.operation == bindparam("b_op"),
+                                records.c.resource == bindparam("b_resource"),
+                                records.c.principal == bindparam("b_principal"))
+_FINALIZE = update(records).where(records.c.owner == bindparam("b_owner"), records.c.status == IN_PROGRESS).values(
+    status=FINALIZED, response=bindparam("b_response"), response_digest=bindparam("b_digest"),
+    updated_at=bindparam("b_updated"))
 
 
 def canonical_hash(body: bytes | None) -> str:
@@ -149,9 +160,8 @@ class RecordStore:
         op, resource, key, principal = scope
         with self.engine.connect() as conn:
             conn = conn.execution_options(ctk_read=True)   # deferred read on SQLite (catalog's engine hook)
-            row = conn.execute(select(records).where(
-                records.c.idem_key == key, records.c.operation == op,
-                records.c.resource == resource, records.c.principal == principal)).first()
+            row = conn.execute(_LOOKUP, {"b_key": key, "b_op": op, "b_resource": resource,
+                                         "b_principal": principal}).first()
         return None if row is None else Record.from_row(row)
 
     # -- reservation --------------------------------------------------------------------------------
@@ -163,7 +173,7 @@ class RecordStore:
         owner = uuid.uuid4().hex
         try:
             with self.engine.begin() as conn:
-                conn.execute(insert(records).values(
+                conn.execute(_RESERVE, dict(
                     idem_key=key, operation=op, resource=resource, principal=principal, status=IN_PROGRESS,
                     request_hash=request_hash, owner=owner,
                     origin=origin_of(op, resource, principal) if origin is None else origin,
@@ -199,8 +209,8 @@ class RecordStore:
     @staticmethod
     def finalize(conn: Connection, owner: str, result: OpResult) -> bool:
         text = encode_response(result)
-        n = conn.execute(update(records).where(records.c.owner == owner, records.c.status == IN_PROGRESS).values(
-            status=FINALIZED, response=text, response_digest=digest_of(text), updated_at=time.time())).rowcount
+        n = conn.execute(_FINALIZE, {"b_owner": owner, "b_response": text, "b_digest": digest_of(text),
+                                     "b_updated": time.time()}).rowcount
         return n == 1
 
     @staticmethod

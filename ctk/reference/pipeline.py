@@ -31,6 +31,7 @@ from ctk.reference import reconcile as reconcile_mod
 from ctk.reference.faults import Faults, FaultRule
 from ctk.reference.idempotency import (FINALIZED, IN_PROGRESS, Record, RecordStore, StoredResponseError,
                                        canonical_hash, decode_response, origin_of)
+from ctk.reference import stored
 from ctk.reference.operations import CatalogError, Mutation, OpResult
 
 log = logging.getLogger("ctk.reference.pipeline")
@@ -220,8 +221,17 @@ class Pipeline:
         faults: dict | None = None
         while races < MAX_RACES:
             now = time.time()
-            owner = await run_in_threadpool(self.records.reserve, scope, request_hash, self._expiry(now), now,
-                                            origin_of(*origin))
+            if races == 0 and not (self.settings.control_api and self.faults.rules):
+                # Fast path (no fault rule can apply): reserve, then run and finalize, in one worker-thread
+                # call; still two transactions, the reservation committed before the mutation starts.
+                done = await run_in_threadpool(self._reserve_and_execute, mutation, scope, request_hash,
+                                               self._expiry(now), now, origin_of(*origin))
+                if done is not None:
+                    return self._after_commit(done, {})
+                owner = None
+            else:
+                owner = await run_in_threadpool(self.records.reserve, scope, request_hash, self._expiry(now), now,
+                                                origin_of(*origin))
             if owner is not None:
                 if faults is None:
                     faults = self._take_faults(request, mutation, keyed=True)
@@ -245,7 +255,7 @@ class Pipeline:
                 if dev == "no-replay":
                     return await self._unkeyed(request, mutation, faults={})
                 try:
-                    result = decode_response(rec.response, rec.response_digest)
+                    result = stored.expand(decode_response(rec.response, rec.response_digest))
                 except StoredResponseError as exc:
                     if dev == "replay-failed-reexecutes":
                         await run_in_threadpool(self.records.delete, rec)
@@ -307,11 +317,24 @@ class Pipeline:
             await run_in_threadpool(self.records.corrupt, owner)
         return self._after_commit(result, {k: v for k, v in faults.items() if k != "crash-before-finalize"})
 
+    def _reserve_and_execute(self, mutation: Mutation, scope: tuple, request_hash: str, expires_at: float,
+                             now: float, origin: str) -> OpResult | None:
+        """Reserve the key; when it was free, run the mutation and settle the record. None: key taken."""
+        owner = self.records.reserve(scope, request_hash, expires_at, now, origin)
+        if owner is None:
+            return None
+        self._active.add(owner)
+        try:
+            result, _crashed = self._execute_owned(mutation, owner, {}, False, None)
+        finally:
+            self._active.discard(owner)
+        return result
+
     def _settle_outside(self, owner: str, result: OpResult) -> None:
         """Finalize (storable) or release the reservation in a short transaction of its own."""
         if self._storable(result.status):
             with self.engine.begin() as conn:
-                RecordStore.finalize(conn, owner, result)
+                RecordStore.finalize(conn, owner, stored.compact(result))
         else:
             self.records.release(owner)
 
@@ -331,7 +354,7 @@ class Pipeline:
                     RecordStore.mark_crashed(conn, owner)
                     return self._fault_error(faults["crash-before-finalize"], "simulated crash after commit"), True
                 if self._storable(result.status):
-                    if not RecordStore.finalize(conn, owner, result):
+                    if not RecordStore.finalize(conn, owner, stored.compact(result)):
                         raise _LostReservation()
                 else:
                     RecordStore.release_in(conn, owner)
