@@ -16,6 +16,7 @@ import hashlib
 import json
 import time
 import uuid
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +85,9 @@ def canonical_hash(body: bytes | None) -> str:
     return hashlib.sha256(b"json:" + text.encode("utf-8")).hexdigest()
 
 
+COMPRESS_ABOVE = 2048  # bytes of JSON body above which the stored copy is zlib-compressed
+
+
 def encode_response(result: OpResult) -> str:
     headers = {k.lower(): str(v) for k, v in (result.headers or {}).items() if k.lower() in STORED_HEADERS}
     body = result.body
@@ -91,7 +95,13 @@ def encode_response(result: OpResult) -> str:
     if isinstance(body, (bytes, bytearray)):
         doc["body_b64"] = base64.b64encode(bytes(body)).decode("ascii")
     else:
-        doc["body"] = body
+        text = json.dumps(body, separators=(",", ":"))
+        if len(text) > COMPRESS_ABOVE:
+            # Load results carry the whole table metadata (tens of KB, growing with the table); written
+            # as is, every keyed commit grew the WAL by that much. Compressed, the record stays whole.
+            doc["body_z"] = base64.b64encode(zlib.compress(text.encode("utf-8"), 1)).decode("ascii")
+        else:
+            doc["body"] = body
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
 
@@ -106,8 +116,11 @@ def decode_response(text: str | None, digest: str | None) -> OpResult:
         headers = doc["headers"]
         if not isinstance(status, int) or not 100 <= status <= 599 or not isinstance(headers, dict):
             raise ValueError("bad status or headers")
-        body = base64.b64decode(doc["body_b64"]) if "body_b64" in doc else doc.get("body")
-    except (ValueError, KeyError, TypeError) as exc:
+        if "body_z" in doc:
+            body = json.loads(zlib.decompress(base64.b64decode(doc["body_z"])).decode("utf-8"))
+        else:
+            body = base64.b64decode(doc["body_b64"]) if "body_b64" in doc else doc.get("body")
+    except (ValueError, KeyError, TypeError, zlib.error) as exc:
         raise StoredResponseError(f"stored response unreadable: {exc}") from None
     return OpResult(status, body, {str(k): str(v) for k, v in headers.items()})
 

@@ -31,7 +31,6 @@ from ctk.reference import reconcile as reconcile_mod
 from ctk.reference.faults import Faults, FaultRule
 from ctk.reference.idempotency import (FINALIZED, IN_PROGRESS, Record, RecordStore, StoredResponseError,
                                        canonical_hash, decode_response, origin_of)
-from ctk.reference import stored
 from ctk.reference.operations import CatalogError, Mutation, OpResult
 
 log = logging.getLogger("ctk.reference.pipeline")
@@ -255,7 +254,7 @@ class Pipeline:
                 if dev == "no-replay":
                     return await self._unkeyed(request, mutation, faults={})
                 try:
-                    result = stored.expand(decode_response(rec.response, rec.response_digest))
+                    result = decode_response(rec.response, rec.response_digest)
                 except StoredResponseError as exc:
                     if dev == "replay-failed-reexecutes":
                         await run_in_threadpool(self.records.delete, rec)
@@ -334,7 +333,7 @@ class Pipeline:
         """Finalize (storable) or release the reservation in a short transaction of its own."""
         if self._storable(result.status):
             with self.engine.begin() as conn:
-                RecordStore.finalize(conn, owner, stored.compact(result))
+                RecordStore.finalize(conn, owner, result)
         else:
             self.records.release(owner)
 
@@ -354,7 +353,7 @@ class Pipeline:
                     RecordStore.mark_crashed(conn, owner)
                     return self._fault_error(faults["crash-before-finalize"], "simulated crash after commit"), True
                 if self._storable(result.status):
-                    if not RecordStore.finalize(conn, owner, stored.compact(result)):
+                    if not RecordStore.finalize(conn, owner, result):
                         raise _LostReservation()
                 else:
                     RecordStore.release_in(conn, owner)
