@@ -437,8 +437,9 @@ def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str
         test = hseed(opts.seed)(test)
     try:
         test()
-    except AssertionError:
-        pass
+    except AssertionError as exc:
+        if res.failure is None:   # raised by generation itself, before any example reached the target
+            res.error = f"AssertionError while generating cases: {str(exc)[:400]}"
     except Exception as exc:  # noqa: BLE001 - hypothesis Flaky (budget cut a shrink) or generation errors
         if res.failure is None:
             res.error = f"{type(exc).__name__}: {str(exc)[:500]}"

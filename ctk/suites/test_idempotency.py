@@ -6,11 +6,12 @@ lost answers (REPLAY-04), in-flight duplicate (INFLIGHT-01/02), payload mismatch
 
 The lifetime checks are mostly waiting (a retry at 90% of the advertised lifetime), so the first of them
 to run starts all of them at once, each on a client of its own (its verdict carries only its own
-exchanges) and judged from catalog state alone; the others then collect their verdicts.
+exchanges) and judged from catalog state alone, and waits for all of them; the others then collect their
+verdicts. Nothing of the batch runs behind other tests (their fault rules and counters are global).
 """
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import pytest
 
@@ -40,6 +41,9 @@ class _LifetimeBatch:
             if self.futures is None:
                 self.pool = ThreadPoolExecutor(max_workers=len(ENDPOINTS), thread_name_prefix="ctk-lifetime")
                 self.futures = {op: self.pool.submit(self._one, op) for op in ENDPOINTS}
+                # The whole batch ends inside this test: requests left running behind later tests would take
+                # their fault rules and move the execution counters they read.
+                wait(self.futures.values())
         return self.futures[operation].result()
 
     def close(self):

@@ -8,24 +8,6 @@ SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
 
 
 @pytest.fixture
-def ref_server(tmp_path):
-    from ctk.reference.server import ReferenceServer
-    from ctk.reference.settings import ReferenceSettings
-
-    with ReferenceServer(ReferenceSettings(warehouse=str(tmp_path / "warehouse"), control_api=True)) as srv:
-        yield srv
-
-
-@pytest.fixture
-def ref_client(ref_server):
-    from ctk.http.client import CatalogClient
-    from ctk.target.config import TargetConfig
-
-    with CatalogClient(TargetConfig(ref_server.url, timeout=10)) as c:
-        yield c
-
-
-@pytest.fixture
 def table(ref_client):
     """("db",), "t": a fresh empty table in the reference catalog."""
     ex = ref_client.request("POST", "namespaces", json={"namespace": ["db"], "properties": {}})

@@ -93,20 +93,3 @@ def garbage_server():
     srv.close()
 
 
-@pytest.fixture
-def ref_server(tmp_path):
-    """A started reference catalog (control API on) on a fresh warehouse; stopped at teardown."""
-    from ctk.reference.server import ReferenceServer
-    from ctk.reference.settings import ReferenceSettings
-
-    with ReferenceServer(ReferenceSettings(warehouse=str(tmp_path / "warehouse"), control_api=True)) as srv:
-        yield srv
-
-
-@pytest.fixture
-def ref_client(ref_server):
-    from ctk.http.client import CatalogClient
-    from ctk.target.config import TargetConfig
-
-    with CatalogClient(TargetConfig(ref_server.url, timeout=10)) as c:
-        yield c

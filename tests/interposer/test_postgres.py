@@ -7,22 +7,10 @@ import time
 import pytest
 
 from ctk.interposer import Interposer
-from ctk.interposer.postgres import PostgresUnavailable, TemporaryPostgres
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture(scope="module")
-def pg():
-    server = TemporaryPostgres()
-    try:
-        server.start()
-    except PostgresUnavailable as exc:
-        pytest.skip(f"PostgreSQL not available: {exc}")
-    yield server
-    server.stop()
 
 
 @pytest.fixture

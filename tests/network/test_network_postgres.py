@@ -14,7 +14,6 @@ from ctk.checks.network import check_db_latency_inflight, run_db_link_scenarios
 from ctk.core.verdicts import Status
 from ctk.http.client import CatalogClient
 from ctk.interposer import Interposer
-from ctk.interposer.postgres import PostgresUnavailable, TemporaryPostgres
 from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
 from ctk.target.config import TargetConfig
@@ -22,17 +21,6 @@ from ctk.target.config import TargetConfig
 pytest.importorskip("psycopg", reason="psycopg is not installed (the reference catalog's PostgreSQL driver)")
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture(scope="module")
-def pg():
-    server = TemporaryPostgres()
-    try:
-        server.start()
-    except PostgresUnavailable as exc:
-        pytest.skip(f"PostgreSQL cannot be started here: {exc}")
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
 
 import httpx
 import pytest
@@ -17,36 +11,9 @@ from ctk.reference.settings import ReferenceSettings
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(180)]
 
-BIN = "/usr/lib/postgresql/15/bin"
-
-
-def _as_pg(cmd: list[str]) -> list[str]:
-    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
-
-
 @pytest.fixture(scope="module")
-def pg_url():
-    if not os.path.exists(f"{BIN}/initdb"):
-        pytest.skip("PostgreSQL binaries not installed")
-    base = tempfile.mkdtemp(prefix="ctkpg-")
-    if os.geteuid() == 0:
-        shutil.chown(base, "postgres")
-    data = os.path.join(base, "data")
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    subprocess.run(_as_pg([f"{BIN}/initdb", "-D", data, "-A", "trust", "-U", "ctk"]), check=True,
-                   capture_output=True, timeout=120)
-    subprocess.run(_as_pg([f"{BIN}/pg_ctl", "-D", data, "-w", "-t", "60", "-l", os.path.join(base, "log"), "-o",
-                           f"-h 127.0.0.1 -p {port} -k {base}", "start"]), check=True, capture_output=True,
-                   timeout=90)
-    try:
-        yield f"postgresql://ctk@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run(_as_pg([f"{BIN}/pg_ctl", "-D", data, "-m", "fast", "-w", "-t", "30", "stop"]),
-                       capture_output=True, timeout=60)
-        shutil.rmtree(base, ignore_errors=True)
+def pg_url(pg):
+    return pg.url
 
 
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
