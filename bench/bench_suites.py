@@ -4,7 +4,7 @@ kit under 60 s on 2 cores).
 Runs the kit twice in one go, in one process and with two pytest-xdist workers, and prints the seconds each
 suite took (summed test durations: setup + call + teardown) and the wall time of each run.
 
-    python bench/bench_suites.py [--workers 2] [-- extra pytest args]
+    python bench/bench_suites.py [--workers 3] [-- extra pytest args]
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def run(workers: int, extra: list[str]) -> tuple[float, dict[str, float], dict[s
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("extra", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     extra = args.extra[1:] if args.extra[:1] == ["--"] else args.extra
