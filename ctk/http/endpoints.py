@@ -149,18 +149,29 @@ class Catalog:
         return self._do("DELETE", table_path(ns, name), ok=(200, 204, 404), label=f"{label}: drop table {name}",
                         params={"purgeRequested": "true" if purge else "false"})
 
-    def commit_table(self, ns: tuple[str, ...], name: str, updates: dict[str, str], label: str) -> Exchange:
-        return self._do("POST", table_path(ns, name),
-                        {"identifier": ident(ns, name), "requirements": [],
-                         "updates": [set_properties_update(updates)]}, label=label)
+    def _commit_properties(self, path: str, ns: tuple[str, ...], name: str, updates: dict[str, str],
+                           label: str) -> Exchange:
+        """A table or view commit without requirements that sets properties."""
+        return self._do("POST", path, {"identifier": ident(ns, name), "requirements": [],
+                                       "updates": [set_properties_update(updates)]}, label=label)
 
-    def table_state(self, ns: tuple[str, ...], name: str) -> dict | None:
-        ex = self.client.request("GET", table_path(ns, name), label=f"observe: load table {name}")
+    def _loaded(self, path: str, what: str) -> dict | None:
+        """The load result of a table or view (None for 404); anything but a load result is a PrerequisiteError."""
+        ex = self.client.request("GET", path, label=f"observe: load {what}")
         if ex.status == 404:
             return None
         body = ex.json()
         if ex.status != 200 or not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
-            raise PrerequisiteError(f"observe: load table {name} answered {ex.status or ex.error}", ex)
+            raise PrerequisiteError(f"observe: load {what} answered {ex.status or ex.error}", ex)
+        return body
+
+    def commit_table(self, ns: tuple[str, ...], name: str, updates: dict[str, str], label: str) -> Exchange:
+        return self._commit_properties(table_path(ns, name), ns, name, updates, label)
+
+    def table_state(self, ns: tuple[str, ...], name: str) -> dict | None:
+        body = self._loaded(table_path(ns, name), f"table {name}")
+        if body is None:
+            return None
         md = body["metadata"]
         return {"uuid": md.get("table-uuid"), "properties": dict(md.get("properties") or {}),
                 "metadata_log": len(md.get("metadata-log") or []),
@@ -177,17 +188,12 @@ class Catalog:
         return self._do("DELETE", view_path(ns, name), ok=(200, 204, 404), label=f"{label}: drop view {name}")
 
     def commit_view(self, ns: tuple[str, ...], name: str, updates: dict[str, str], label: str) -> Exchange:
-        return self._do("POST", view_path(ns, name),
-                        {"identifier": ident(ns, name), "requirements": [],
-                         "updates": [set_properties_update(updates)]}, label=label)
+        return self._commit_properties(view_path(ns, name), ns, name, updates, label)
 
     def view_state(self, ns: tuple[str, ...], name: str) -> dict | None:
-        ex = self.client.request("GET", view_path(ns, name), label=f"observe: load view {name}")
-        if ex.status == 404:
+        body = self._loaded(view_path(ns, name), f"view {name}")
+        if body is None:
             return None
-        body = ex.json()
-        if ex.status != 200 or not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
-            raise PrerequisiteError(f"observe: load view {name} answered {ex.status or ex.error}", ex)
         md = body["metadata"]
         return {"uuid": md.get("view-uuid"), "properties": dict(md.get("properties") or {}),
                 "versions": len(md.get("versions") or []),
