@@ -231,7 +231,7 @@ def concurrent_appends(spark: Any, table: str, writers: int = 2, rows_each: int 
                 s.sql(sql)
             except Exception as exc:  # noqa: BLE001 - reported, the check decides
                 with lock:
-                    errors.append(f"writer {w} insert {k}: {type(exc).__name__}: {str(exc).splitlines()[0][:500]}")
+                    errors.append(f"writer {w} insert {k}: {_first_line(exc, 500)}")
                 continue
             with lock:
                 durations.append(time.monotonic() - t0)
@@ -652,7 +652,7 @@ def row_level_conflicts(spark: Any, table: str, *, isolation: str = "serializabl
                                     problems, chain.stats(mark)))
             model = actual  # continue from what is there (a failed case does not cascade)
     except Exception as exc:  # noqa: BLE001 - reported
-        errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:500] if str(exc) else ''}")
+        errors.append(_first_line(exc, 500))
     finally:
         stats = chain.stats()
         chain.close()
@@ -795,7 +795,7 @@ def compaction_races(spark: Any, table: str, *, appends: int = 2, hold_ms: int =
                             ("validation", "commit-failed"))
         phases.append(rec)
     except Exception as exc:  # noqa: BLE001 - reported
-        errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:500] if str(exc) else ''}")
+        errors.append(_first_line(exc, 500))
     finally:
         stats = chain.stats()
         chain.close()
@@ -889,7 +889,7 @@ def lost_answer_appends(spark: Any, table: str, *, writers: int = 2, rows_each: 
                                      .get("matched", 0))
         chain.remove(keyed)
     except Exception as exc:  # noqa: BLE001 - reported
-        errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:500] if str(exc) else ''}")
+        errors.append(_first_line(exc, 500))
     finally:
         stats = chain.stats()
         chain.close()
