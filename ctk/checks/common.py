@@ -117,3 +117,17 @@ def op_count(counters: dict | None, operation: str) -> int | None:
 def counter_delta(c0: dict | None, c1: dict | None, operation: str) -> int | None:
     a, b = op_count(c0, operation), op_count(c1, operation)
     return None if a is None or b is None else b - a
+
+
+def single_execution_problems(endpoint: Any, answer: Exchange, extra: int, counted: int | None,
+                              answer_text: str = "the retry got") -> list[str]:
+    """What breaks "the retry succeeded and the mutation ran exactly once": an answer that is not a success,
+    executions visible in state beyond the first, a rise of the target's execution counter."""
+    problems = []
+    if answer.status not in endpoint.success:
+        problems.append(f"{answer_text} {describe(answer)}, not success {list(endpoint.success)}")
+    if extra:
+        problems.append(f"the state shows {extra} more execution(s) on the retry (after the interfering change)")
+    if counted:
+        problems.append(f"the target's execution counter rose by {counted} during the retry")
+    return problems

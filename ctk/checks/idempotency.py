@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Any
 
-from ctk.checks.common import counter_delta, describe, error_of, guarded
+from ctk.checks.common import counter_delta, describe, error_of, guarded, single_execution_problems
 from ctk.checks.faults import FaultMatch
 from ctk.http.endpoints import ENDPOINTS, Endpoint
 from ctk.http.keys import new_key
@@ -174,13 +174,7 @@ def check_lost_answer(run, ctx, endpoint: Endpoint, mode: str = "503"):
         return run.inconclusive(f"the fault did not leave {endpoint.operation} committed (executions in state: {n1})")
     retry, extra, counted = _retry_with_interference(ctx, case, key, "retry, same key, after the lost answer")
     details = {"key": key, "mode": mode, "executions": 1 + extra, "counter_delta": counted}
-    problems = []
-    if retry.status not in endpoint.success:
-        problems.append(f"the retry got {describe(retry)}, not success")
-    if extra:
-        problems.append(f"the state shows {extra} more execution(s) on the retry")
-    if counted:
-        problems.append(f"the execution counter rose by {counted} during the retry")
+    problems = single_execution_problems(endpoint, retry, extra, counted)
     if problems:
         return run.broken(f"after a committed request whose answer was lost ({mode}), the retry with the same key "
                           f"returns success and {endpoint.operation} ran exactly once", "; ".join(problems),

@@ -48,7 +48,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ctk.checks.common import Run, counter_delta, describe, error_of, guarded
+from ctk.checks.common import Run, counter_delta, describe, error_of, guarded, single_execution_problems
 from ctk.checks.faults import FaultMatch
 from ctk.core.verdicts import Verdict
 from ctk.history.checkers import check_effects
@@ -219,13 +219,7 @@ def _lost(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, scenario: str, opts: 
     counted = counter_delta(seen.get("c0"), c1, endpoint.operation)
     hc = _history_check(history, key, 1 + extra)
     details.update(executions=1 + extra, counter_delta=counted, history_check=hc.to_dict())
-    problems = []
-    if final.status not in endpoint.success:
-        problems.append(f"the client's final answer was {describe(final)}, not success {list(endpoint.success)}")
-    if extra:
-        problems.append(f"the state shows {extra} more execution(s) on the retry (after the interfering change)")
-    if counted:
-        problems.append(f"the target's execution counter rose by {counted} during the retry")
+    problems = single_execution_problems(endpoint, final, extra, counted, "the client's final answer was")
     if problems:
         return run.broken(f"after {FAULT_TEXT[scenario]}, the retrying client's retry with the same key gets "
                           f"success and {endpoint.operation} ran exactly once",
