@@ -1,7 +1,21 @@
 """The Starlette application of the reference catalog: routing, discovery, auth, error mapping.
 
 Routes exist without a prefix and, when settings.prefix is set, also under /v1/<prefix>/ (advertised in
-/v1/config overrides.prefix). Every mutating route goes through app.state.pipeline.handle() (see catalog.py).
+/v1/config overrides.prefix). Every mutating route goes through app.state.pipeline.handle() (see catalog.py;
+scan planning in planning.py). Every route of ROUTES is advertised in /v1/config `endpoints`.
+
+Served beyond namespaces, tables and views: server-side scan planning (planning.py), loadCredentials (a
+local-file warehouse needs no credentials: an empty `storage-credentials` list for an existing table) and
+functions (the catalog holds none: listFunctions answers an empty, paged list for an existing namespace,
+loadFunction 404 NoSuchFunctionException).
+
+Not served and not advertised: signRequest (`POST .../tables/{table}/sign`). Remote signing signs S3
+requests for clients that the catalog told to sign remotely (`s3.remote-signing-enabled`); the warehouse is
+a local directory, no client is ever told to sign, and a signature made up for a request to no object store
+would be a fake. A client that calls it anyway gets the catalog's 404 NotFoundException for an unknown route.
+With `control_api`, `GET /_ctk/plans?namespace=NS&table=T` (NS levels joined by %1F) lists a table's plans
+(id, status, plan tasks not yet fetched): a test hook the kit reads plan state from, like the execution
+counters.
 """
 
 from __future__ import annotations
@@ -20,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ctk.reference import catalog, store, views
+from ctk.reference import catalog, planning, store, views
 from ctk.reference.catalog import CatalogError, Context, error_response, namespace_param
 from ctk.reference.pipeline import Pipeline
 
@@ -43,6 +57,11 @@ ROUTES: list[tuple[tuple[str, ...], str, str, bool]] = [
     (("DELETE",), "/namespaces/{namespace}/tables/{table}", "drop_table", True),
     (("POST",), "/namespaces/{namespace}/tables/{table}/unregister", "unregister_table", True),
     (("POST",), "/namespaces/{namespace}/tables/{table}/metrics", "report_metrics", False),
+    (("GET",), "/namespaces/{namespace}/tables/{table}/credentials", "load_credentials", False),
+    (("POST",), "/namespaces/{namespace}/tables/{table}/plan", "plan_table_scan", True),
+    (("GET",), "/namespaces/{namespace}/tables/{table}/plan/{plan-id}", "fetch_planning_result", False),
+    (("DELETE",), "/namespaces/{namespace}/tables/{table}/plan/{plan-id}", "cancel_planning", True),
+    (("POST",), "/namespaces/{namespace}/tables/{table}/tasks", "fetch_scan_tasks", True),
     (("POST",), "/tables/rename", "rename_table", True),
     (("POST",), "/transactions/commit", "commit_transaction", True),
     (("GET",), "/namespaces/{namespace}/views", "list_views", False),
@@ -52,6 +71,8 @@ ROUTES: list[tuple[tuple[str, ...], str, str, bool]] = [
     (("DELETE",), "/namespaces/{namespace}/views/{view}", "drop_view", True),
     (("POST",), "/views/rename", "rename_view", True),
     (("POST",), "/namespaces/{namespace}/register-view", "register_view", True),
+    (("GET",), "/namespaces/{namespace}/functions", "list_functions", False),
+    (("GET",), "/namespaces/{namespace}/functions/{function}", "load_function", False),
 ]
 
 
@@ -68,6 +89,29 @@ async def report_metrics(ctx, request, ns, table, body):  # noqa: ARG001 - accep
     return Response(status_code=204)
 
 
+async def load_credentials(ctx, request, ns, name):  # noqa: ARG001 - planId accepted, nothing to vend
+    if await ctx.aread(lambda conn: store.table_pointer(conn, ns, name)) is None:
+        raise catalog.no_table(ns, name)
+    return JSONResponse({"storage-credentials": []})
+
+
+async def list_functions(ctx, request, ns):
+    if not await ctx.aread(lambda conn: store.namespace_exists(conn, ns)):
+        raise catalog.no_namespace(ns)
+    items, nxt = catalog.page([], request)
+    out: dict = {"identifiers": items}
+    if nxt:
+        out["next-page-token"] = nxt
+    return JSONResponse(out)
+
+
+async def load_function(ctx, request, ns, function):  # noqa: ARG001
+    if not await ctx.aread(lambda conn: store.namespace_exists(conn, ns)):
+        raise catalog.no_namespace(ns)
+    raise CatalogError(404, "NoSuchFunctionException",
+                       f"Function does not exist: {'.'.join([*ns, function])} (this catalog holds no functions)")
+
+
 async def rename_table(ctx, request, body):
     return await catalog.rename(ctx, request, body, "table")
 
@@ -78,6 +122,9 @@ async def rename_view(ctx, request, body):
 
 HANDLERS: dict[str, Callable[..., Awaitable[Response]]] = {
     "report_metrics": report_metrics, "rename_table": rename_table, "rename_view": rename_view,
+    "load_credentials": load_credentials, "list_functions": list_functions, "load_function": load_function,
+    **{n: getattr(planning, n) for n in ("plan_table_scan", "fetch_planning_result", "cancel_planning",
+                                         "fetch_scan_tasks")},
     **{n: getattr(catalog, n) for n in ("list_namespaces", "create_namespace", "load_namespace", "drop_namespace",
                                         "update_properties", "list_tables", "create_table", "register_table",
                                         "load_table", "commit_table", "drop_table", "unregister_table",
@@ -199,10 +246,21 @@ def create_app(settings) -> Starlette:
     prefixes = [""] + ([f"/{settings.prefix.strip('/')}"] if settings.prefix.strip("/") else [])
     for prefix in prefixes:
         for methods, path, name, mutating in ROUTES:
-            routes.append(Route(f"/v1{prefix}{path}", wrap(HANDLERS[name], mutating), methods=list(methods),
+            routes.append(Route(f"/v1{prefix}{path}".replace("{plan-id}", "{plan_id}"),
+                                wrap(HANDLERS[name], mutating), methods=list(methods),
                                 name=f"{name}{prefix}:{','.join(methods)}"))
     if settings.control_api:
         routes.extend(pipeline.routes())
+
+        async def list_plans(request: Request) -> Response:
+            ns_raw, table = request.query_params.get("namespace"), request.query_params.get("table")
+            if not ns_raw or not table:
+                return JSONResponse({"error": "namespace and table are required"}, status_code=400)
+            ns = ns_raw.split(store.SEP)
+            plans = await ctx.aread(lambda conn: planning.list_plans(conn, ns, table))
+            return JSONResponse({"plans": plans})
+
+        routes.append(Route("/_ctk/plans", list_plans, methods=["GET"]))
 
     async def http_error(request: Request, exc: HTTPException) -> Response:
         kind = NOT_FOUND_TYPES.get(exc.status_code, "HTTPException")

@@ -36,6 +36,11 @@ class ReferenceSettings:
     control_api: bool = False                   # enable /_ctk/... test hooks (never on by default)
     deviation: str | None = None                # name of a deviation profile (ctk.reference.deviations)
     token: str | None = None                    # when set, requests must carry "Authorization: Bearer <token>"
+    planning_mode: str = "sync"                 # planTableScan: "sync" (answer completed) or "async" (answer
+                                                # submitted; the plan completes on fetchPlanningResult)
+    plan_task_size: int = 1                     # file scan tasks per plan task; a plan with more file scan tasks
+                                                # than this hands them out in plan tasks (fetchScanTasks); 0: inline
+    plan_ttl: float = 86400.0                   # seconds a plan is kept (dropped by the next planTableScan after)
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -44,6 +49,10 @@ class ReferenceSettings:
         parse_duration(self.idempotency_grace)
         if self.in_flight not in ("reject", "wait"):
             raise ValueError(f"in_flight must be 'reject' or 'wait', not {self.in_flight!r}")
+        if self.planning_mode not in ("sync", "async"):
+            raise ValueError(f"planning_mode must be 'sync' or 'async', not {self.planning_mode!r}")
+        if self.plan_task_size < 0:
+            raise ValueError(f"plan_task_size must be >= 0, not {self.plan_task_size}")
         if self.deviation is not None:
             from ctk.reference.deviations import get_profile
 

@@ -4,6 +4,10 @@ The database holds only names and metadata-file pointers:
 
 - `ctk_namespaces(name, properties)`: `name` is the namespace levels joined by US (0x1F), `properties` JSON.
 - `ctk_tables(namespace, name, metadata_location)` and `ctk_views(namespace, name, metadata_location)`.
+- `ctk_plans` and `ctk_plan_tasks`: server-side scan plans (ctk.reference.planning): a plan's id, table,
+  state (submitted / completed / cancelled / failed), request, pinned metadata file and result; its plan
+  tasks (opaque tokens) with their file scan tasks and whether they were fetched. They live in the catalog
+  database so that a planning mutation and its idempotency record commit in one transaction.
 
 Metadata files are immutable, written through pyiceberg's FileIO before the pointer changes. A table commit
 swaps its pointer with `UPDATE ... WHERE metadata_location = :expected` (compare-and-swap).
@@ -30,8 +34,8 @@ from pyiceberg.io import FileIO, load_file_io
 from pyiceberg.serializers import FromInputFile, ToOutputFile
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.view.metadata import ViewMetadata
-from sqlalchemy import (Column, MetaData, String, Table, Text, create_engine, delete, event, insert,
-                        select, update)
+from sqlalchemy import (Boolean, Column, Float, Integer, MetaData, String, Table, Text, create_engine,
+                        delete, event, insert, select, update)
 from sqlalchemy.engine import Connection, Engine
 
 SEP = "\x1f"
@@ -53,6 +57,30 @@ views_t = Table(
     Column("namespace", String(1024), primary_key=True),
     Column("name", String(512), primary_key=True),
     Column("metadata_location", Text, nullable=False),
+)
+plans_t = Table(
+    "ctk_plans", meta,
+    Column("plan_id", String(64), primary_key=True),
+    Column("namespace", String(1024), nullable=False),
+    Column("table_name", String(512), nullable=False),
+    Column("table_uuid", String(64), nullable=False),
+    Column("state", String(16), nullable=False),              # submitted / completed / cancelled / failed
+    Column("metadata_location", Text, nullable=False),        # the table metadata the plan is pinned to
+    Column("request", Text, nullable=False),                  # the PlanTableScanRequest (JSON)
+    Column("request_key", String(64), nullable=True),         # digest of principal + Idempotency-Key, if any
+    Column("result", Text, nullable=True),                    # completed: inline file scan tasks (JSON)
+    Column("error", Text, nullable=True),                     # failed: the ErrorModel (JSON)
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+plan_tasks_t = Table(
+    "ctk_plan_tasks", meta,
+    Column("task_id", String(128), primary_key=True),         # the opaque plan-task token
+    Column("plan_id", String(64), nullable=False, index=True),
+    Column("position", Integer, nullable=False),
+    Column("tasks", Text, nullable=False),                    # ScanTasks document (JSON)
+    Column("fetched", Boolean, nullable=False, default=False),
+    Column("fetched_key", String(64), nullable=True),         # digest of principal + key of the fetch, if any
 )
 
 

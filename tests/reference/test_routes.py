@@ -66,7 +66,8 @@ def test_config(client):
     assert "idempotency-key-lifetime" not in body["overrides"]
     assert "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}" in body["endpoints"]
     assert "POST /v1/{prefix}/transactions/commit" in body["endpoints"]
-    assert not any("/plan" in e for e in body["endpoints"])  # scan planning is not served
+    assert "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan" in body["endpoints"]  # scan planning
+    assert not any(e.endswith("/sign") for e in body["endpoints"])  # remote signing is not served
 
 
 @pytest.mark.parametrize("deviation,where,value", [
