@@ -1,9 +1,11 @@
 """Idempotency records of the reference catalog (reserve-then-finalize), in the catalog's own database.
 
-One row per scope (operation, resource, key, principal). A request reserves its scope by inserting an
-IN_PROGRESS row in a short transaction of its own (the unique constraint decides a race); the mutation and
-the finalization (status FINALIZED + stored response) then commit in ONE transaction, so a crash can never
-leave a committed mutation without its record, only an IN_PROGRESS record (reconciled on retry).
+One row per scope (operation, resource, key, principal); the unique constraint decides a race. On the fast
+path (no fault rule set) the row is inserted FINALIZED, with the stored response, in the mutation's own
+transaction. With fault rules, a request first reserves its scope by inserting an IN_PROGRESS row in a short
+transaction of its own; the mutation and the finalization (status FINALIZED + stored response) then commit
+in ONE transaction. Either way a crash can never leave a committed mutation without its record, at most an
+IN_PROGRESS record (reconciled on retry).
 
 The stored response is one JSON document (status, headers, body) plus its SHA-256: a document that does
 not parse or whose digest does not match cannot be replayed (`StoredResponseError`).
@@ -54,6 +56,7 @@ records = Table(
     Column("expires_at", Float, nullable=False),
     UniqueConstraint("idem_key", "operation", "resource", "principal", name="uq_ctk_idem_scope"),
     Index("ix_ctk_idem_expires", "expires_at"),
+    Index("ix_ctk_idem_owner", "owner"),          # finalize / release / mark-crashed find their row by owner
 )
 
 
@@ -70,6 +73,22 @@ _LOOKUP = select(records).where(records.c.idem_key == bindparam("b_key"), record
 _FINALIZE = update(records).where(records.c.owner == bindparam("b_owner"), records.c.status == IN_PROGRESS).values(
     status=FINALIZED, response=bindparam("b_response"), response_digest=bindparam("b_digest"),
     updated_at=bindparam("b_updated"))
+
+
+_DRIVER_INSERT: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...] | None]] = {}
+
+
+def _insert_record(conn: Connection, params: dict[str, Any]) -> None:
+    """INSERT of a record through the driver: the SQL is compiled once per dialect and column set, which
+    saves SQLAlchemy's per-execution work (about 0.15 ms of a keyed commit's extra 0.7 ms)."""
+    cache_key = (conn.dialect.name, tuple(params))
+    entry = _DRIVER_INSERT.get(cache_key)
+    if entry is None:
+        compiled = _RESERVE.compile(dialect=conn.dialect, column_keys=list(params))
+        entry = (str(compiled), tuple(compiled.positiontup) if compiled.positional else None)
+        _DRIVER_INSERT[cache_key] = entry
+    sql, order = entry
+    conn.exec_driver_sql(sql, tuple(params[k] for k in order) if order is not None else params)
 
 
 def canonical_hash(body: bytes | None) -> str:
@@ -89,20 +108,37 @@ COMPRESS_ABOVE = 2048  # bytes of JSON body above which the stored copy is zlib-
 
 
 def encode_response(result: OpResult) -> str:
+    return encode_stored(result)[0]
+
+
+def wire_json(body: Any) -> bytes:
+    """The JSON bytes of a response body, as Starlette's JSONResponse renders them."""
+    return json.dumps(body, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode("utf-8")
+
+
+def encode_stored(result: OpResult) -> tuple[str, bytes | None]:
+    """The stored document of a response, and the JSON bytes of its body (None when the body is not JSON).
+
+    The body is serialized once: the same bytes are stored (compressed when large) and sent to the client,
+    so a keyed request does not pay for a second serialization of the whole table metadata.
+    """
     headers = {k.lower(): str(v) for k, v in (result.headers or {}).items() if k.lower() in STORED_HEADERS}
     body = result.body
     doc: dict[str, Any] = {"status": int(result.status), "headers": headers}
+    wire: bytes | None = None
     if isinstance(body, (bytes, bytearray)):
         doc["body_b64"] = base64.b64encode(bytes(body)).decode("ascii")
+    elif body is None:
+        doc["body"] = None
     else:
-        text = json.dumps(body, separators=(",", ":"))
-        if len(text) > COMPRESS_ABOVE:
+        wire = wire_json(body)
+        if len(wire) > COMPRESS_ABOVE:
             # Load results carry the whole table metadata (tens of KB, growing with the table); written
             # as is, every keyed commit grew the WAL by that much. Compressed, the record stays whole.
-            doc["body_z"] = base64.b64encode(zlib.compress(text.encode("utf-8"), 1)).decode("ascii")
+            doc["body_z"] = base64.b64encode(zlib.compress(wire, 1)).decode("ascii")
         else:
             doc["body"] = body
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    return json.dumps(doc, sort_keys=True, separators=(",", ":")), wire
 
 
 def decode_response(text: str | None, digest: str | None) -> OpResult:
@@ -180,20 +216,28 @@ class RecordStore:
     # -- reservation --------------------------------------------------------------------------------
     def reserve(self, scope: tuple[str, str, str, str], request_hash: str, expires_at: float,
                 now: float | None = None, origin: str | None = None) -> str | None:
-        """Insert an IN_PROGRESS record; returns the owner token, or None when the scope is taken."""
+        """Insert an IN_PROGRESS record in a transaction of its own; returns the owner token, or None when the
+        scope is taken."""
+        try:
+            with self.engine.begin() as conn:
+                return self.reserve_in(conn, scope, request_hash, expires_at, now, origin)
+        except IntegrityError:
+            return None
+
+    @staticmethod
+    def reserve_in(conn: Connection, scope: tuple[str, str, str, str], request_hash: str, expires_at: float,
+                   now: float | None = None, origin: str | None = None, status: str = IN_PROGRESS,
+                   response: str | None = None) -> str:
+        """Insert the record in the caller's transaction; raises IntegrityError when the scope is taken."""
         op, resource, key, principal = scope
         now = time.time() if now is None else now
         owner = uuid.uuid4().hex
-        try:
-            with self.engine.begin() as conn:
-                conn.execute(_RESERVE, dict(
-                    idem_key=key, operation=op, resource=resource, principal=principal, status=IN_PROGRESS,
-                    request_hash=request_hash, owner=owner,
-                    origin=origin_of(op, resource, principal) if origin is None else origin,
-                    crashed=False, response=None, response_digest=None,
-                    created_at=now, updated_at=now, expires_at=expires_at))
-        except IntegrityError:
-            return None
+        _insert_record(conn, dict(
+            idem_key=key, operation=op, resource=resource, principal=principal, status=status,
+            request_hash=request_hash, owner=owner,
+            origin=origin_of(op, resource, principal) if origin is None else origin,
+            crashed=False, response=response, response_digest=None if response is None else digest_of(response),
+            created_at=now, updated_at=now, expires_at=expires_at))
         return owner
 
     def take_over(self, record: Record) -> str | None:
@@ -220,8 +264,8 @@ class RecordStore:
 
     # -- inside the mutation's transaction ----------------------------------------------------------
     @staticmethod
-    def finalize(conn: Connection, owner: str, result: OpResult) -> bool:
-        text = encode_response(result)
+    def finalize(conn: Connection, owner: str, result: OpResult, text: str | None = None) -> bool:
+        text = encode_response(result) if text is None else text
         n = conn.execute(_FINALIZE, {"b_owner": owner, "b_response": text, "b_digest": digest_of(text),
                                      "b_updated": time.time()}).rowcount
         return n == 1

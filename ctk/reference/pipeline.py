@@ -6,10 +6,14 @@ reserve-then-finalize protocol over the records table (ctk.reference.idempotency
 left by a crash: ctk.reference.reconcile), the test hooks (ctk.reference.faults) and the deviation profiles
 that break the key rules (ctk.reference.deviations).
 
-Transactions: the reservation commits on its own; the mutation's execute(conn) and the finalization of its
-record (or the release of the reservation for a response that must not be stored) commit together. A
-CatalogError rolls the mutation back; its terminal 4xx is then finalized in a short transaction of its own
-(a crash in between leaves an IN_PROGRESS record whose change is provably absent: reconciled by executing).
+Transactions: when no fault rule is set (the fast path), the mutation's execute(conn) and the insertion of
+its finalized record commit in ONE transaction; duplicates arriving meanwhile in this process are answered
+from an in-memory registry of the scopes in flight, and a duplicate from another process that ran meanwhile
+fails on the record's unique index, rolls back whole and replays. With fault rules (the test hooks need a visible IN_PROGRESS record), the
+reservation commits on its own first, and the mutation and the finalization (or the release of the
+reservation for a response that must not be stored) commit together. A CatalogError rolls the mutation back;
+its terminal 4xx is then finalized in a short transaction of its own (on the slow path a crash in between
+leaves an IN_PROGRESS record whose change is provably absent: reconciled by executing).
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ from starlette.responses import JSONResponse, Response
 
 from ctk.reference import reconcile as reconcile_mod
 from ctk.reference.faults import Faults, FaultRule
+from sqlalchemy.exc import IntegrityError
+
 from ctk.reference.idempotency import (FINALIZED, IN_PROGRESS, Record, RecordStore, StoredResponseError,
-                                       canonical_hash, decode_response, origin_of)
+                                       canonical_hash, decode_response, encode_stored, origin_of)
 from ctk.reference.operations import CatalogError, Mutation, OpResult
 
 log = logging.getLogger("ctk.reference.pipeline")
@@ -89,6 +95,20 @@ class _LostReservation(Exception):
     pass
 
 
+class _KeyTaken(Exception):
+    """Fast path: the scope already has a record; the transaction (with nothing in it yet) is rolled back."""
+
+
+def _with_wire(result: OpResult, wire: bytes | None) -> OpResult:
+    """The result to send, with its body as the JSON bytes already serialized for the stored record."""
+    if wire is None:
+        return result
+    headers = dict(result.headers)
+    if not any(k.lower() == "content-type" for k in headers):
+        headers["content-type"] = "application/json"
+    return OpResult(result.status, wire, headers)
+
+
 class Pipeline:
     def __init__(self, engine, settings):
         self.engine, self.settings = engine, settings
@@ -97,6 +117,10 @@ class Pipeline:
         self.faults = Faults()
         self.stale_after = float((settings.extra or {}).get("stale_after", 30.0))
         self._active: set[str] = set()   # owners of reservations held by requests running in this process
+        # Scopes being executed by the fast path in this process (their record is not committed yet):
+        # scope -> (request hash, origin), so a duplicate arriving meanwhile is answered as in flight.
+        self._inflight: dict[tuple, tuple[str, str]] = {}
+        self._inflight_lock = threading.Lock()
         self._stop = threading.Event()
         self._sweeper: threading.Thread | None = None
         if settings.idempotency_lifetime is not None and settings.sweep_interval and settings.sweep_interval > 0:
@@ -221,13 +245,14 @@ class Pipeline:
         while races < MAX_RACES:
             now = time.time()
             if races == 0 and not (self.settings.control_api and self.faults.rules):
-                # Fast path (no fault rule can apply): reserve, then run and finalize, in one worker-thread
-                # call; still two transactions, the reservation committed before the mutation starts.
+                # Fast path (no fault rule can apply): reserve, run and finalize in one transaction.
                 done = await run_in_threadpool(self._reserve_and_execute, mutation, scope, request_hash,
                                                self._expiry(now), now, origin_of(*origin))
                 if done is not None:
                     return self._after_commit(done, {})
                 owner = None
+            elif scope in self._inflight:
+                owner = None             # running on the fast path here: answered as in flight below
             else:
                 owner = await run_in_threadpool(self.records.reserve, scope, request_hash, self._expiry(now), now,
                                                 origin_of(*origin))
@@ -235,7 +260,20 @@ class Pipeline:
                 if faults is None:
                     faults = self._take_faults(request, mutation, keyed=True)
                 return await self._run_owned(mutation, owner, faults, recover=False)
-            rec = await run_in_threadpool(self.records.get, scope)
+            here = self._inflight.get(scope)
+            rec = None if here is not None else await run_in_threadpool(self.records.get, scope)
+            if rec is None and here is None:
+                here = self._inflight.get(scope)
+            if here is not None:         # executing in this process, its record not yet committed
+                if here[0] != request_hash and dev != "no-payload-check" and (
+                        dev != "scope-ignored" or here[1] == origin_of(*origin)):
+                    return self._payload_conflict(mutation)
+                if dev == "in-flight-reexecutes":
+                    return await self._unkeyed(request, mutation, faults={})
+                if self.settings.in_flight == "wait" and loop.time() < deadline:
+                    await asyncio.sleep(min(POLL_SECONDS, max(0.0, deadline - loop.time())))
+                    continue
+                return self._in_progress()
             if rec is None:              # released meanwhile: reserve again
                 races += 1
                 continue
@@ -246,10 +284,7 @@ class Pipeline:
             same_origin = rec.origin == origin_of(*origin)
             if rec.request_hash != request_hash and dev != "no-payload-check" and (
                     dev != "scope-ignored" or same_origin):
-                return render(error_result(
-                    422, "IdempotencyKeyConflict",
-                    f"Unprocessable Entity: the {HEADER} was already used with another request payload "
-                    f"for {mutation.operation}; use a new key for a new request"))
+                return self._payload_conflict(mutation)
             if rec.status == FINALIZED:
                 if dev == "no-replay":
                     return await self._unkeyed(request, mutation, faults={})
@@ -281,6 +316,13 @@ class Pipeline:
         return render(error_result(503, "ServiceUnavailableException",
                                    f"could not reserve the {HEADER} (too many concurrent changes); retry",
                                    headers={"Retry-After": "1"}))
+
+    @staticmethod
+    def _payload_conflict(mutation: Mutation) -> Response:
+        return render(error_result(
+            422, "IdempotencyKeyConflict",
+            f"Unprocessable Entity: the {HEADER} was already used with another request payload "
+            f"for {mutation.operation}; use a new key for a new request"))
 
     def _in_progress(self) -> Response:
         subtype = None if self.deviation == "in-flight-plain-409" else "request_in_progress"
@@ -318,16 +360,57 @@ class Pipeline:
 
     def _reserve_and_execute(self, mutation: Mutation, scope: tuple, request_hash: str, expires_at: float,
                              now: float, origin: str) -> OpResult | None:
-        """Reserve the key; when it was free, run the mutation and settle the record. None: key taken."""
-        owner = self.records.reserve(scope, request_hash, expires_at, now, origin)
-        if owner is None:
-            return None
-        self._active.add(owner)
+        """Fast path: run the mutation and write its finalized record in ONE transaction.
+
+        None: the key is taken (a committed record, or a request of this process still running with it).
+        Inside this process the in-flight registry answers a duplicate at once. The record is written last,
+        with the stored answer, in a single statement: a duplicate from another process that ran meanwhile
+        hits the record's unique index there, and its whole transaction (mutation included) rolls back; it
+        then replays this record. A crash before the commit leaves neither the change nor the record, so the
+        retry simply executes.
+        """
+        with self._inflight_lock:
+            if scope in self._inflight:
+                return None
+            self._inflight[scope] = (request_hash, origin)
         try:
-            result, _crashed = self._execute_owned(mutation, owner, {}, False, None)
+            return self._execute_reserved(mutation, scope, request_hash, expires_at, now, origin)
         finally:
-            self._active.discard(owner)
-        return result
+            with self._inflight_lock:
+                self._inflight.pop(scope, None)
+
+    def _execute_reserved(self, mutation: Mutation, scope: tuple, request_hash: str, expires_at: float,
+                          now: float, origin: str) -> OpResult | None:
+        try:
+            with self.engine.begin() as conn:
+                result = mutation.execute(conn)
+                wire = None
+                if self._storable(result.status):
+                    text, wire = encode_stored(result)
+                    try:
+                        RecordStore.reserve_in(conn, scope, request_hash, expires_at, now, origin,
+                                               status=FINALIZED, response=text)
+                    except IntegrityError:
+                        raise _KeyTaken() from None
+                self.faults.count_execution(mutation.operation, mutation.resource)
+                return _with_wire(result, wire)
+        except _KeyTaken:
+            return None
+        except CatalogError as exc:      # the mutation rolled back: store its terminal answer on its own
+            result = exc.result()
+            if self._storable(result.status):
+                try:
+                    with self.engine.begin() as conn:
+                        text, _wire = encode_stored(result)
+                        RecordStore.reserve_in(conn, scope, request_hash, expires_at, now, origin,
+                                               status=FINALIZED, response=text)
+                except IntegrityError:
+                    return None          # another process finalized this key meanwhile: replay its answer
+            self.faults.count_execution(mutation.operation, mutation.resource)
+            return result
+        except Exception:
+            log.exception("operation %s failed", mutation.operation)
+            return error_result(500, "InternalServerError", f"{mutation.operation} failed unexpectedly")
 
     def _settle_outside(self, owner: str, result: OpResult) -> None:
         """Finalize (storable) or release the reservation in a short transaction of its own."""
@@ -353,8 +436,10 @@ class Pipeline:
                     RecordStore.mark_crashed(conn, owner)
                     return self._fault_error(faults["crash-before-finalize"], "simulated crash after commit"), True
                 if self._storable(result.status):
-                    if not RecordStore.finalize(conn, owner, result):
+                    text, wire = encode_stored(result)
+                    if not RecordStore.finalize(conn, owner, result, text):
                         raise _LostReservation()
+                    result = _with_wire(result, wire)
                 else:
                     RecordStore.release_in(conn, owner)
                 return result, False

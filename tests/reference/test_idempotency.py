@@ -246,6 +246,80 @@ def test_racing_duplicates_execute_once(tiny):
     assert bumps(tiny.engine, "a") == 1
 
 
+def _concurrent_slow(s, path, body, key, second_body=None, stagger=0.3):
+    """The first request holds itself in flight (sleep inside its transaction): no fault rule, fast path."""
+    out = {}
+    t = threading.Thread(target=lambda: out.update(first=s.post(path, body, key=key)))
+    t.start()
+    time.sleep(stagger)
+    out["second"] = s.post(path, body if second_body is None else second_body, key=key)
+    t.join(timeout=20)
+    return out["first"], out["second"]
+
+
+def test_fast_path_in_flight_duplicate_is_409_before_its_record_commits(make):
+    s = make(control_api=False)
+    key = new_key()
+    first, second = _concurrent_slow(s, "/items/a", {"value": 1, "sleep": 1.0}, key)
+    assert first.status_code == 201
+    assert second.status_code == 409 and second.json()["error"]["subtype"] == "request_in_progress"
+    assert record_rows(s)[0]["status"] == FINALIZED
+    again = s.post("/items/a", {"value": 1, "sleep": 1.0}, key=key)
+    assert again.status_code == 201 and again.json() == first.json()
+    assert again.headers["idempotent-replayed"] == "true"
+
+
+def test_fast_path_in_flight_duplicate_with_another_payload_is_422(make):
+    s = make(control_api=False)
+    key = new_key()
+    first, second = _concurrent_slow(s, "/items/a", {"value": 1, "sleep": 1.0}, key, second_body={"value": 2})
+    assert first.status_code == 201 and second.status_code == 422
+    assert second.json()["error"]["type"] == "IdempotencyKeyConflict"
+
+
+def test_fast_path_in_flight_duplicate_waits_and_replays(make):
+    s = make(control_api=False, in_flight="wait", in_flight_wait_timeout=10)
+    key = new_key()
+    first, second = _concurrent_slow(s, "/items/a", {"value": 1, "sleep": 1.0}, key)
+    assert first.status_code == 201 and second.status_code == 201 and second.json() == first.json()
+    assert second.headers["idempotent-replayed"] == "true"
+    assert len(record_rows(s)) == 1
+
+
+def test_fast_path_failure_inside_the_transaction_leaves_no_record(make, monkeypatch):
+    """The reservation is part of the mutation's transaction: an unexpected error rolls both back."""
+    s = make(control_api=False)
+    key = new_key()
+    r = s.post("/items/a", {"value": "not-an-int", "sleep": "x"}, key=key)
+    assert r.status_code == 500
+    assert record_rows(s) == [] and not exists(s.engine, "a")
+    assert s.post("/items/a", {"value": 1}, key=new_key()).status_code == 201
+
+
+def test_duplicate_from_another_process_replays_the_first_answer(tmp_path):
+    """Two servers on one database (two catalog processes): the second runs while the first holds the key in
+    flight; its transaction rolls back on the record's unique index and it replays the first answer."""
+    a = Served(tmp_path, control_api=False)
+    b = Served(tmp_path, control_api=False)
+    try:
+        key = new_key()
+        body = {"value": 1, "sleep": 1.0}
+        out = {}
+        t = threading.Thread(target=lambda: out.update(first=a.post("/items/x", body, key=key)))
+        t.start()
+        time.sleep(0.3)
+        second = b.post("/items/x", body, key=key)
+        t.join(timeout=20)
+        first = out["first"]
+        assert first.status_code == 201 and second.status_code == 201
+        assert second.json() == first.json() and second.headers["idempotent-replayed"] == "true"
+        with a.engine.connect() as conn:
+            assert len(list(conn.execute(select(records)))) == 1
+    finally:
+        a.close()
+        b.close()
+
+
 # --- lifetime -----------------------------------------------------------------------------------------
 
 def test_key_honoured_within_lifetime_then_new(make):

@@ -1,7 +1,8 @@
 """A tiny Starlette app that hands synthetic Mutations to the Pipeline (no catalog core needed), served by
 uvicorn on 127.0.0.1 in a thread so connection-level faults are visible to a real httpx client.
 
-Routes: POST /items/{name} (createItem: insert, 409 if present, 400 if the body says so),
+Routes: POST /items/{name} (createItem: insert, 409 if present, 400 if the body says so, sleeps inside its
+transaction for {"sleep": seconds}),
 DELETE /items/{name} (dropItem), POST /items/{name}/bump (bumpItem: counter += 1, never idempotent by
 itself). The principal comes from the X-Principal header.
 """
@@ -48,6 +49,8 @@ def make_app(settings: ReferenceSettings, db_path: str):
 
         def execute(conn):
             doc = json.loads(body or b"{}")
+            if doc.get("sleep"):             # hold the request in flight inside its transaction
+                time.sleep(float(doc["sleep"]))
             if doc.get("fail"):
                 raise CatalogError(int(doc["fail"]), "BadRequestException" if doc["fail"] < 500
                                    else "InternalServerError", f"asked to fail with {doc['fail']}")
