@@ -18,8 +18,9 @@ bind to the table's schema. Equality deletes (pyiceberg cannot plan them) answer
 
 Settings (`ReferenceSettings`): ``planning_mode`` "sync" answers ``completed`` (with a ``plan-id``, which the
 spec's CompletedPlanningWithIDResult requires); "async" answers ``submitted`` with a plan-id, and the plan is
-made (against the table metadata pinned at submission) by the first fetchPlanningResult. ``plan_task_size``:
-a plan with more file scan tasks than that hands them out in plan tasks of that many (0: always inline).
+made (against the table metadata pinned at submission) by the first fetchPlanningResult. ``plan_task_size``
+(default 1): the file scan tasks are handed out in plan tasks of that many each, fetched with fetchScanTasks
+(0: all of them inline in the planning result).
 
 Plans and plan tasks live in the catalog database (`store.plans_t`, `store.plan_tasks_t`), so a planning
 mutation and its idempotency record commit in one transaction. A plan is bound to its table by name and
@@ -311,7 +312,7 @@ class Scan:
             raise
         entries = [task_entry(t, self.metadata, self.schema, self.stats_ids) for t in tasks]
         entries.sort(key=lambda e: e["data-file"]["file-path"])
-        if task_size and len(entries) > task_size:
+        if task_size and entries:
             parts = [scan_tasks(entries[i:i + task_size]) for i in range(0, len(entries), task_size)]
             return Planned(scan_tasks([]), parts)
         return Planned(scan_tasks(entries))

@@ -38,8 +38,8 @@ class ReferenceSettings:
     token: str | None = None                    # when set, requests must carry "Authorization: Bearer <token>"
     planning_mode: str = "sync"                 # planTableScan: "sync" (answer completed) or "async" (answer
                                                 # submitted; the plan completes on fetchPlanningResult)
-    plan_task_size: int = 1                     # file scan tasks per plan task; a plan with more file scan tasks
-                                                # than this hands them out in plan tasks (fetchScanTasks); 0: inline
+    plan_task_size: int = 1                     # file scan tasks per plan task (handed out by fetchScanTasks);
+                                                # 0: every file scan task inline in the planning result
     plan_ttl: float = 86400.0                   # seconds a plan is kept (dropped by the next planTableScan after)
     extra: dict = field(default_factory=dict)
 
