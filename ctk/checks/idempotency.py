@@ -3,7 +3,9 @@
 Every check is called as ``check(ctx, endpoint, ...) -> list[Verdict]`` (see `ctk.checks.common.guarded`).
 Executions are always counted from catalog STATE (``case.observe()`` / ``case.executions()``), with an
 interference step between attempts so that a re-execution becomes visible; when the target has the
-reference control API its execution counters are used as a second witness.
+reference control API its execution counters are used as a second witness. Where no interference can make a
+re-execution visible (``case.blind``: cancelling a cancelled plan), a retry answered like a replay passes
+only on the counters' word; without counters the verdict is inconclusive, never a pass on no evidence.
 """
 
 from __future__ import annotations
@@ -25,6 +27,15 @@ def _first_success(run: Any, case: Any, ex: Any, what: str = "the first attempt"
         return None
     return run.inconclusive(f"{what} of {case.endpoint.operation} did not succeed ({describe(ex)}), so the "
                             "behaviour under test could not be exercised")
+
+
+def _blind(run: Any, case: Any, counted: int | None, details: dict | None = None, what: str = "the retry"):
+    """Inconclusive (instead of a pass) when a re-execution would leave no trace in state (``case.blind``)
+    and the target has no execution counters to tell instead; None when the kit can judge."""
+    if case.blind is None or counted is not None:
+        return None
+    return run.inconclusive(f"{what} was answered like a replay, but {case.blind}; without the target's execution "
+                            "counters the kit cannot tell a replay from a re-execution", "not visible", details)
 
 
 def _counters(ctx: Any) -> dict | None:
@@ -80,6 +91,8 @@ def check_finalized_duplicate(run, ctx, endpoint: Endpoint):
         return run.broken(f"the retry with the same key (header spelled {LOWER!r}) gets the original "
                           f"{describe(first)} with an equivalent body, and {endpoint.operation} runs exactly once",
                           "; ".join(problems), cls, details)
+    if (v := _blind(run, case, counted, details)) is not None:
+        return v
     return run.ok(f"replayed {describe(first)}; executed once", "replayed", details)
 
 
@@ -179,6 +192,8 @@ def check_lost_answer(run, ctx, endpoint: Endpoint, mode: str = "503"):
         return run.broken(f"after a committed request whose answer was lost ({mode}), the retry with the same key "
                           f"returns success and {endpoint.operation} ran exactly once", "; ".join(problems),
                           "re-executed" if (extra or counted) else f"retry {describe(retry)}", details)
+    if (v := _blind(run, case, counted, details)) is not None:
+        return v
     return run.ok(f"answer lost ({mode}); the retry got {describe(retry)}, executed once", "recovered", details)
 
 
@@ -207,8 +222,9 @@ def _run_in_flight(run, ctx, endpoint: Endpoint):
     before = case.observe()
     c0 = _counters(ctx)
     result: dict[str, Any] = {}
+    rule = None
     if server_hold:
-        ctx.faults.delay(FaultMatch.for_case(case, key), hold)
+        rule = ctx.faults.delay(FaultMatch.for_case(case, key), hold)
     elif dup_via_interposer:
         ctx.faults.duplicate(FaultMatch.for_case(case, key), parallel=True)
     else:
@@ -224,7 +240,16 @@ def _run_in_flight(run, ctx, endpoint: Endpoint):
     t.start()
     dup = None
     if server_hold:
-        time.sleep(min(0.4, hold / 3))
+        # the duplicate goes only once the first is held inside the server (a duplicate that overtook the
+        # first on a busy machine would itself take the delay, and the roles would swap)
+        arrived = ctx.faults.wait_applied(rule, timeout=max(2.0, hold))
+        if arrived is None:
+            time.sleep(min(0.4, hold / 3))
+        if arrived is False:
+            t.join(timeout=hold + 40)
+            return ("inconclusive", {"key": key, "hold_seconds": hold, "mode": "server delay",
+                                     "reason": f"the first attempt had not reached the server after "
+                                               f"{max(2.0, hold):.1f} s, so no duplicate was sent"}, case)
         dup = case.send(ctx.client, key=key, label="duplicate while the first is in flight", timeout=hold + 30)
     t.join(timeout=hold + 40)
     first = result.get("first")
@@ -280,6 +305,11 @@ def _inflight_verdicts(run01, run02, ctx, endpoint):
     if cls.startswith("other"):
         v1 = run01.broken(expected1, f"the duplicate got {ev.get('duplicate')}", cls, ev)
         return [v1, run02.inconclusive("the duplicate got neither 409 nor the replayed result", cls, ev)]
+    if case.blind is not None and ev.get("counter_delta") is None and cls != "409 request_in_progress" \
+            and cls != "plain 409":
+        reason = (f"the duplicate was answered like the first ({cls}), but {case.blind}; without the target's "
+                  "execution counters the kit cannot tell a replay from a second execution")
+        return [run01.inconclusive(reason, "not visible", ev), run02.inconclusive(reason, "not visible", ev)]
     v1 = run01.ok(f"in-flight duplicate: {cls}; executed once", cls, ev)
     if cls == "409 request_in_progress":
         v2 = run02.ok("409 with subtype request_in_progress", cls, ev)
@@ -405,6 +435,8 @@ def check_lifetime(run, ctx, endpoint: Endpoint, fraction: float = 0.9):
         return run.broken(f"a duplicate {fraction:.0%} into the advertised lifetime ({ctx.discovery.lifetime_raw}) "
                           "is still replayed without executing again", "; ".join(problems),
                           "forgotten" if (extra or counted) else "different response", details)
+    if (v := _blind(run, case, counted, details)) is not None:
+        return v
     return run.ok(f"replayed {wait:.1f} s after the first attempt", "honoured", details)
 
 
@@ -433,6 +465,8 @@ def check_replay_failed(run, ctx, endpoint: Endpoint):
         return run.broken("when the finalized response cannot be produced: 5xx with subtype "
                           "idempotency_replay_failed, and no re-execution", "; ".join(problems),
                           "re-executed" if (extra or counted) else describe(retry), details)
+    if (v := _blind(run, case, counted, details)) is not None:
+        return v
     return run.ok(f"{describe(retry)}; not re-executed", "replay failed", details)
 
 
@@ -465,6 +499,8 @@ def check_crash_reconciled(run, ctx, endpoint: Endpoint):
         return run.broken("the IN_PROGRESS record left by the crash is reconciled from state on retry: success, "
                           "one execution", "; ".join(problems),
                           "re-executed" if (extra or counted) else describe(retry), details)
+    if (v := _blind(run, case, counted, details)) is not None:
+        return v
     return run.ok(f"reconciled: {describe(retry)}, executed once", "reconciled", details)
 
 

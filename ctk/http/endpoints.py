@@ -13,8 +13,22 @@ the prerequisites under the run namespace (fresh, unique names per case) and ret
 ``alt_executions(before, after)``  the same for the alternative payload
 ``interfere()``   an intervening change that makes a re-execution visible in state (e.g. after a create the
                   resource is dropped again: a replay leaves it absent, a re-execution brings it back)
-``identity(exchange)`` the identity fields of a response (table-uuid, view-uuid, namespace...) used to call
-                  two bodies equivalent
+``identity(exchange)`` the identity fields of a response (table-uuid, view-uuid, namespace, plan-id...) used
+                  to call two bodies equivalent
+``blind``         None, or why a re-execution may leave no trace in state (cancelling a cancelled plan):
+                  then only the target's execution counters can tell a replay from a re-execution, and
+                  checks without them say so (inconclusive) instead of passing
+``reexecutable``  whether the request, sent again after ``interfere()``, succeeds and counts once more
+                  (False when the effect cannot be undone: a cancelled plan, a fetched plan task)
+
+Scan planning (planTableScan, cancelPlanning, fetchScanTasks): a plan is addressable only by the plan-id its
+answer carries. When the target has the reference control API, ``GET /_ctk/plans`` lists a table's plans
+and is the state; otherwise the kit counts the plans whose ids it has seen in answers to its own requests
+(``client.exchanges``) and confirms each with fetchPlanningResult - a plan made by an attempt whose answer
+never reached the kit (lost, or a copy sent by the network) is then invisible, so such checks end
+inconclusive ("not visible") rather than passing on the reference's say-so. fetchScanTasks is observed
+through the plan tasks fetchPlanningResult still lists (a target that does not retire fetched plan tasks
+leaves its effect invisible: inconclusive).
 
 Prerequisite failures raise `PrerequisiteError` (checks turn it into an inconclusive verdict).
 The context passed to ``prepare`` needs ``.client`` (a `CatalogClient`), ``.namespace`` (the run
@@ -27,6 +41,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
+from urllib.parse import quote
 
 from ctk.http.client import ns_path, table_path, view_path
 from ctk.http.exchange import Exchange
@@ -252,6 +267,13 @@ def body_identity(ex: Exchange) -> Any:
             return (ex.status, "table", md.get("table-uuid"))
         if "view-uuid" in md:
             return (ex.status, "view", md.get("view-uuid"))
+    if "plan-id" in body:
+        return (ex.status, "plan", body.get("status"), body.get("plan-id"))
+    if "file-scan-tasks" in body or "plan-tasks" in body:
+        tasks = body.get("file-scan-tasks") if isinstance(body.get("file-scan-tasks"), list) else []
+        files = sorted(str((t.get("data-file") or {}).get("file-path")) for t in tasks if isinstance(t, dict))
+        return (ex.status, "scan-tasks", body.get("status"), tuple(files),
+                tuple(map(str, body.get("plan-tasks") or ())))
     if "namespace" in body:
         return (ex.status, "namespace", tuple(body.get("namespace") or ()))
     if "updated" in body or "removed" in body:
@@ -286,6 +308,8 @@ class Case:
     conflicting: Conflict | None = None
     identity: Callable[[Exchange], Any] = body_identity
     notes: dict[str, Any] = field(default_factory=dict)
+    blind: str | None = None
+    reexecutable: bool = True
 
     def clear_conflict(self) -> None:
         if self.conflicting is None:
@@ -734,12 +758,203 @@ def _register_view(ctx: Any, ep: Endpoint) -> Case:
     )
 
 
+# ---------------------------------------------------------------------------------------------- scan planning
+
+class Plans:
+    """The plans of one table, as far as the kit can see them (see the module docstring)."""
+
+    def __init__(self, client: Any, ns: tuple[str, ...], name: str, listed: bool | None = None):
+        self.client, self.ns, self.name = client, ns, name
+        self.path = table_path(ns, name) + "/plan"
+        self.mark = len(client.exchanges)
+        self.listed = self._listing() is not None if listed is None else listed
+
+    def _listing(self) -> dict[str, dict] | None:
+        ex = self.client.request("GET", "/_ctk/plans", params={"namespace": "\x1f".join(self.ns), "table": self.name},
+                                 label="observe: list plans (reference control API)")
+        body = ex.json()
+        if ex.status != 200 or not isinstance(body, dict) or not isinstance(body.get("plans"), list):
+            return None
+        return {p["plan-id"]: p for p in body["plans"] if isinstance(p, dict) and "plan-id" in p}
+
+    def seen(self) -> list[str]:
+        """Plan ids in answers to the kit's own planTableScan requests on this table."""
+        out: list[str] = []
+        for ex in self.client.exchanges[self.mark:]:
+            if ex.method == "POST" and ex.status == 200 and ex.url.split("?", 1)[0].endswith("/" + self.path):
+                body = ex.json()
+                pid = body.get("plan-id") if isinstance(body, dict) else None
+                if isinstance(pid, str) and pid not in out:
+                    out.append(pid)
+        return out
+
+    def status(self, pid: str) -> str | None:
+        """fetchPlanningResult's status of a plan, None for 404."""
+        ex = self.client.request("GET", f"{self.path}/{quote(pid, safe='')}", label="observe: fetch planning result")
+        body = ex.json()
+        if ex.status == 404:
+            return None
+        if ex.status != 200 or not isinstance(body, dict):
+            raise PrerequisiteError(f"observe: fetchPlanningResult answered {ex.status or ex.error}", ex)
+        return body.get("status")
+
+    def state(self) -> dict[str, str]:
+        """plan-id -> status of every plan of the table the kit can see."""
+        if self.listed:
+            listing = self._listing()
+            if listing is None:
+                raise PrerequisiteError("observe: GET /_ctk/plans stopped answering")
+            return {pid: p.get("status") for pid, p in listing.items()}
+        out = {}
+        for pid in self.seen():
+            st = self.status(pid)
+            if st is not None:
+                out[pid] = st
+        return out
+
+
+def new_plans(before: dict[str, str], after: dict[str, str]) -> int:
+    return len(set(after) - set(before))
+
+
+def _plan(cat: Catalog, ns: tuple[str, ...], name: str, body: dict | None = None) -> dict:
+    """planTableScan (no key) -> its answer, polled with fetchPlanningResult until it is no longer submitted."""
+    path = table_path(ns, name) + "/plan"
+    doc = cat._do("POST", path, body if body is not None else {}, ok=(200,),
+                  label=f"setup: plan a scan of {name}").json()
+    if not isinstance(doc, dict) or not isinstance(doc.get("plan-id"), str):
+        raise PrerequisiteError(f"setup: planTableScan of {name} answered no plan-id ({str(doc)[:200]}), so the "
+                                "plan cannot be addressed")
+    deadline = time.monotonic() + 10
+    while doc.get("status") == "submitted" and time.monotonic() < deadline:
+        time.sleep(0.05)
+        got = cat._do("GET", f"{path}/{quote(doc['plan-id'], safe='')}", ok=(200,),
+                      label="setup: fetch planning result").json() or {}
+        doc = {**got, "plan-id": doc["plan-id"]}
+    return doc
+
+
+def _append_file(client: Any, ns: tuple[str, ...], name: str, ids: list[int]) -> None:
+    """Append one data file (rows of the kit's schema) with pyiceberg, committed over HTTP by the kit."""
+    import pyarrow as pa
+    from pyiceberg.catalog.noop import NoopCatalog
+    from pyiceberg.io import load_file_io
+    from pyiceberg.table import CommitTableRequest, Table, TableIdentifier
+    from pyiceberg.table.metadata import TableMetadataUtil
+
+    loaded = Catalog(client)._loaded(table_path(ns, name), f"table {name}")
+    if loaded is None:
+        raise PrerequisiteError(f"setup: table {name} vanished before its data was written")
+    try:
+        metadata = TableMetadataUtil.parse_obj(loaded["metadata"])
+        io = load_file_io({**(metadata.properties or {}), **(loaded.get("config") or {})}, metadata.location)
+        table = Table((*ns, name), metadata, loaded.get("metadata-location") or "", io, NoopCatalog("ctk-noop"))
+        txn = table.transaction()
+        txn.append(pa.table({"id": pa.array(ids, pa.int64()), "data": pa.array([f"r{i}" for i in ids])}))
+        body = CommitTableRequest(identifier=TableIdentifier(namespace=list(ns), name=name),
+                                  requirements=txn._requirements, updates=txn._updates).model_dump(mode="json",
+                                                                                                   by_alias=True)
+    except Exception as exc:  # noqa: BLE001 - storage the kit cannot write to, or a schema it did not expect
+        raise PrerequisiteError(f"setup: cannot write a data file to table {name} with pyiceberg: "
+                                f"{type(exc).__name__}: {exc}") from None
+    Catalog(client)._do("POST", table_path(ns, name), body, ok=(200,), label=f"setup: append a data file to {name}")
+
+
+def _plan_table_scan(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    name, missing = ctx.unique("t"), ctx.unique("tm")
+    cat.create_table(ns, name)
+    plans = Plans(ctx.client, ns, name)
+    absent = Plans(ctx.client, ns, missing, listed=plans.listed)
+    path, mpath = table_path(ns, name) + "/plan", table_path(ns, missing) + "/plan"
+    return Case(
+        ep, f"plans of table {'.'.join(ns)}.{name}",
+        # each execution makes a new plan (a new plan-id): no interference is needed to see a second one
+        Req("POST", path, {"select": ["id", "data"]}),
+        observe=lambda: {"plans": plans.state()},
+        executions=lambda b, a: new_plans(b["plans"], a["plans"]),
+        interfere=lambda: None,
+        alternative=Req("POST", path, {"select": ["id"]}),
+        alt_executions=lambda b, a: new_plans(b["plans"], a["plans"]),
+        conflicting=Conflict(
+            Req("POST", mpath, {"select": ["id", "data"]}), (404,),
+            clear=lambda: cat.create_table(ns, missing),
+            executed=lambda: bool(absent.state()),
+            why="the table does not exist"),
+        notes={"plan-state": "control API listing" if plans.listed else "plan-ids seen in answers"},
+    )
+
+
+def _cancel_planning(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    name = ctx.unique("t")
+    cat.create_table(ns, name)
+    pid = _plan(cat, ns, name)["plan-id"]
+    plans = Plans(ctx.client, ns, name, listed=False)
+
+    def cancelled(b, a):
+        return 1 if b["p"] not in (None, "cancelled") and a["p"] in (None, "cancelled") else 0
+
+    return Case(
+        ep, f"plan {pid} of table {'.'.join(ns)}.{name}",
+        Req("DELETE", f"{table_path(ns, name)}/plan/{quote(pid, safe='')}"),
+        observe=lambda: {"p": plans.status(pid)},
+        executions=cancelled,
+        interfere=lambda: None,
+        blind="cancelling a plan that is already cancelled leaves no trace in state",
+        reexecutable=False,
+        notes={"plan-id": pid},
+    )
+
+
+def _fetch_scan_tasks(ctx: Any, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    name = ctx.unique("t")
+    cat.create_table(ns, name)
+    _append_file(ctx.client, ns, name, [1, 2])
+    first, second = _plan(cat, ns, name), _plan(cat, ns, name)   # two plans, each with its own plan task
+    tokens = [(d.get("plan-tasks") or [None])[0] for d in (first, second)]
+    if first.get("status") != "completed" or not all(isinstance(t, str) for t in tokens):
+        raise PrerequisiteError(f"the target's plans of a table with a data file carry no plan-tasks (status "
+                                f"{first.get('status')!r}, plan-tasks {first.get('plan-tasks')!r}); fetchScanTasks "
+                                "cannot be exercised with them")
+    plans = Plans(ctx.client, ns, name, listed=False)
+    path = table_path(ns, name) + "/tasks"
+
+    def pending(pid):
+        ex = ctx.client.request("GET", f"{plans.path}/{quote(pid, safe='')}", label="observe: plan tasks not fetched")
+        body = ex.json()
+        if ex.status != 200 or not isinstance(body, dict):
+            raise PrerequisiteError(f"observe: fetchPlanningResult answered {ex.status or ex.error}", ex)
+        return list(body.get("plan-tasks") or [])
+
+    def fetched(b, a, key, token):
+        return 1 if token in b[key] and token not in a[key] else 0
+
+    return Case(
+        ep, f"plan task {tokens[0]} of table {'.'.join(ns)}.{name}",
+        Req("POST", path, {"plan-task": tokens[0]}),
+        observe=lambda: {"p1": pending(first["plan-id"]), "p2": pending(second["plan-id"])},
+        executions=lambda b, a: fetched(b, a, "p1", tokens[0]),
+        interfere=lambda: None,
+        alternative=Req("POST", path, {"plan-task": tokens[1]}),
+        alt_executions=lambda b, a: fetched(b, a, "p2", tokens[1]),
+        reexecutable=False,
+        notes={"plan-ids": [first["plan-id"], second["plan-id"]]},
+    )
+
+
 NS = "namespaces"
 NS_ONE = "namespaces/{namespace}"
 TABLES = "namespaces/{namespace}/tables"
 TABLE = "namespaces/{namespace}/tables/{table}"
 VIEWS = "namespaces/{namespace}/views"
 VIEW = "namespaces/{namespace}/views/{view}"
+PLAN = TABLE + "/plan"
+PLAN_ONE = TABLE + "/plan/{plan-id}"
 
 _T = (("POST", TABLES), ("GET", TABLE))
 _V = (("POST", VIEWS), ("GET", VIEW))
@@ -767,15 +982,12 @@ ENDPOINTS: dict[str, Endpoint] = {e.operation: e for e in [
     Endpoint("renameView", "POST", "views/rename", True, (204, 200), _rename_view, _V + (("DELETE", VIEW),)),
     Endpoint("registerView", "POST", "namespaces/{namespace}/register-view", True, (200,), _register_view,
              _V + (("DELETE", VIEW),)),
+    Endpoint("planTableScan", "POST", PLAN, True, (200,), _plan_table_scan, (("POST", TABLES), ("GET", PLAN_ONE))),
+    Endpoint("cancelPlanning", "DELETE", PLAN_ONE, True, (204, 200), _cancel_planning,
+             (("POST", TABLES), ("POST", PLAN), ("GET", PLAN_ONE)), has_payload=False),
+    Endpoint("fetchScanTasks", "POST", TABLE + "/tasks", True, (200,), _fetch_scan_tasks,
+             _T + (("POST", TABLE), ("POST", PLAN), ("GET", PLAN_ONE))),
 ]}
-
-# Planning operations carry the header in the merged spec but have no effect the kit can read back from
-# catalog state; they are listed so reports can say so, and are never prepared.
-PLANNING = {
-    "planTableScan": ("POST", TABLE + "/plan"),
-    "cancelPlanning": ("DELETE", TABLE + "/plan/{plan-id}"),
-    "fetchScanTasks": ("POST", TABLE + "/tasks"),
-}
 
 
 def get_endpoint(operation: str) -> Endpoint:

@@ -1,0 +1,80 @@
+"""The Idempotency-Key checks on the scan-planning endpoints (planTableScan, cancelPlanning, fetchScanTasks):
+they pass on the reference catalog, a deviation profile breaks them, a target that does not advertise
+planning reads as unsupported, and where the kit cannot see a re-execution it says so (inconclusive)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctk.checks import run_endpoint_checks
+from ctk.core.verdicts import Status
+from ctk.target.discovery import Discovery
+
+PLANNING = ("planTableScan", "cancelPlanning", "fetchScanTasks")
+FAST = ["finalized-duplicate", "terminal-4xx-replayed", "5xx-not-stored", "lost-answer", "in-flight-duplicate",
+        "payload-mismatch", "key-scope", "replay-failed", "crash-reconciled"]
+NOT_APPLICABLE = {("cancelPlanning", "REPLAY-02"), ("fetchScanTasks", "REPLAY-02"), ("cancelPlanning", "PAYLOAD-01")}
+
+
+def _by(verdicts):
+    return {(v.endpoint, v.requirement, v.behaviour): v for v in verdicts}
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_planning_checks_pass_on_the_reference(make_ctx, mode):
+    ctx = make_ctx(planning_mode=mode)
+    out = []
+    for op in PLANNING:
+        out += run_endpoint_checks(ctx, op, FAST if mode == "sync" else ["finalized-duplicate", "lost-answer"])
+    assert out
+    for v in out:
+        if (v.endpoint, v.requirement) in NOT_APPLICABLE:
+            assert v.status is Status.UNSUPPORTED, v.message
+            continue
+        assert v.status is Status.PASS, f"{v.endpoint} {v.requirement} {v.behaviour}: {v.status.value}\n{v.message}"
+
+
+def test_no_replay_breaks_every_planning_endpoint(make_ctx):
+    ctx = make_ctx(deviation="no-replay")
+    for op in PLANNING:
+        verdicts = run_endpoint_checks(ctx, op, ["finalized-duplicate", "lost-answer"])
+        assert {v.requirement for v in verdicts} == {"REPLAY-01", "REPLAY-04"}
+        for v in verdicts:
+            assert v.status is Status.FAIL, f"{op} {v.behaviour}: {v.status.value}\n{v.message}"
+            assert "expected:" in v.message and "happened:" in v.message and v.exchanges
+
+
+def test_unadvertised_planning_reads_as_unsupported(make_ctx):
+    ctx = make_ctx()
+    ctx.discovery = Discovery.from_config({"idempotency-key-lifetime": "PT4S", "endpoints": [
+        "POST /v1/{prefix}/namespaces", "POST /v1/{prefix}/namespaces/{namespace}/tables",
+        "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}"]})
+    for op in PLANNING:
+        verdicts = run_endpoint_checks(ctx, op, FAST)
+        assert verdicts and all(v.status is Status.UNSUPPORTED for v in verdicts), op
+        assert all("not offered by the target" in v.message for v in verdicts)
+    ctx.discovery = Discovery.from_config({"idempotency-key-lifetime": "PT4S"})    # no list: the default set
+    [v] = run_endpoint_checks(ctx, "planTableScan", ["finalized-duplicate"])
+    assert v.status is Status.UNSUPPORTED and "default endpoint set" in v.message
+
+
+def test_without_control_api_the_kit_judges_from_answers_or_says_it_cannot(make_ctx):
+    ctx = make_ctx(control_api=False)             # no plan listing, no execution counters
+    got = _by(run_endpoint_checks(ctx, "planTableScan", ["finalized-duplicate"])
+              + run_endpoint_checks(ctx, "fetchScanTasks", ["finalized-duplicate"])
+              + run_endpoint_checks(ctx, "cancelPlanning", ["finalized-duplicate"]))
+    # a re-executed plan would carry a new plan-id; a re-executed fetch would find its plan task gone
+    assert got[("planTableScan", "REPLAY-01", "finalized-duplicate")].status is Status.PASS
+    assert got[("fetchScanTasks", "REPLAY-01", "finalized-duplicate")].status is Status.PASS
+    # cancelling a cancelled plan changes nothing: without counters a replay cannot be told from a re-execution
+    v = got[("cancelPlanning", "REPLAY-01", "finalized-duplicate")]
+    assert v.status is Status.INCONCLUSIVE and "counters" in v.message
+
+
+def test_without_control_api_no_replay_is_still_caught_where_visible(make_ctx):
+    ctx = make_ctx(control_api=False, deviation="no-replay")
+    for op in ("planTableScan", "fetchScanTasks"):
+        [v] = run_endpoint_checks(ctx, op, ["finalized-duplicate"])
+        assert v.status is Status.FAIL, f"{op}: {v.status.value}\n{v.message}"
+    [v] = run_endpoint_checks(ctx, "cancelPlanning", ["finalized-duplicate"])
+    assert v.status is Status.INCONCLUSIVE
