@@ -15,7 +15,7 @@ from ctk.http.endpoints import Catalog
 class CheckOptions:
     max_wait: float = 60.0            # longest a check may wait on purpose (e.g. LIFE-01), seconds
     strict: bool = False              # deviations count as failures (the plugin applies it)
-    inflight_hold: float = 1.0        # seconds the first request is held in flight for INFLIGHT-* (the duplicate goes at 1/3)
+    inflight_hold: float = 1.0        # seconds the first request is held in flight for INFLIGHT-* (the duplicate goes once it is held)
     lose_modes: tuple[str, ...] = ("503", "500", "reset")
     assume_support: bool = False      # run key checks even when the target does not advertise a lifetime
 

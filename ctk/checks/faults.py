@@ -26,6 +26,8 @@ interposer when one is given, else `NoFaults`.
 
 from __future__ import annotations
 
+import time
+
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -95,6 +97,11 @@ class FaultInjector:
     def executions(self) -> dict | None:
         return None
 
+    def wait_applied(self, rule_id: Any, timeout: float) -> bool | None:
+        """Wait until a rule added with times=1 has been taken by a request. True: taken; False: not within
+        `timeout`; None: this injector cannot tell."""
+        return None
+
     def clear(self) -> None:
         pass
 
@@ -140,6 +147,20 @@ class ControlFaults(FaultInjector):
 
     def corrupt_stored_response(self, match: FaultMatch) -> str:
         return self._add("corrupt-stored-response", match)
+
+    def wait_applied(self, rule_id: Any, timeout: float) -> bool | None:
+        """A used-up rule leaves the control API's list; polled every 25 ms, bounded by `timeout`."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            ex = self.client.request("GET", "/_ctk/faults", label="fault: has the held request arrived?")
+            body = ex.json()
+            if ex.status != 200 or not isinstance(body, dict):
+                return None
+            if all(r.get("id") != rule_id for r in body.get("faults") or []):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.025)
 
     def executions(self) -> dict | None:
         ex = self.client.request("GET", "/_ctk/executions", label="fault: read execution counters")

@@ -38,7 +38,9 @@ def make_ctx(tmp_path):
         client = CatalogClient(TargetConfig(url, timeout=20.0))
         started.append(client)
         opts = options or CheckOptions(max_wait=8.0, inflight_hold=1.0, lose_modes=("503", "reset"))
-        return CheckContext.create(client, interposer=ip, options=opts)
+        made = CheckContext.create(client, interposer=ip, options=opts)
+        made.test_interposer = ip            # for tests that add toxics of their own
+        return made
 
     yield make
     for thing in reversed(started):

@@ -85,3 +85,25 @@ def test_in_flight_gate_reports_both_requirements(make_ctx):
     assert [(v.requirement, v.status) for v in out] == [("INFLIGHT-01", Status.UNSUPPORTED),
                                                         ("INFLIGHT-02", Status.UNSUPPORTED)]
     assert "does not advertise" in out[1].message
+
+
+def test_in_flight_duplicate_waits_for_the_first_to_be_held(make_ctx):
+    """The first attempt is slowed in transit (0.7 s, longer than the old fixed 0.33 s stagger): the duplicate
+    must not overtake it, or the duplicate would take the server's delay and the roles would swap."""
+    from ctk.interposer import HttpMatch
+
+    ctx = make_ctx(interposer=True)
+    ctx.test_interposer.add_http_toxic("delay_request", HttpMatch(method="POST", path=r"/v1/namespaces$",
+                                                            header="Idempotency-Key"), delay_ms=700, times=1)
+    v1, v2 = run_endpoint_checks(ctx, "createNamespace", ["in-flight-duplicate"])
+    assert (v1.status, v1.classification) == (Status.PASS, "409 request_in_progress"), v1.message
+    assert v2.status is Status.PASS, v2.message
+
+
+def test_control_faults_wait_applied(ctx):
+    faults = ctx.faults
+    assert isinstance(faults, ControlFaults)
+    rule = faults.delay(FaultMatch("createNamespace", "POST", "namespaces"), 0.01)
+    assert faults.wait_applied(rule, timeout=0.1) is False
+    ctx.client.request("POST", "/v1/namespaces", json={"namespace": [ctx.namespace[0], "wa"], "properties": {}})
+    assert faults.wait_applied(rule, timeout=2.0) is True
