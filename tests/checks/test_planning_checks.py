@@ -78,3 +78,27 @@ def test_without_control_api_no_replay_is_still_caught_where_visible(make_ctx):
         assert v.status is Status.FAIL, f"{op}: {v.status.value}\n{v.message}"
     [v] = run_endpoint_checks(ctx, "cancelPlanning", ["finalized-duplicate"])
     assert v.status is Status.INCONCLUSIVE
+
+
+def _profiles():
+    from ctk.reference.deviations import PROFILES
+    from test_sensitivity import BEHAVIOUR, GLOBAL
+
+    return [(p, [r for r in p.catches if r in BEHAVIOUR and r not in GLOBAL]) for p in PROFILES.values()
+            if any(r in BEHAVIOUR and r not in GLOBAL for r in p.catches)]
+
+
+@pytest.mark.parametrize("profile,requirements", _profiles(), ids=[p.name for p, _ in _profiles()])
+def test_every_key_profile_is_caught_on_plan_table_scan(make_ctx, profile, requirements):
+    """The sensitivity matrix of test_sensitivity.py, on planTableScan (whose every behaviour applies)."""
+    from test_sensitivity import BEHAVIOUR
+
+    ctx = make_ctx(deviation=profile.name)
+    for requirement in requirements:
+        verdicts = [v for v in run_endpoint_checks(ctx, "planTableScan", [BEHAVIOUR[requirement]])
+                    if v.requirement == requirement]
+        assert verdicts, requirement
+        for v in verdicts:
+            assert v.status in (Status.FAIL, Status.DEVIATION), (
+                f"{requirement} not caught on planTableScan under {profile.name} ({profile.breaks}): "
+                f"{v.status.value}\n{v.message[:800]}")
