@@ -522,3 +522,21 @@ def test_json_value_writes_what_java_writes():
     assert json_value(T.UUIDType(), uuid.UUID(int=1).bytes) == "00000000-0000-0000-0000-000000000001"
     assert json_value(T.DoubleType(), float("nan")) is None
     assert json_value(T.LongType(), None) is None and json_value(T.BooleanType(), True) is True
+
+
+@pytest.mark.postgres
+def test_planning_on_postgres(pg, tmp_path):
+    s = Served(tmp_path, database_url=pg.url)
+    try:
+        table = make_events(s)
+        key = str(uuid.uuid4())
+        first, tasks, _ = all_tasks(s, {"filter": {"type": "gt", "term": "id", "value": 5}}, key=key)
+        assert len(tasks) == 2 and set(paths(tasks)) < set(local_paths(table))
+        again = s.plan({"filter": {"type": "gt", "term": "id", "value": 5}}, key=key)
+        assert again.json() == first and again.headers.get("Idempotent-Replayed") == "true"
+        pid = first["plan-id"]
+        assert "plan-tasks" not in s.req("GET", f"{T}/plan/{pid}").json()            # both fetched
+        assert s.req("DELETE", f"{T}/plan/{pid}").status_code == 204
+        assert s.req("GET", f"{T}/plan/{pid}").json() == {"status": "cancelled"}
+    finally:
+        s.close()
