@@ -27,8 +27,8 @@ mutation and its idempotency record commit in one transaction. A plan is bound t
 table-uuid; a plan task is consumed by fetchScanTasks (fetching it again answers 404
 NoSuchPlanTaskException, and fetchPlanningResult lists only the plan tasks not yet fetched): the effect an
 Idempotency-Key makes safe to retry. A cancelled plan keeps its row (fetchPlanningResult answers
-``cancelled``; cancelling again answers 204) and drops its tasks. Plans older than ``plan_ttl`` are removed
-by the next planTableScan.
+``cancelled``; cancelling again answers 204) and drops its tasks. Plans older than ``plan_ttl`` (at least a
+key's lifetime + grace) are removed by the next planTableScan.
 
 Mutations (canonical resources, NS = namespace levels joined by 0x1F): planTableScan "NS/tables/T/plan",
 cancelPlanning "NS/tables/T/plan/ID", fetchScanTasks "NS/tables/T/tasks". Each has its own reconcile step
@@ -613,6 +613,15 @@ def bound_plan(conn, ns, name: str, plan_id: str) -> Plan:
     return plan
 
 
+def plan_ttl(settings) -> float:
+    """Seconds a plan is kept: settings.plan_ttl, but never less than a key's lifetime + grace (a replayed
+    planTableScan must not hand out a plan-id that is gone)."""
+    ttl = float(settings.plan_ttl)
+    if settings.lifetime is not None:
+        ttl = max(ttl, (settings.lifetime + settings.grace).total_seconds())
+    return ttl
+
+
 def error_doc(exc: Exception) -> dict:
     if isinstance(exc, CatalogError):
         return {"message": exc.message, "type": exc.type, "code": exc.status}
@@ -632,7 +641,7 @@ async def plan_table_scan(ctx: Context, request: Request, ns: list[str], name: s
         scan = Scan(location, metadata, req)
         planned = scan.plan(task_size) if mode == "sync" else None
         now = time.time()
-        sweep_plans(conn, now - float(ctx.settings.plan_ttl))
+        sweep_plans(conn, now - plan_ttl(ctx.settings))
         plan_id = str(uuid.uuid4())
         insert_plan(conn, plan_id, ns, name, str(metadata.table_uuid), COMPLETED if planned is not None else SUBMITTED,
                     location, {"request": req.doc, "mode": mode}, digest, planned, None, now)

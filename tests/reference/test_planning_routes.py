@@ -540,3 +540,19 @@ def test_planning_on_postgres(pg, tmp_path):
         assert s.req("GET", f"{T}/plan/{pid}").json() == {"status": "cancelled"}
     finally:
         s.close()
+
+
+def test_old_plans_are_swept_but_never_before_a_key_expires(tmp_path):
+    from ctk.reference.planning import plan_ttl
+
+    assert plan_ttl(ReferenceSettings(plan_ttl=1.0)) == (30 + 5) * 60          # PT30M + PT5M
+    assert plan_ttl(ReferenceSettings(plan_ttl=1.0, idempotency_lifetime=None)) == 1.0
+    s = Served(tmp_path, plan_ttl=0.0, idempotency_lifetime=None)
+    try:
+        make_events(s, batches=((1,),))
+        old = s.plan({}).json()["plan-id"]
+        new = s.plan({}).json()["plan-id"]                                     # sweeps the first
+        err(s.req("GET", f"{T}/plan/{old}"), 404, "NoSuchPlanIdException")
+        assert s.req("GET", f"{T}/plan/{new}").status_code == 200
+    finally:
+        s.close()
