@@ -556,3 +556,35 @@ def test_old_plans_are_swept_but_never_before_a_key_expires(tmp_path):
         assert s.req("GET", f"{T}/plan/{new}").status_code == 200
     finally:
         s.close()
+
+
+def test_delete_files_are_listed_once_and_referenced_by_index():
+    """pyiceberg cannot write merge-on-read deletes, so the delete-file path is checked on built objects."""
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+    from pyiceberg.schema import Schema
+    from pyiceberg.table import FileScanTask
+    from pyiceberg.table.metadata import new_table_metadata
+    from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
+    from pyiceberg.typedef import Record
+    from pyiceberg.types import LongType, NestedField
+
+    from ctk.reference.planning import scan_tasks, task_entry
+
+    md = new_table_metadata(Schema(NestedField(1, "id", LongType())), UNPARTITIONED_PARTITION_SPEC,
+                            UNSORTED_SORT_ORDER, "file:///tmp/t", {})
+
+    def f(path, content=DataFileContent.DATA, **kw):
+        df = DataFile.from_args(content=content, file_path=path, file_format=FileFormat.PARQUET, partition=Record(),
+                                record_count=3, file_size_in_bytes=100, **kw)
+        df.spec_id = 0
+        return df
+
+    pos = f("d/pos.parquet", DataFileContent.POSITION_DELETES)
+    eq = f("d/eq.parquet", DataFileContent.EQUALITY_DELETES, equality_ids=[1])
+    tasks = [FileScanTask(f("a.parquet"), {pos}), FileScanTask(f("b.parquet"), {pos, eq}), FileScanTask(f("c.parquet"))]
+    doc = scan_tasks([task_entry(t, md, md.schema(), None) for t in tasks])
+    assert [d["content"] for d in doc["delete-files"]] == ["position-deletes", "equality-deletes"]
+    assert doc["delete-files"][1]["equality-ids"] == [1] and "equality-ids" not in doc["delete-files"][0]
+    refs = [t.get("delete-file-references") for t in doc["file-scan-tasks"]]
+    assert refs == [[0], [1, 0], None]                      # pos.parquet listed once, shared by a and b
