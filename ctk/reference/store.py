@@ -37,6 +37,9 @@ from pyiceberg.view.metadata import ViewMetadata
 from sqlalchemy import (Boolean, Column, Float, Integer, MetaData, String, Table, Text, create_engine,
                         delete, event, insert, select, update)
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
+
+from ctk.reference.operations import CatalogError
 
 SEP = "\x1f"
 
@@ -190,8 +193,17 @@ def list_namespaces(conn: Connection, parent) -> list[list[str]]:
     return out
 
 
+def _already_exists(what: str) -> CatalogError:
+    # A concurrent creation that won the race (PostgreSQL: the unique index, checked at the INSERT) is the
+    # same answer as one found by the existence check before it, never a 500.
+    return CatalogError(409, "AlreadyExistsException", f"{what} already exists (created concurrently)")
+
+
 def insert_namespace(conn: Connection, namespace, properties: dict) -> None:
-    conn.execute(insert(namespaces_t).values(name=ns_key(namespace), properties=json.dumps(properties)))
+    try:
+        conn.execute(insert(namespaces_t).values(name=ns_key(namespace), properties=json.dumps(properties)))
+    except IntegrityError:
+        raise _already_exists(f"Namespace {'.'.join(namespace)}") from None
 
 
 def set_namespace_properties(conn: Connection, namespace, properties: dict) -> None:
@@ -240,7 +252,10 @@ def list_names(conn: Connection, kind: str, namespace) -> list[str]:
 
 def insert_pointer(conn: Connection, kind: str, namespace, name: str, location: str) -> None:
     t = tables_t if kind == "table" else views_t
-    conn.execute(insert(t).values(namespace=ns_key(namespace), name=name, metadata_location=location))
+    try:
+        conn.execute(insert(t).values(namespace=ns_key(namespace), name=name, metadata_location=location))
+    except IntegrityError:
+        raise _already_exists(f"{kind.capitalize()} {'.'.join(namespace)}.{name}") from None
 
 
 def swap_pointer(conn: Connection, kind: str, namespace, name: str, expected: str | None, new: str) -> bool:

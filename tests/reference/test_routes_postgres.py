@@ -55,3 +55,38 @@ def test_postgres_catalog(pg_url, tmp_path):
     # the pipeline's own tables live in the same database: a restart on it works
     with ReferenceServer(settings) as again:
         assert httpx.get(again.url + "/v1/namespaces", timeout=10).json()["namespaces"] == []
+
+
+@pytest.mark.parametrize("what", ["namespace", "table"])
+def test_concurrent_creations_on_postgres_lose_with_409_never_500(pg_url, tmp_path, what):
+    """On PostgreSQL two creations of one name both pass the existence check; the unique index decides, and
+    the loser must get the same 409 AlreadyExistsException as a creation that came later."""
+    import threading
+
+    settings = ReferenceSettings(warehouse=str(tmp_path / "wh"), database_url=pg_url)
+    with ReferenceServer(settings) as server, httpx.Client(base_url=server.url + "/v1", timeout=60) as c:
+        ns = f"race_{what}"
+        if what == "table":
+            assert c.post("/namespaces", json={"namespace": [ns]}).status_code == 200
+        n, answers = 8, []
+        barrier = threading.Barrier(n, timeout=30)
+
+        def create():
+            with httpx.Client(base_url=server.url + "/v1", timeout=60) as cc:
+                barrier.wait()
+                if what == "namespace":
+                    answers.append(cc.post("/namespaces", json={"namespace": [ns]}))
+                else:
+                    answers.append(cc.post(f"/namespaces/{ns}/tables", json={"name": "t", "schema": SCHEMA}))
+
+        threads = [threading.Thread(target=create) for _ in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(90)
+        statuses = sorted(r.status_code for r in answers)
+        assert statuses == [200] + [409] * (n - 1), [(r.status_code, r.text[:200]) for r in answers]
+        assert all(r.json()["error"]["type"] == "AlreadyExistsException" for r in answers if r.status_code == 409)
+        if what == "table":
+            assert c.delete(f"/namespaces/{ns}/tables/t").status_code == 204
+        assert c.delete(f"/namespaces/{ns}").status_code == 204
