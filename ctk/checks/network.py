@@ -137,6 +137,14 @@ def _keys_problem(attempts: list) -> str | None:
     return None
 
 
+def _invisible(case: Any, counted: int | None, copy: bool = False) -> str | None:
+    """Why a second execution could go unseen here (``case.blind``, or ``case.copy_blind`` for a network
+    copy) when the target has no execution counters; None when state or counters can tell."""
+    if counted is not None:
+        return None
+    return case.blind or (case.copy_blind if copy else None)
+
+
 def _history_check(history: History, key: str, executions: int) -> Any:
     """The history checker on the operation: value = key, observed = the key once per execution in state."""
     return check_effects(history, [key] * max(0, executions))
@@ -226,6 +234,9 @@ def _lost(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, scenario: str, opts: 
                           "; ".join(problems) + f"\nattempts: {_statuses(attempts)}\nhistory:\n{history.render(20)}"
                           + f"\nhistory check: {hc}",
                           "re-executed" if (extra or counted) else f"final {describe(final)}", details)
+    if (why := _invisible(case, counted)) is not None:
+        return run.inconclusive(f"the retry was answered like a replay, but {why}; without the target's execution "
+                                "counters the kit cannot tell a replay from a re-execution", "not visible", details)
     return run.ok(f"{FAULT_TEXT[scenario]}; attempts {_statuses(attempts)}; final {describe(final)}, executed once",
                   "recovered", details)
 
@@ -292,6 +303,10 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
     if not problems and n == 0:
         return run.inconclusive(f"{endpoint.operation} succeeded but its effect is not visible in state",
                                 "not visible", details)
+    if not problems and (why := _invisible(case, counted, copy=True)) is not None:
+        return run.inconclusive(f"{endpoint.operation} ran once as far as the kit can see, but {why}; without the "
+                                "target's execution counters a second execution cannot be ruled out", "not visible",
+                                details)
     if parallel:
         cls = "replayed or waited" if copy_ok else ("rejected in flight (409)" if copy == "409" else f"copy {copy}")
         expected = ("a copy of the request arriving while the original is in flight never executes a second time "

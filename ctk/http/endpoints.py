@@ -18,6 +18,9 @@ the prerequisites under the run namespace (fresh, unique names per case) and ret
 ``blind``         None, or why a re-execution may leave no trace in state (cancelling a cancelled plan):
                   then only the target's execution counters can tell a replay from a re-execution, and
                   checks without them say so (inconclusive) instead of passing
+``copy_blind``    None, or why an execution by a copy whose answer the kit never reads (the network sent
+                  the request twice) leaves no trace the kit can see (a plan made by the copy, when the
+                  target offers no plan listing); the network checks then need counters too
 ``reexecutable``  whether the request, sent again after ``interfere()``, succeeds and counts once more
                   (False when the effect cannot be undone: a cancelled plan, a fetched plan task)
 
@@ -309,6 +312,7 @@ class Case:
     identity: Callable[[Exchange], Any] = body_identity
     notes: dict[str, Any] = field(default_factory=dict)
     blind: str | None = None
+    copy_blind: str | None = None
     reexecutable: bool = True
 
     def clear_conflict(self) -> None:
@@ -882,6 +886,8 @@ def _plan_table_scan(ctx: Any, ep: Endpoint) -> Case:
             clear=lambda: cat.create_table(ns, missing),
             executed=lambda: bool(absent.state()),
             why="the table does not exist"),
+        copy_blind=None if plans.listed else ("plans are read from the plan-ids in the kit's own answers, so a "
+                                              "plan made by a copy whose answer the kit never reads is invisible"),
         notes={"plan-state": "control API listing" if plans.listed else "plan-ids seen in answers"},
     )
 

@@ -22,8 +22,8 @@ class Stack:
         from ctk.interposer import Interposer
 
         settings.setdefault("idempotency_lifetime", LIFETIME)
-        self.server = ReferenceServer(ReferenceSettings(warehouse=warehouse, control_api=True, deviation=deviation,
-                                                        **settings))
+        settings.setdefault("control_api", True)
+        self.server = ReferenceServer(ReferenceSettings(warehouse=warehouse, deviation=deviation, **settings))
         self.server.start()
         host, port = self.server.url.rsplit("//", 1)[1].split(":")
         self.ip = Interposer(upstream=(host, int(port)))

@@ -89,3 +89,16 @@ def test_unsupported_without_interposer(net):
 def test_unknown_scenario_is_an_error(net):
     with pytest.raises(ValueError, match="lost-503"):
         check_network_scenario(net[0], "createNamespace", net[1], "lost-everything")
+
+
+def test_invisible_reexecutions_are_inconclusive_without_counters(make_net):
+    """Without the control API there are no execution counters and no plan listing: a second cancellation,
+    or a plan made by a network copy, would leave nothing the kit can see, so those verdicts are
+    inconclusive, never pass; a mutation whose effect is visible is still judged."""
+    ctx, ip = make_net(control_api=False)
+    [cancel] = check_network_scenario(ctx, "cancelPlanning", ip, "lost-503", FAST)
+    [copy] = check_network_scenario(ctx, "planTableScan", ip, "network-duplicate", FAST)
+    [commit] = check_network_scenario(ctx, "updateTable", ip, "lost-503", FAST)
+    assert cancel.status == Status.INCONCLUSIVE and "no trace" in cancel.message, _table([cancel])
+    assert copy.status == Status.INCONCLUSIVE and "never reads" in copy.message, _table([copy])
+    assert commit.status == Status.PASS, _table([commit])
