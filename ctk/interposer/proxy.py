@@ -18,6 +18,7 @@ import struct
 import time
 from typing import Any
 
+from ctk.interposer import fastpath as fp
 from ctk.interposer import http_toxics as ht
 from ctk.interposer.toxics import (
     TCP_TOXICS,
@@ -151,6 +152,7 @@ class Proxy:
         *,
         enabled: bool = True,
         protocol: str = "auto",
+        fast_path: bool = True,
     ):
         check_loopback(listen[0])
         if protocol not in ("auto", "tcp", "http"):
@@ -160,12 +162,15 @@ class Proxy:
         self.upstream = upstream
         self.enabled = enabled
         self.protocol = protocol
+        #: relay HTTP directions that no toxic touches without the coroutine pumps (see fastpath.py)
+        self.fast_path = fast_path
         self.toxics: list[Toxic] = []
         self.tcp_toxics: dict[str, list[Toxic]] = {"upstream": [], "downstream": []}
         self.http_toxics: list[Toxic] = []
         self.counters = Counters()
         self.events: collections.deque[dict[str, Any]] = collections.deque(maxlen=EVENTS_MAX)
         self.connections: set[Connection] = set()
+        self.side_tasks: set[asyncio.Task] = set()  # duplicate_request copies still running
         self._server: asyncio.base_events.Server | None = None
 
     # ----------------------------------------------------------- lifecycle
@@ -173,9 +178,12 @@ class Proxy:
         if self._server is not None or not self.enabled:
             return
         host, port = self.listen
-        self._server = await asyncio.start_server(
-            self._on_client, host, port, reuse_address=True, limit=ht.MAX_HEAD
-        )
+        loop = asyncio.get_running_loop()
+
+        def factory() -> Side:
+            return Side(asyncio.StreamReader(limit=ht.MAX_HEAD, loop=loop), loop, self._on_client)
+
+        self._server = await loop.create_server(factory, host, port, reuse_address=True)
         sock = self._server.sockets[0]
         self.listen = (host, sock.getsockname()[1])
 
@@ -185,6 +193,8 @@ class Proxy:
             self._server = None
         for conn in list(self.connections):
             conn.abort()
+        for task in list(self.side_tasks):
+            task.cancel()
         for conn in list(self.connections):
             await conn.wait_done(2.0)
 
@@ -428,23 +438,115 @@ class ReqMeta:
         self.sent_at = 0.0
 
 
-class Connection:
+class Side(asyncio.StreamReaderProtocol):
+    """The protocol of one socket of a connection. It feeds the socket's StreamReader (the coroutine path), or,
+    while its direction runs on the fast path (`fastpath`), hands each chunk to `on_data` synchronously."""
+
+    def __init__(self, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop, client_connected_cb=None):
+        super().__init__(reader, client_connected_cb, loop=loop)
+        self.reader = reader
+        self.on_data: Any = None  # fast path: callable(bytes)
+        self.on_eof: Any = None  # fast path: callable()
+        self.on_lost: Any = None  # fast path: callable(exc | None)
+        self.on_pause: Any = None  # callable(bool): the write buffer passed its high / low water mark
+
+    def data_received(self, data: bytes) -> None:
+        cb = self.on_data
+        if cb is None:
+            self.reader.feed_data(data)
+        else:
+            cb(data)
+
+    def eof_received(self) -> bool:
+        cb = self.on_eof
+        if cb is None:
+            return bool(super().eof_received())
+        cb()
+        return True  # keep the socket open for writing (the answers still due)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self.on_pause is not None:
+            self.on_pause(True)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self.on_pause is not None:
+            self.on_pause(False)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        cb = self.on_lost
+        super().connection_lost(exc)
+        if cb is not None:
+            cb(exc)
+
+
+def _take_buffer(reader: asyncio.StreamReader, transport: asyncio.BaseTransport) -> tuple[bytes, bool]:
+    """Empty a StreamReader (when its direction goes to the fast path): (its bytes, whether it saw the end)."""
+    buf = reader._buffer  # type: ignore[attr-defined]
+    data = bytes(buf)
+    buf.clear()
+    if reader._paused:  # type: ignore[attr-defined]
+        reader._paused = False  # type: ignore[attr-defined]
+        if not transport.is_closing():
+            transport.resume_reading()  # type: ignore[attr-defined]
+    return data, reader._eof or reader._exception is not None  # type: ignore[attr-defined]
+
+
+def _give_buffer(reader: asyncio.StreamReader, data: bytes, eof: bool) -> None:
+    """Hand bytes (and the end) the fast path still held back to the StreamReader of the coroutine path."""
+    if data:
+        reader._buffer.extend(data)  # type: ignore[attr-defined]
+    if eof and not reader._eof:  # type: ignore[attr-defined]
+        reader.feed_eof()
+
+
+class Connection(fp.FastHttpMixin):
+    ReqMeta = ReqMeta
+
     def __init__(self, proxy: Proxy, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         self.proxy = proxy
         self.c_reader = reader
         self.c_writer = writer
+        self.c_transport = writer.transport
+        self.c_proto: Side | None = writer.transport.get_protocol() if isinstance(
+            writer.transport.get_protocol(), Side) else None
         self.u_reader: asyncio.StreamReader | None = None
         self.u_writer: asyncio.StreamWriter | None = None
+        self.u_transport: Any = None
+        self.u_proto: Side | None = None
         self.up: Link | None = None
         self.down: Link | None = None
         self.rolls: dict[str, tuple[int, bool]] = {}
         self.timers: dict[str, asyncio.Task] = {}
         self.tasks: list[asyncio.Task] = []
-        self.side_tasks: set[asyncio.Task] = set()
         self.finished = asyncio.Event()
+        self.ended = asyncio.get_running_loop().create_future()
         self.dead = False
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        # HTTP mode
+        self.http = False
+        self.queue: collections.deque[ReqMeta] = collections.deque()
+        self.client_done = False
+        self.req_task: asyncio.Task | None = None
+        self.resp_task: asyncio.Task | None = None
+        self.req_fast = self.resp_fast = False
+        self.req_idle = self.resp_idle = False  # the coroutine pump waits for the next head (nothing read)
+        self.c_rpaused = self.u_rpaused = False  # reading paused by the fast path's flow control
+        self.tunnel_ended: set[str] = set()
+        # fast path parser state (see fastpath.py)
+        self.q_state = fp.HEAD
+        self.q_buf = b""
+        self.q_left = 0
+        self.q_eof = False
+        self.q_upgrade = False
+        self.q_hold_meta: ReqMeta | None = None
+        self.r_state = fp.HEAD
+        self.r_buf = b""
+        self.r_left = 0
+        self.r_eof = False
+        self.r_ctx: tuple[ht.Head, ReqMeta | None, str, int] | None = None
 
     # ----------------------------------------------------------- toxicity per connection
     def applies(self, t: Toxic) -> bool:
@@ -455,6 +557,12 @@ class Connection:
         return r[1]
 
     def toxic_added(self, t: Toxic) -> None:
+        if self.http and not self.dead:
+            if t.type in ht.HTTP_TOXICS:
+                self._go_slow("upstream")
+                self._go_slow("downstream")
+            elif self.applies(t):
+                self._go_slow(t.stream)
         if t.type not in ("timeout", "reset_peer") or self.up is None:
             return
         if not self.applies(t):
@@ -472,6 +580,8 @@ class Connection:
         for link in (self.up, self.down):
             if link is not None:
                 link.release_held_soon()
+        if self.http:
+            self._maybe_fast()
 
     async def _fire(self, t: Toxic, seconds: float) -> None:
         await asyncio.sleep(seconds)
@@ -512,14 +622,22 @@ class Connection:
         self._cancel_tasks()
 
     def _cancel_tasks(self) -> None:
+        # side tasks (the copies of duplicate_request, on their own upstream connections, bounded by
+        # DUPLICATE_TIMEOUT) outlive the client connection, so their answers are still counted;
+        # Proxy.stop() cancels them
         me = asyncio.current_task()
-        for t in [*self.tasks, *self.timers.values(), *self.side_tasks]:
+        for t in [*self.tasks, *self.timers.values()]:
             if t is not me and not t.done():
                 t.cancel()
         if self.up is not None:
             self.up.closed = True
         if self.down is not None:
             self.down.closed = True
+        for proto in (self.c_proto, self.u_proto):
+            if proto is not None:
+                proto.on_data = proto.on_eof = proto.on_lost = proto.on_pause = None
+        if not self.ended.done():
+            self.ended.set_result(None)
 
     async def wait_done(self, timeout: float) -> None:
         try:
@@ -527,17 +645,34 @@ class Connection:
         except asyncio.TimeoutError:
             pass
 
+    def _spawn(self, coro) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        if len(self.tasks) > 16:
+            self.tasks = [t for t in self.tasks if not t.done()]
+        self.tasks.append(task)
+        return task
+
     # ----------------------------------------------------------- main
     async def run(self) -> None:
         proxy = self.proxy
+        loop = asyncio.get_running_loop()
+        u_reader = asyncio.StreamReader(limit=ht.MAX_HEAD, loop=loop)
+        u_proto = Side(u_reader, loop)
         try:
-            self.u_reader, self.u_writer = await asyncio.wait_for(
-                asyncio.open_connection(proxy.upstream[0], proxy.upstream[1], limit=ht.MAX_HEAD), CONNECT_TIMEOUT
+            transport, _ = await asyncio.wait_for(
+                loop.create_connection(lambda: u_proto, proxy.upstream[0], proxy.upstream[1]), CONNECT_TIMEOUT
             )
         except (OSError, asyncio.TimeoutError) as exc:
             proxy.counters.upstream_errors += 1
             proxy.event("upstream_unreachable", error=repr(exc), peer=self.peer)
             self.close("upstream unreachable")
+            return
+        self.u_reader = u_reader
+        self.u_proto = u_proto
+        self.u_transport = transport
+        self.u_writer = asyncio.StreamWriter(transport, u_proto, u_reader, loop)
+        if self.dead:
+            transport.abort()
             return
         self.up = Link(self, "upstream", self.u_writer)
         self.down = Link(self, "downstream", self.c_writer)
@@ -553,9 +688,7 @@ class Connection:
             return
         if mode == "http":
             proxy.counters.http_connections += 1
-            if first_client:
-                _unread(self.c_reader, first_client)
-            await self._run_http()
+            await self._run_http(first_client)
         else:
             await self._run_tcp(first_client, first_server)
 
@@ -639,17 +772,159 @@ class Connection:
         except (ConnectionError, OSError):
             self.abort()
 
-    # ----------------------------------------------------------- HTTP
-    async def _run_http(self) -> None:
-        self.queue: collections.deque[ReqMeta] = collections.deque()
-        self.queue_event = asyncio.Event()
-        self.client_done = False
-        req_task = asyncio.ensure_future(self._request_pump())
-        resp_task = asyncio.ensure_future(self._response_pump())
-        self.tasks += [req_task, resp_task]
-        await asyncio.wait({req_task, resp_task}, return_when=asyncio.ALL_COMPLETED)
+    # ----------------------------------------------------------- HTTP: modes
+    async def _run_http(self, first_client: bytes) -> None:
+        self.http = True
+        if self.c_proto is not None:
+            self.c_proto.on_pause = self._client_write_paused
+        self.u_proto.on_pause = self._upstream_write_paused  # type: ignore[union-attr]
+        if self._fast_ok("upstream"):
+            self._req_to_fast(first_client)
+        else:
+            if first_client:
+                _unread(self.c_reader, first_client)
+            self.req_task = self._spawn(self._request_pump())
+        if not self.dead:
+            if self._fast_ok("downstream"):
+                self._resp_to_fast()
+            else:
+                self.resp_task = self._spawn(self._response_pump())
+        await self.ended
         self.close("http connection ended")
 
+    def _fast_ok(self, stream: str) -> bool:
+        """Whether a direction may run on the fast path: no toxic can touch it."""
+        proxy = self.proxy
+        if not proxy.fast_path or self.dead or proxy.http_toxics:
+            return False
+        if stream == "upstream" and self.c_proto is None:
+            return False
+        for t in proxy.tcp_toxics[stream]:
+            if self.applies(t):
+                return False
+        link = self.up if stream == "upstream" else self.down
+        if link is None or link.held:
+            return False
+        if stream == "downstream":
+            for m in self.queue:
+                if m.toxics:
+                    return False
+        return True
+
+    def _req_to_fast(self, prefix: bytes = b"") -> None:
+        data, eof = _take_buffer(self.c_reader, self.c_transport)
+        if prefix:
+            data = prefix + data
+        self.req_fast = True
+        self.q_state = fp.HEAD
+        self.q_buf = b""
+        self.q_left = 0
+        self.q_eof = False
+        self.q_upgrade = False
+        proto = self.c_proto
+        assert proto is not None
+        proto.on_data = self._fq_data
+        proto.on_eof = self._fq_eof
+        proto.on_lost = self._fq_lost
+        if self.u_proto is not None and self.u_proto._paused:  # type: ignore[attr-defined]
+            self._pause_reading("c", True)
+        if data:
+            self._fq_data(data)
+        if eof:
+            self._fq_eof()
+
+    def _resp_to_fast(self) -> None:
+        assert self.u_reader is not None and self.u_proto is not None
+        data, eof = _take_buffer(self.u_reader, self.u_transport)
+        self.resp_fast = True
+        self.r_state = fp.HEAD
+        self.r_buf = b""
+        self.r_left = 0
+        self.r_eof = False
+        self.r_ctx = None
+        proto = self.u_proto
+        proto.on_data = self._fr_data
+        proto.on_eof = self._fr_eof
+        proto.on_lost = self._fr_lost
+        if self.c_proto is not None and self.c_proto._paused:  # type: ignore[attr-defined]
+            self._pause_reading("u", True)
+        if data:
+            self._fr_data(data)
+        if eof:
+            self._fr_eof()
+
+    def _go_slow(self, stream: str) -> None:
+        """A toxic concerns this direction: hand it from the fast path to its coroutine pump, mid-message too."""
+        if stream == "upstream":
+            if not self.req_fast:
+                return
+            self.req_fast = False
+            proto = self.c_proto
+            assert proto is not None
+            proto.on_data = proto.on_eof = proto.on_lost = None
+            if self.c_rpaused:
+                self._pause_reading("c", False)
+            _give_buffer(self.c_reader, self.q_buf, self.q_eof)
+            self.q_buf = b""
+            state = self.q_state
+            if state == fp.DONE:
+                return
+            if state == fp.TUNNEL:
+                if "upstream" not in self.tunnel_ended:
+                    self.req_task = self._spawn(self._tunnel_pump("upstream"))
+                return
+            resume = (state, self.q_left) if state in fp.IN_BODY else None
+            self.req_task = self._spawn(self._request_pump(resume))
+        else:
+            if not self.resp_fast:
+                return
+            self.resp_fast = False
+            proto = self.u_proto
+            assert proto is not None and self.u_reader is not None
+            proto.on_data = proto.on_eof = proto.on_lost = None
+            if self.u_rpaused:
+                self._pause_reading("u", False)
+            _give_buffer(self.u_reader, self.r_buf, self.r_eof)
+            self.r_buf = b""
+            state = self.r_state
+            if state == fp.DONE:
+                return
+            if state == fp.TUNNEL:
+                if "downstream" not in self.tunnel_ended:
+                    self.resp_task = self._spawn(self._tunnel_pump("downstream"))
+                return
+            resume = (state, self.r_left, self.r_ctx) if state in fp.IN_BODY or state == fp.CLOSE else None
+            self.resp_task = self._spawn(self._response_pump(resume))
+
+    def _maybe_fast(self) -> None:
+        """Toxics went away: a direction whose pump waits for the next head goes back to the fast path."""
+        if self.dead:
+            return
+        if not self.req_fast and self.req_idle and self._fast_ok("upstream"):
+            task = self.req_task
+            if task is not None:
+                task.cancel()  # it waits in readuntil: nothing was consumed
+            self.req_idle = False
+            self._req_to_fast()
+        if not self.dead and not self.resp_fast and self.resp_idle and self._fast_ok("downstream"):
+            task = self.resp_task
+            if task is not None:
+                task.cancel()
+            self.resp_idle = False
+            self._resp_to_fast()
+
+    def _answered(self, meta: ReqMeta) -> None:
+        """The answer to the oldest request went out (or was dropped by a toxic)."""
+        self.queue.popleft()
+        if meta.primary_done is not None:
+            meta.primary_done.set()
+        self.proxy.counters.responses += 1
+        if meta is self.q_hold_meta:
+            self.q_hold_meta = None
+            if self.req_fast and self.q_state == fp.HOLD:
+                asyncio.get_running_loop().call_soon(self._fq_release)
+
+    # ----------------------------------------------------------- HTTP: coroutine path
     def _match(self, head: ht.Head) -> list[Toxic]:
         out: list[Toxic] = []
         method = head.method
@@ -673,23 +948,54 @@ class Connection:
             out.append(t)
         return out
 
-    async def _request_pump(self) -> None:
+    @staticmethod
+    async def _resume_body(reader: asyncio.StreamReader, state: int, left: int, sink) -> None:
+        """Finish a body the fast path started: `state` and `left` are the fast parser's."""
+        if state == fp.LEN:
+            await ht.read_body(reader, "length", left, sink)
+        elif state == fp.CDATA:
+            await ht.read_chunked(reader, sink, "data", left)
+        elif state == fp.CSIZE:
+            await ht.read_chunked(reader, sink, "size")
+        elif state == fp.TRAILER:
+            await ht.read_chunked(reader, sink, "trailer")
+        elif state == fp.CLOSE:
+            await ht.read_body(reader, "close", 0, sink)
+
+    async def _request_pump(self, resume: tuple[int, int] | None = None) -> None:
         proxy = self.proxy
         up = self.up
         assert up is not None
         try:
+            if resume is not None:
+                try:
+                    await self._resume_body(self.c_reader, resume[0], resume[1], up.send)
+                except ht.HttpProtocolError as exc:
+                    proxy.event("client_protocol_error", error=str(exc), peer=self.peer)
+                    self.close("client protocol error in a body")
+                    return
             while not self.dead:
+                if self._fast_ok("upstream"):
+                    self._req_to_fast()
+                    return
+                self.req_idle = True
                 try:
                     head = await ht.read_head(self.c_reader)
                 except ht.HttpProtocolError as exc:
                     proxy.event("client_protocol_error", error=str(exc), peer=self.peer)
                     break
+                finally:
+                    self.req_idle = False
                 if head is None:
                     break
                 proxy.counters.requests += 1
                 toxics = self._match(head) if proxy.http_toxics else []
                 meta = ReqMeta(head.method, head.target, head.request_version, toxics)
-                kind, length = head.framing()
+                try:
+                    kind, length = head.framing()
+                except ht.HttpProtocolError as exc:
+                    proxy.event("client_protocol_error", error=str(exc), peer=self.peer)
+                    break
                 if kind == "close":
                     proxy.event("client_protocol_error", error="request without usable framing", peer=self.peer)
                     break
@@ -703,37 +1009,39 @@ class Connection:
                         dup = t
                         meta.primary_done = asyncio.Event()
                 self.queue.append(meta)
-                self.queue_event.set()
                 expect = "100-continue" in head.tokens("expect")
-                if kind == "none" or (kind == "length" and length == 0):
-                    raw = head.raw
-                    await up.send(raw)
-                elif kind == "length" and length <= ht.CHUNK and not expect:
-                    try:
-                        body = await self.c_reader.readexactly(length)
-                    except asyncio.IncompleteReadError:
-                        break
-                    raw = head.raw + body
-                    await up.send(raw)
-                else:
-                    parts = [head.raw]
-                    await up.send(head.raw)
+                try:
+                    if kind == "none" or (kind == "length" and length == 0):
+                        raw = head.raw
+                        await up.send(raw)
+                    elif kind == "length" and length <= ht.CHUNK and not expect:
+                        try:
+                            body = await self.c_reader.readexactly(length)
+                        except asyncio.IncompleteReadError:
+                            raise ht.HttpProtocolError("connection closed in the middle of a body") from None
+                        raw = head.raw + body
+                        await up.send(raw)
+                    else:
+                        parts = [head.raw]
+                        await up.send(head.raw)
 
-                    async def sink(b: bytes) -> None:
-                        if dup is not None:
-                            parts.append(b)
-                        await up.send(b)
+                        async def sink(b: bytes) -> None:
+                            if dup is not None:
+                                parts.append(b)
+                            await up.send(b)
 
-                    try:
                         await ht.read_body(self.c_reader, kind, length, sink)
-                    except ht.HttpProtocolError:
-                        break
-                    raw = b"".join(parts)
+                        raw = b"".join(parts)
+                except ht.HttpProtocolError as exc:
+                    # the head went out, the body is broken: the upstream cannot make sense of the rest
+                    proxy.event("client_protocol_error", error=str(exc), peer=self.peer)
+                    self.close("client protocol error in a body")
+                    return
                 meta.sent_at = asyncio.get_running_loop().time()
                 if dup is not None:
                     task = asyncio.ensure_future(self._duplicate(dup, meta, raw))
-                    self.side_tasks.add(task)
-                    task.add_done_callback(self.side_tasks.discard)
+                    proxy.side_tasks.add(task)
+                    task.add_done_callback(proxy.side_tasks.discard)
         except (ConnectionError, OSError, asyncio.IncompleteReadError):
             pass
         except Exception as exc:
@@ -741,10 +1049,9 @@ class Connection:
             self.abort()
             return
         self.client_done = True
-        self.queue_event.set()
         if not self.queue:
             self.close("client closed")
-        # else: the answers still due are delivered, then the response pump closes the connection
+        # else: the answers still due are delivered, then the response side closes the connection
 
     async def _duplicate(self, t: Toxic, meta: ReqMeta, raw: bytes) -> None:
         proxy = self.proxy
@@ -784,13 +1091,30 @@ class Connection:
         finally:
             writer.close()
 
-    async def _response_pump(self) -> None:
+    async def _response_pump(self, resume: tuple[int, int, Any] | None = None) -> None:
         proxy = self.proxy
         down = self.down
         assert down is not None and self.u_reader is not None
         u_reader = self.u_reader
         try:
+            if resume is not None:
+                state, left, ctx = resume
+                head, meta, kind, status = ctx
+                try:
+                    await self._resume_body(u_reader, state, left, down.send)
+                except ht.HttpProtocolError as exc:
+                    proxy.counters.upstream_errors += 1
+                    proxy.event("upstream_protocol_error", error=str(exc), target=meta.target if meta else None)
+                    await down.flush()
+                    self.close("upstream died mid-response")
+                    return
+                if not await self._after_forward(head, meta, kind, status):
+                    return
             while not self.dead:
+                if self._fast_ok("downstream"):
+                    self._resp_to_fast()
+                    return
+                self.resp_idle = True
                 try:
                     head = await ht.read_head(u_reader)
                 except ht.HttpProtocolError as exc:
@@ -798,6 +1122,8 @@ class Connection:
                     proxy.event("upstream_protocol_error", error=str(exc), peer=self.peer)
                     self.close("upstream protocol error")
                     return
+                finally:
+                    self.resp_idle = False
                 if head is None:
                     if self.queue:
                         proxy.counters.upstream_errors += 1
@@ -806,8 +1132,14 @@ class Connection:
                     return
                 meta = self.queue[0] if self.queue else None
                 method = meta.method if meta else None
-                status = head.status
-                kind, length = ht.response_framing(head, method)
+                try:
+                    status = head.status
+                    kind, length = ht.response_framing(head, method)
+                except ht.HttpProtocolError as exc:
+                    proxy.counters.upstream_errors += 1
+                    proxy.event("upstream_protocol_error", error=str(exc), peer=self.peer)
+                    self.close("upstream protocol error")
+                    return
                 informational = 100 <= status < 200 and status != 101
                 response_toxics = [t for t in meta.toxics if t.type in ht.RESPONSE_SIDE] if meta and not informational else []
                 if not response_toxics:
@@ -819,24 +1151,7 @@ class Connection:
                         await down.flush()
                         self.close("upstream died mid-response")
                         return
-                    if informational:
-                        continue
-                    if meta is not None:
-                        self.queue.popleft()
-                        if meta.primary_done is not None:
-                            meta.primary_done.set()
-                        proxy.counters.responses += 1
-                        proxy.counters.passed += 1
-                    if status == 101:
-                        await self._tunnel()
-                        return
-                    if kind == "close" or not head.keep_alive(head.first[0]):
-                        await down.flush()
-                        self.close("response without keep-alive")
-                        return
-                    if self.client_done and not self.queue:
-                        await down.flush()
-                        self.close("client closed")
+                    if not await self._after_forward(head, meta, kind, status):
                         return
                     continue
                 # a toxic acts on this answer: read all of it first
@@ -851,10 +1166,8 @@ class Connection:
                     proxy.event("upstream_protocol_error", error=str(exc))
                     self.close("upstream protocol error")
                     return
-                self.queue.popleft()
-                if meta.primary_done is not None:
-                    meta.primary_done.set()
-                proxy.counters.responses += 1
+                assert meta is not None
+                self._answered(meta)
                 raw = b"".join(parts)
                 keep = kind != "close" and head.keep_alive(head.first[0])
                 if await self._apply_response_toxics(meta, status, raw, keep, response_toxics):
@@ -868,6 +1181,28 @@ class Connection:
         except Exception as exc:
             proxy.event("internal_error", error=repr(exc), peer=self.peer)
             self.abort()
+
+    async def _after_forward(self, head: ht.Head, meta: ReqMeta | None, kind: str, status: int) -> bool:
+        """An answer went through untouched: count it, then whether the connection goes on (True)."""
+        down = self.down
+        assert down is not None
+        if 100 <= status < 200 and status != 101:
+            return True
+        if meta is not None:
+            self._answered(meta)
+            self.proxy.counters.passed += 1
+        if status == 101:
+            await self._tunnel()
+            return False
+        if kind == "close" or not head.keep_alive(head.first[0]):
+            await down.flush()
+            self.close("response without keep-alive")
+            return False
+        if self.client_done and not self.queue:
+            await down.flush()
+            self.close("client closed")
+            return False
+        return True
 
     async def _apply_response_toxics(
         self, meta: ReqMeta, status: int, raw: bytes, keep: bool, toxics: list[Toxic]
@@ -932,12 +1267,13 @@ class Connection:
             await ht.read_body(self.u_reader, kind, length, down.send)
 
     async def _tunnel(self) -> None:
-        """After 101 Switching Protocols: plain relay both ways."""
-        for t in self.tasks:
-            if t is not asyncio.current_task() and not t.done():
-                t.cancel()
-        up_task = asyncio.ensure_future(self._pump(self.c_reader, self.up, b"", None))
-        down_task = asyncio.ensure_future(self._pump(self.u_reader, self.down, b"", None))
-        self.tasks += [up_task, down_task]
-        await asyncio.gather(up_task, down_task, return_exceptions=True)
-        self.close("tunnel ended")
+        """After 101 Switching Protocols (seen by the response pump): plain relay both ways."""
+        self._tunnel_request_side()
+        await self._tunnel_pump("downstream")
+
+    async def _tunnel_pump(self, stream: str) -> None:
+        if stream == "upstream":
+            await self._pump(self.c_reader, self.up, b"", None)
+        else:
+            await self._pump(self.u_reader, self.down, b"", None)
+        self._tunnel_eof(stream)

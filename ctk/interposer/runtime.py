@@ -63,6 +63,7 @@ class Interposer:
         name: str = "ctk",
         api: tuple[str, int] | None = None,
         protocol: str = "auto",
+        fast_path: bool = True,
     ):
         check_loopback(listen[0])
         if api is not None:
@@ -72,6 +73,7 @@ class Interposer:
         self._listen = listen
         self._api_listen = api
         self._protocol = protocol
+        self._fast_path = fast_path  # False: every HTTP connection takes the coroutine path (tests)
         self._runtime: Runtime | None = None
         self._registry: Registry | None = None
         self._api: ApiServer | None = None
@@ -94,7 +96,7 @@ class Interposer:
 
     async def _astart(self) -> None:
         self._registry = Registry()
-        proxy = Proxy(self.name, self._listen, self._upstream, protocol=self._protocol)
+        proxy = Proxy(self.name, self._listen, self._upstream, protocol=self._protocol, fast_path=self._fast_path)
         await proxy.start()
         self._registry.proxies[self.name] = proxy
         self._proxy = proxy
