@@ -171,6 +171,20 @@ class ControlFaults(FaultInjector):
         self.client.request("DELETE", "/_ctk/faults", label="fault: clear rules")
 
 
+class CountersOnly(FaultInjector):
+    """Only the execution counters of another injector: for checks that run side by side (the lifetime
+    batch), where fault rules would hit the wrong request but each operation's counter is still its own."""
+
+    name = "execution counters only"
+    capabilities = frozenset({"executions"})
+
+    def __init__(self, inner: FaultInjector):
+        self.inner = inner
+
+    def executions(self) -> dict | None:
+        return self.inner.executions()
+
+
 class InterposerFaults(FaultInjector):
     """Faults through an in-process Interposer that the check client talks to."""
 

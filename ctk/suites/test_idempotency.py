@@ -6,8 +6,10 @@ lost answers (REPLAY-04), in-flight duplicate (INFLIGHT-01/02), payload mismatch
 
 The lifetime checks are mostly waiting (a retry at 90% of the advertised lifetime), so the first of them
 to run starts all of them at once, each on a client of its own (its verdict carries only its own
-exchanges) and judged from catalog state alone, and waits for all of them; the others then collect their
-verdicts. Nothing of the batch runs behind other tests (their fault rules and counters are global).
+exchanges), with no fault rules, judged from catalog state and, where the target has them, from the execution
+counters of its own operation (one check per operation runs in the batch), and waits for all of them; the
+others then collect their verdicts. Nothing of the batch runs behind other tests (their fault rules and
+counters are global).
 """
 
 import threading
@@ -16,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 import pytest
 
 from ctk.checks.context import CheckContext
-from ctk.checks.faults import NoFaults
+from ctk.checks.faults import ControlFaults, CountersOnly, NoFaults
 from ctk.checks.idempotency import ENDPOINT_CHECKS, check_lifetime
 from ctk.http.client import CatalogClient
 from ctk.http.endpoints import ENDPOINTS
@@ -33,7 +35,8 @@ class _LifetimeBatch:
         client = CatalogClient(self.session.target)
         client.set_prefix(self.session.client.prefix)
         self.clients.append(client)
-        ctx = CheckContext(client, base.discovery, base.namespace, NoFaults(), base.options)
+        faults = CountersOnly(ControlFaults(client)) if base.faults.supports("executions") else NoFaults()
+        ctx = CheckContext(client, base.discovery, base.namespace, faults, base.options)
         return check_lifetime(ctx, ENDPOINTS[operation])
 
     def verdicts(self, operation):
