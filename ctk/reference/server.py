@@ -100,6 +100,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deviation", default=None, help="deviation profile (ctk.reference.deviations)")
     parser.add_argument("--control-api", action="store_true", default=None, help="enable /_ctk test hooks")
     parser.add_argument("--token", default=None, help="require Authorization: Bearer <token>")
+    parser.add_argument("--planning-mode", choices=("sync", "async"), default=None,
+                        help="planTableScan answers completed plans (sync, default) or submitted ones (async)")
+    parser.add_argument("--plan-task-size", type=int, default=None,
+                        help="file scan tasks per plan task handed out by fetchScanTasks (0: all inline; default 1)")
 
 
 def settings_from_args(args: argparse.Namespace) -> ReferenceSettings:
@@ -108,7 +112,8 @@ def settings_from_args(args: argparse.Namespace) -> ReferenceSettings:
     settings = ReferenceSettings.from_env(
         host=args.host, port=args.port, warehouse=args.warehouse, database_url=args.database_url,
         prefix=args.prefix, idempotency_lifetime=None if disable else lifetime, idempotency_grace=args.grace,
-        in_flight=args.in_flight, deviation=args.deviation, control_api=args.control_api, token=args.token)
+        in_flight=args.in_flight, deviation=args.deviation, control_api=args.control_api, token=args.token,
+        planning_mode=getattr(args, "planning_mode", None), plan_task_size=getattr(args, "plan_task_size", None))
     if disable:
         settings.idempotency_lifetime = None
     return settings

@@ -75,3 +75,19 @@ def test_server_stop_and_restart(tmp_path):
         httpx.get(url + "/v1/config", timeout=2)
     with ReferenceServer(settings) as again:  # same warehouse: the catalog state persists
         assert httpx.get(again.url + "/v1/namespaces", timeout=10).json()["namespaces"] == [["kept"]]
+
+
+def test_serve_planning_flags(tmp_path):
+    import argparse
+
+    from ctk.reference.server import add_arguments, settings_from_args
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    s = settings_from_args(parser.parse_args(["--planning-mode", "async", "--plan-task-size", "0"]))
+    assert (s.planning_mode, s.plan_task_size) == ("async", 0)
+    s = settings_from_args(parser.parse_args([]))
+    assert (s.planning_mode, s.plan_task_size) == ("sync", 1)
+    bad = subprocess.run([sys.executable, "-m", "ctk", "serve", "--plan-task-size", "-1"], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and "plan_task_size" in bad.stderr
