@@ -260,32 +260,22 @@ class Pipeline:
                 if faults is None:
                     faults = self._take_faults(request, mutation, keyed=True)
                 return await self._run_owned(mutation, owner, faults, recover=False)
-            here = self._inflight.get(scope)
+            here = self._inflight.get(scope)   # running on the fast path here: its record is not committed yet
             rec = None if here is not None else await run_in_threadpool(self.records.get, scope)
             if rec is None and here is None:
                 here = self._inflight.get(scope)
-            if here is not None:         # executing in this process, its record not yet committed
-                if here[0] != request_hash and dev != "no-payload-check" and (
-                        dev != "scope-ignored" or here[1] == origin_of(*origin)):
-                    return self._payload_conflict(mutation)
-                if dev == "in-flight-reexecutes":
-                    return await self._unkeyed(request, mutation, faults={})
-                if self.settings.in_flight == "wait" and loop.time() < deadline:
-                    await asyncio.sleep(min(POLL_SECONDS, max(0.0, deadline - loop.time())))
-                    continue
-                return self._in_progress()
-            if rec is None:              # released meanwhile: reserve again
+            if rec is None and here is None:   # released meanwhile: reserve again
                 races += 1
                 continue
-            if rec.expires_at < now:     # expired: the key is new again
+            if rec is not None and rec.expires_at < now:     # expired: the key is new again
                 await run_in_threadpool(self.records.delete, rec)
                 races += 1
                 continue
-            same_origin = rec.origin == origin_of(*origin)
-            if rec.request_hash != request_hash and dev != "no-payload-check" and (
-                    dev != "scope-ignored" or same_origin):
+            held_hash, held_origin = here if here is not None else (rec.request_hash, rec.origin)
+            if held_hash != request_hash and dev != "no-payload-check" and (
+                    dev != "scope-ignored" or held_origin == origin_of(*origin)):
                 return self._payload_conflict(mutation)
-            if rec.status == FINALIZED:
+            if rec is not None and rec.status == FINALIZED:
                 if dev == "no-replay":
                     return await self._unkeyed(request, mutation, faults={})
                 try:
@@ -300,13 +290,13 @@ class Pipeline:
                         f"the finalized response of this {HEADER} cannot be produced ({exc}); "
                         "the request was not executed again", subtype="idempotency_replay_failed"))
                 return self._replay(result)
-            # IN_PROGRESS
-            if self._stale(rec, now):
+            if rec is not None and self._stale(rec, now):      # IN_PROGRESS left by a crash
                 owner = await run_in_threadpool(self.records.take_over, rec)
                 if owner is None:
                     races += 1
                     continue
                 return await self._run_owned(mutation, owner, {}, recover=True, created_at=rec.created_at)
+            # in flight: an IN_PROGRESS record, or a request running on the fast path here
             if dev == "in-flight-reexecutes":
                 return await self._unkeyed(request, mutation, faults={})
             if self.settings.in_flight == "wait" and loop.time() < deadline:
