@@ -36,9 +36,25 @@ TUNNEL = 7  # after 101: raw bytes
 DONE = 8  # this direction is finished (the client closed, or a protocol error)
 
 IN_BODY = (LEN, CSIZE, CDATA, TRAILER)
+Head = ht.Head
+HttpProtocolError = ht.HttpProtocolError
 SEP = b"\r\n\r\n"
 MAX_LINE = ht.MAX_HEAD
 NO_TOXICS: list[Any] = []
+
+
+class ReqMeta:
+    """A request on its way: what its answer needs (method for framing, toxics matched at its head)."""
+
+    __slots__ = ("method", "target", "toxics", "head", "body", "version", "primary_done", "sent_at")
+
+    def __init__(self, method: str, target: str, version: str, toxics: list[Any]):
+        self.method = method
+        self.target = target
+        self.version = version
+        self.toxics = toxics
+        self.primary_done: asyncio.Event | None = None
+        self.sent_at = 0.0
 
 
 class FastHttpMixin:
@@ -46,137 +62,137 @@ class FastHttpMixin:
 
     # ------------------------------------------------------------------ requests (client -> upstream)
     def _fq_data(self, data: bytes) -> None:
+        """`data_received` of the client socket while requests take the fast path."""
+        if self.dead:
+            return
         try:
-            self._fq_feed(data)
+            if self.q_buf:
+                data = self.q_buf + data
+                self.q_buf = b""
+            n = len(data)
+            pos = 0
+            start = 0  # first byte not yet forwarded
+            state = self.q_state
+            proxy = self.proxy
+            error = None
+            mid_body = False
+            out: list[bytes] | None = None  # spans before skipped bytes (blank lines between requests)
+            while pos < n:
+                if state == HEAD:
+                    if proxy.http_toxics:
+                        # an HTTP toxic exists: the coroutine path takes over at this head
+                        self.q_state = state
+                        self.q_buf = data[pos:]
+                        self._fq_write(out, data[start:pos])
+                        self._go_slow("upstream")
+                        return
+                    i = data.find(SEP, pos)
+                    if i < 0:
+                        if n - pos > MAX_LINE:
+                            error = "message head too large"
+                        break
+                    if i - pos > MAX_LINE:
+                        error = "message head too large"
+                        break
+                    if data[pos] == 13 and data.startswith(b"\r\n", pos):  # blank lines before a request: dropped
+                        raw = data[pos : i + 4]
+                        skip = len(raw) - len(raw.lstrip(b"\r\n"))
+                        if pos > start:
+                            out = out or []
+                            out.append(data[start:pos])
+                        pos += skip
+                        start = pos
+                        continue
+                    try:
+                        head = Head(data[pos : i + 4])
+                        proxy.counters.requests += 1
+                        kind, length = head.framing()
+                    except HttpProtocolError as exc:
+                        error = str(exc)
+                        break
+                    if kind == "close":
+                        error = "request without usable framing"
+                        break
+                    first = head.first
+                    meta = ReqMeta(first[0], first[1], first[2] if len(first) > 2 else "HTTP/1.0", NO_TOXICS)
+                    self.queue.append(meta)
+                    pos = i + 4
+                    conn = head.headers.get("connection")
+                    if conn is not None and "upgrade" in conn.lower():
+                        self.q_upgrade = True
+                        self.q_hold_meta = meta
+                        upgrade = True
+                    else:
+                        upgrade = self.q_upgrade = False
+                    if kind == "length":
+                        if length:
+                            state = LEN
+                            self.q_left = length
+                        elif upgrade:
+                            state = HOLD
+                    elif kind == "chunked":
+                        state = CSIZE
+                    elif upgrade:
+                        state = HOLD
+                    continue
+                if state == LEN or state == CDATA:
+                    left = self.q_left
+                    if n - pos < left:
+                        self.q_left = left - (n - pos)
+                        pos = n
+                        break
+                    pos += left
+                    self.q_left = 0
+                    if state == CDATA:
+                        state = CSIZE
+                    else:
+                        state = HOLD if self.q_upgrade else HEAD
+                    continue
+                if state == CSIZE or state == TRAILER:
+                    i = data.find(b"\r\n", pos)
+                    if i < 0:
+                        if n - pos > MAX_LINE:
+                            error, mid_body = "chunk framing line too long", True
+                        break
+                    if state == TRAILER:
+                        if i == pos:
+                            state = HOLD if self.q_upgrade else HEAD
+                        pos = i + 2
+                        continue
+                    try:
+                        size = ht.chunk_size(data[pos:i])
+                    except HttpProtocolError as exc:
+                        error, mid_body = str(exc), True
+                        break
+                    pos = i + 2
+                    if size:
+                        state = CDATA
+                        self.q_left = size + 2
+                    else:
+                        state = TRAILER
+                    continue
+                if state == TUNNEL:
+                    pos = n
+                    break
+                if state == HOLD:
+                    break
+                # DONE: the client's further bytes are not read as requests
+                start = pos = n
+                break
+            self.q_state = state
+            if pos < n and error is None and state != DONE:
+                self.q_buf = data[pos:]
+            if out or start < pos:
+                self._fq_write(out, data[start:pos])
+            if error is not None and not self.dead:
+                proxy.event("client_protocol_error", error=error, peer=self.peer)
+                if mid_body:
+                    self.close("client protocol error in a body")
+                else:
+                    self._fq_finished()
         except Exception as exc:  # a bug here must not take the proxy down
             self.proxy.event("internal_error", error=repr(exc), peer=self.peer)
             self.abort()
-
-    def _fq_feed(self, data: bytes) -> None:
-        if self.dead:
-            return
-        if self.q_buf:
-            data = self.q_buf + data
-            self.q_buf = b""
-        n = len(data)
-        pos = 0
-        start = 0  # first byte not yet forwarded
-        state = self.q_state
-        proxy = self.proxy
-        error = None
-        mid_body = False
-        out: list[bytes] | None = None  # spans before skipped bytes (blank lines between requests)
-        while pos < n:
-            if state == LEN or state == CDATA:
-                left = self.q_left
-                if n - pos < left:
-                    self.q_left = left - (n - pos)
-                    pos = n
-                    break
-                pos += left
-                self.q_left = 0
-                if state == CDATA:
-                    state = CSIZE
-                else:
-                    state = HOLD if self.q_upgrade else HEAD
-                continue
-            if state == HEAD:
-                if proxy.http_toxics:
-                    # an HTTP toxic exists: the coroutine path takes over at this head
-                    self.q_state = state
-                    self.q_buf = data[pos:]
-                    self._fq_write(out, data[start:pos])
-                    self._go_slow("upstream")
-                    return
-                i = data.find(SEP, pos)
-                if i < 0:
-                    if n - pos > MAX_LINE:
-                        error = "message head too large"
-                    break
-                if i - pos > MAX_LINE:
-                    error = "message head too large"
-                    break
-                if data.startswith(b"\r\n", pos):  # blank lines before a request: dropped
-                    raw = data[pos : i + 4]
-                    skip = len(raw) - len(raw.lstrip(b"\r\n"))
-                    if pos > start:
-                        out = out or []
-                        out.append(data[start:pos])
-                    pos += skip
-                    start = pos
-                    continue
-                try:
-                    head = ht.Head(data[pos : i + 4])
-                except ht.HttpProtocolError as exc:
-                    error = str(exc)
-                    break
-                proxy.counters.requests += 1
-                try:
-                    kind, length = head.framing()
-                except ht.HttpProtocolError as exc:
-                    error = str(exc)
-                    break
-                if kind == "close":
-                    error = "request without usable framing"
-                    break
-                meta = self.ReqMeta(head.method, head.target, head.request_version, NO_TOXICS)
-                self.queue.append(meta)
-                conn = head.headers.get("connection")
-                if conn is not None and "upgrade" in conn.lower():
-                    self.q_upgrade = True
-                    self.q_hold_meta = meta
-                else:
-                    self.q_upgrade = False
-                pos = i + 4
-                if kind == "length" and length:
-                    state = LEN
-                    self.q_left = length
-                elif kind == "chunked":
-                    state = CSIZE
-                elif self.q_upgrade:
-                    state = HOLD
-                continue
-            if state == CSIZE or state == TRAILER:
-                i = data.find(b"\r\n", pos)
-                if i < 0:
-                    if n - pos > MAX_LINE:
-                        error, mid_body = "chunk framing line too long", True
-                    break
-                if state == TRAILER:
-                    if i == pos:
-                        state = HOLD if self.q_upgrade else HEAD
-                    pos = i + 2
-                    continue
-                try:
-                    size = ht.chunk_size(data[pos:i])
-                except ht.HttpProtocolError as exc:
-                    error, mid_body = str(exc), True
-                    break
-                pos = i + 2
-                if size:
-                    state = CDATA
-                    self.q_left = size + 2
-                else:
-                    state = TRAILER
-                continue
-            if state == TUNNEL:
-                pos = n
-                break
-            if state == HOLD:
-                break
-            # DONE: the client's further bytes are not read as requests
-            start = pos = n
-            break
-        self.q_state = state
-        if pos < n and error is None and state != DONE:
-            self.q_buf = data[pos:]
-        self._fq_write(out, data[start:pos])
-        if error is not None and not self.dead:
-            proxy.event("client_protocol_error", error=error, peer=self.peer)
-            if mid_body:
-                self.close("client protocol error in a body")
-            else:
-                self._fq_finished()
 
     def _fq_write(self, out: list[bytes] | None, last: bytes) -> None:
         if out:
@@ -237,130 +253,132 @@ class FastHttpMixin:
 
     # ------------------------------------------------------------------ responses (upstream -> client)
     def _fr_data(self, data: bytes) -> None:
-        try:
-            self._fr_feed(data)
-        except Exception as exc:
-            self.proxy.event("internal_error", error=repr(exc), peer=self.peer)
-            self.abort()
-
-    def _fr_feed(self, data: bytes) -> None:
+        """`data_received` of the upstream socket while answers take the fast path."""
         if self.dead:
             return
-        if self.r_buf:
-            data = self.r_buf + data
-            self.r_buf = b""
-        n = len(data)
-        pos = 0
-        start = 0
-        state = self.r_state
-        error = None
-        while pos < n:
-            if state == LEN or state == CDATA:
-                left = self.r_left
-                if n - pos < left:
-                    self.r_left = left - (n - pos)
-                    pos = n
-                    break
-                pos += left
-                self.r_left = 0
-                if state == CDATA:
-                    state = CSIZE
-                    continue
-                self._fr_write(data[start:pos])
-                start = pos
-                state = self._fr_done()
-                if self.dead:
-                    return
-                continue
-            if state == HEAD:
-                i = data.find(SEP, pos)
-                if i < 0:
-                    if n - pos > MAX_LINE:
+        try:
+            if self.r_buf:
+                data = self.r_buf + data
+                self.r_buf = b""
+            n = len(data)
+            pos = 0
+            start = 0
+            state = self.r_state
+            error = None
+            while pos < n:
+                if state == HEAD:
+                    i = data.find(SEP, pos)
+                    if i < 0:
+                        if n - pos > MAX_LINE:
+                            error = "message head too large"
+                        break
+                    if i - pos > MAX_LINE:
                         error = "message head too large"
-                    break
-                if i - pos > MAX_LINE:
-                    error = "message head too large"
-                    break
-                if data.startswith(b"\r\n", pos):
-                    raw = data[pos : i + 4]
-                    skip = len(raw) - len(raw.lstrip(b"\r\n"))
-                    self._fr_write(data[start:pos])
-                    pos += skip
-                    start = pos
-                    continue
-                queue = self.queue
-                meta = queue[0] if queue else None
-                if meta is not None and meta.toxics:
-                    # a toxic acts on this answer: the coroutine path takes over at this head
-                    self.r_state = state
-                    self.r_buf = data[pos:]
-                    self._fr_write(data[start:pos])
-                    self._go_slow("downstream")
-                    return
-                try:
-                    head = ht.Head(data[pos : i + 4])
-                    status = head.status
-                    kind, length = ht.response_framing(head, meta.method if meta is not None else None)
-                except ht.HttpProtocolError as exc:
-                    error = str(exc)
-                    break
-                self.r_ctx = (head, meta, kind, status)
-                pos = i + 4
-                if kind == "length" and length:
-                    state = LEN
-                    self.r_left = length
-                elif kind == "chunked":
-                    state = CSIZE
-                elif kind == "close":
-                    state = CLOSE
-                else:
-                    self._fr_write(data[start:pos])
-                    start = pos
-                    state = self._fr_done()
-                    if self.dead:
-                        return
-                    if state == TUNNEL:
+                        break
+                    if data[pos] == 13 and data.startswith(b"\r\n", pos):
+                        raw = data[pos : i + 4]
+                        skip = len(raw) - len(raw.lstrip(b"\r\n"))
+                        self._fr_write(data[start:pos])
+                        pos += skip
+                        start = pos
+                        continue
+                    queue = self.queue
+                    meta = queue[0] if queue else None
+                    if meta is not None and meta.toxics:
+                        # a toxic acts on this answer: the coroutine path takes over at this head
                         self.r_state = state
-                continue
-            if state == CSIZE or state == TRAILER:
-                i = data.find(b"\r\n", pos)
-                if i < 0:
-                    if n - pos > MAX_LINE:
-                        error = "chunk framing line too long"
-                    break
-                if state == TRAILER:
-                    empty = i == pos
-                    pos = i + 2
-                    if empty:  # the end of the trailers: the answer is complete
+                        self.r_buf = data[pos:]
+                        self._fr_write(data[start:pos])
+                        self._go_slow("downstream")
+                        return
+                    try:
+                        head = Head(data[pos : i + 4])
+                        status = head.status
+                        if (meta is not None and meta.method == "HEAD") or 100 <= status < 200 or status in (204, 304):
+                            kind, length = "none", 0
+                        else:
+                            kind, length = head.framing()
+                            if kind == "none":
+                                kind = "close"
+                    except HttpProtocolError as exc:
+                        error = str(exc)
+                        break
+                    self.r_ctx = (head, meta, kind, status)
+                    pos = i + 4
+                    if kind == "length" and length:
+                        state = LEN
+                        self.r_left = length
+                    elif kind == "none" or kind == "length":
                         self._fr_write(data[start:pos])
                         start = pos
                         state = self._fr_done()
                         if self.dead:
                             return
+                    elif kind == "chunked":
+                        state = CSIZE
+                    else:
+                        state = CLOSE
                     continue
-                try:
-                    size = ht.chunk_size(data[pos:i])
-                except ht.HttpProtocolError as exc:
-                    error = str(exc)
+                if state == LEN or state == CDATA:
+                    left = self.r_left
+                    if n - pos < left:
+                        self.r_left = left - (n - pos)
+                        pos = n
+                        break
+                    pos += left
+                    self.r_left = 0
+                    if state == CDATA:
+                        state = CSIZE
+                        continue
+                    self._fr_write(data[start:pos])
+                    start = pos
+                    state = self._fr_done()
+                    if self.dead:
+                        return
+                    continue
+                if state == CSIZE or state == TRAILER:
+                    i = data.find(b"\r\n", pos)
+                    if i < 0:
+                        if n - pos > MAX_LINE:
+                            error = "chunk framing line too long"
+                        break
+                    if state == TRAILER:
+                        empty = i == pos
+                        pos = i + 2
+                        if empty:  # the end of the trailers: the answer is complete
+                            self._fr_write(data[start:pos])
+                            start = pos
+                            state = self._fr_done()
+                            if self.dead:
+                                return
+                        continue
+                    try:
+                        size = ht.chunk_size(data[pos:i])
+                    except HttpProtocolError as exc:
+                        error = str(exc)
+                        break
+                    pos = i + 2
+                    if size:
+                        state = CDATA
+                        self.r_left = size + 2
+                    else:
+                        state = TRAILER
+                    continue
+                if state == CLOSE or state == TUNNEL:
+                    pos = n
                     break
-                pos = i + 2
-                if size:
-                    state = CDATA
-                    self.r_left = size + 2
-                else:
-                    state = TRAILER
-                continue
-            if state == CLOSE or state == TUNNEL:
-                pos = n
+                start = pos = n  # DONE
                 break
-            start = pos = n  # DONE
-            break
-        self.r_state = state
-        if pos < n and error is None and state != DONE:
-            self.r_buf = data[pos:]
-        self._fr_write(data[start:pos])
-        if error is not None and not self.dead:
-            self._fr_protocol_error(error, state)
+            self.r_state = state
+            if pos < n and error is None and state != DONE:
+                self.r_buf = data[pos:]
+            if start < pos:
+                self._fr_write(data[start:pos])
+            if error is not None and not self.dead:
+                self._fr_protocol_error(error, state)
+        except Exception as exc:
+            self.proxy.event("internal_error", error=repr(exc), peer=self.peer)
+            self.abort()
 
     def _fr_write(self, chunk: bytes) -> None:
         if chunk:
@@ -391,7 +409,8 @@ class FastHttpMixin:
         if status == 101:
             self._tunnel_start_fast()
             return TUNNEL
-        if kind == "close" or not head.keep_alive(head.first[0]):
+        conn = head.headers.get("connection")
+        if kind == "close" or (head.first[0] != "HTTP/1.1" if conn is None else not head.keep_alive(head.first[0])):
             self.close("response without keep-alive")
             return DONE
         if self.client_done and not self.queue:

@@ -426,36 +426,32 @@ class Link:
             pass
 
 
-class ReqMeta:
-    __slots__ = ("method", "target", "toxics", "head", "body", "version", "primary_done", "sent_at")
-
-    def __init__(self, method: str, target: str, version: str, toxics: list[Toxic]):
-        self.method = method
-        self.target = target
-        self.version = version
-        self.toxics = toxics
-        self.primary_done: asyncio.Event | None = None
-        self.sent_at = 0.0
+ReqMeta = fp.ReqMeta
 
 
 class Side(asyncio.StreamReaderProtocol):
-    """The protocol of one socket of a connection. It feeds the socket's StreamReader (the coroutine path), or,
-    while its direction runs on the fast path (`fastpath`), hands each chunk to `on_data` synchronously."""
+    """The protocol of one socket of a connection. It feeds the socket's StreamReader (the coroutine path);
+    while its direction runs on the fast path (`fastpath`), `route_fast` points `data_received` straight at
+    the parser (an instance attribute shadowing the method) and `route_slow` takes it back."""
 
     def __init__(self, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop, client_connected_cb=None):
         super().__init__(reader, client_connected_cb, loop=loop)
         self.reader = reader
-        self.on_data: Any = None  # fast path: callable(bytes)
         self.on_eof: Any = None  # fast path: callable()
         self.on_lost: Any = None  # fast path: callable(exc | None)
         self.on_pause: Any = None  # callable(bool): the write buffer passed its high / low water mark
 
+    def route_fast(self, on_data, on_eof, on_lost) -> None:
+        self.data_received = on_data  # type: ignore[method-assign]
+        self.on_eof = on_eof
+        self.on_lost = on_lost
+
+    def route_slow(self) -> None:
+        self.__dict__.pop("data_received", None)
+        self.on_eof = self.on_lost = None
+
     def data_received(self, data: bytes) -> None:
-        cb = self.on_data
-        if cb is None:
-            self.reader.feed_data(data)
-        else:
-            cb(data)
+        self.reader.feed_data(data)
 
     def eof_received(self) -> bool:
         cb = self.on_eof
@@ -502,8 +498,6 @@ def _give_buffer(reader: asyncio.StreamReader, data: bytes, eof: bool) -> None:
 
 
 class Connection(fp.FastHttpMixin):
-    ReqMeta = ReqMeta
-
     def __init__(self, proxy: Proxy, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         self.proxy = proxy
         self.c_reader = reader
@@ -635,7 +629,8 @@ class Connection(fp.FastHttpMixin):
             self.down.closed = True
         for proto in (self.c_proto, self.u_proto):
             if proto is not None:
-                proto.on_data = proto.on_eof = proto.on_lost = proto.on_pause = None
+                proto.route_slow()
+                proto.on_pause = None
         if not self.ended.done():
             self.ended.set_result(None)
 
@@ -823,9 +818,7 @@ class Connection(fp.FastHttpMixin):
         self.q_upgrade = False
         proto = self.c_proto
         assert proto is not None
-        proto.on_data = self._fq_data
-        proto.on_eof = self._fq_eof
-        proto.on_lost = self._fq_lost
+        proto.route_fast(self._fq_data, self._fq_eof, self._fq_lost)
         if self.u_proto is not None and self.u_proto._paused:  # type: ignore[attr-defined]
             self._pause_reading("c", True)
         if data:
@@ -843,9 +836,7 @@ class Connection(fp.FastHttpMixin):
         self.r_eof = False
         self.r_ctx = None
         proto = self.u_proto
-        proto.on_data = self._fr_data
-        proto.on_eof = self._fr_eof
-        proto.on_lost = self._fr_lost
+        proto.route_fast(self._fr_data, self._fr_eof, self._fr_lost)
         if self.c_proto is not None and self.c_proto._paused:  # type: ignore[attr-defined]
             self._pause_reading("u", True)
         if data:
@@ -861,7 +852,7 @@ class Connection(fp.FastHttpMixin):
             self.req_fast = False
             proto = self.c_proto
             assert proto is not None
-            proto.on_data = proto.on_eof = proto.on_lost = None
+            proto.route_slow()
             if self.c_rpaused:
                 self._pause_reading("c", False)
             _give_buffer(self.c_reader, self.q_buf, self.q_eof)
@@ -881,7 +872,7 @@ class Connection(fp.FastHttpMixin):
             self.resp_fast = False
             proto = self.u_proto
             assert proto is not None and self.u_reader is not None
-            proto.on_data = proto.on_eof = proto.on_lost = None
+            proto.route_slow()
             if self.u_rpaused:
                 self._pause_reading("u", False)
             _give_buffer(self.u_reader, self.r_buf, self.r_eof)
