@@ -6,6 +6,8 @@
 
 Works with OpenAPI 3.1 (JSON Schema 2020-12) and with 3.0 documents (``nullable`` is translated). Paths are
 matched with and without the ``{prefix}`` segment, since a catalog without a prefix serves ``/v1/namespaces``.
+Known slips of the upstream document are normalised (`normalize_upstream_quirks`; `spec.normalized` lists
+what changed). A oneOf with a ``discriminator`` is explained by the alternative its property selects.
 """
 
 from __future__ import annotations
@@ -109,6 +111,87 @@ def normalize_error_responses(doc: dict[str, Any]) -> list[str]:
     return changed
 
 
+PRIMITIVE_VALUE = "PrimitiveTypeValue"
+_SCALARS = {"boolean", "integer", "number", "string"}
+
+
+def normalize_primitive_value(doc: dict[str, Any]) -> list[str]:
+    """Read the upstream ``PrimitiveTypeValue`` ``oneOf`` as ``anyOf``; returns what changed.
+
+    Quirk (upstream Iceberg REST document): ``PrimitiveTypeValue`` - the type of partition values, of the
+    lower/upper bounds of data files and of filter literals - is a ``oneOf`` over one schema per Iceberg type
+    (BooleanTypeValue, IntegerTypeValue, LongTypeValue, FloatTypeValue, DoubleTypeValue, DecimalTypeValue,
+    StringTypeValue, DateTypeValue, ..., BinaryTypeValue). As JSON Schema those alternatives overlap: the
+    integer 1 is valid as integer, long, float and double, the string "r1" as string, decimal, time,
+    timestamp, fixed and binary. ``oneOf`` asks for exactly one match, so every value but a boolean fails
+    and a server that answers planning results with bounds or partition values would be blamed for the
+    document's slip (the Iceberg type that picks the alternative is in the table schema, not in the JSON).
+
+    Narrow: only the schema of that name, only when its ``oneOf`` is all ``$ref``s to plain scalar-typed
+    schemas and at least two of them accept the same JSON values (integer counted as number). Changed in
+    place. Null partition values, which the upstream definition does not admit at all, are left as they are.
+    """
+    schemas = (doc.get("components") or {}).get("schemas") or {}
+    node = schemas.get(PRIMITIVE_VALUE)
+    alts = node.get("oneOf") if isinstance(node, dict) else None
+    if not isinstance(alts, list) or len(alts) < 2:
+        return []
+    kinds = []
+    for alt in alts:
+        ref = alt.get("$ref") if isinstance(alt, dict) and len(alt) == 1 else None
+        if not isinstance(ref, str) or not ref.startswith("#/components/schemas/"):
+            return []
+        target = schemas.get(ref.rsplit("/", 1)[-1])
+        if not isinstance(target, dict) or any(k in target for k in ("oneOf", "anyOf", "allOf", "not", "$ref")):
+            return []
+        t = target.get("type")
+        if not isinstance(t, str) or t not in _SCALARS:
+            return []
+        kinds.append("number" if t == "integer" else t)
+    if len(set(kinds)) == len(kinds):
+        return []          # the alternatives exclude each other: the oneOf means what it says
+    node["anyOf"] = node.pop("oneOf")
+    return [f"schema {PRIMITIVE_VALUE}: oneOf of overlapping scalar encodings read as anyOf"]
+
+
+def normalize_upstream_quirks(doc: dict[str, Any]) -> list[str]:
+    """Every normalisation of known upstream slips (in place); returns what changed."""
+    return normalize_error_responses(doc) + normalize_primitive_value(doc)
+
+
+def _discriminated(error: Any) -> bool:
+    return error.validator in ("oneOf", "anyOf") and isinstance(error.schema, dict) and \
+        isinstance(error.schema.get("discriminator"), dict)
+
+
+def _explain(error: Any) -> str:
+    """An error's message; for a oneOf/anyOf with a discriminator, the errors of the alternative that the
+    discriminating property selects (jsonschema alone only says 'not valid under any of the given schemas')."""
+    from jsonschema.exceptions import best_match, relevance
+
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    disc = schema.get("discriminator") if error.validator in ("oneOf", "anyOf") else None
+    inst = error.instance
+    if not isinstance(disc, dict) or not isinstance(disc.get("propertyName"), str) or not isinstance(inst, dict):
+        return error.message
+    prop, mapping = disc["propertyName"], disc.get("mapping") or {}
+    if prop not in inst:
+        return f"{prop!r} is a required property (it selects the shape: {', '.join(map(str, mapping))})"
+    target = mapping.get(str(inst[prop]))
+    if target is None:
+        return f"{prop} {inst[prop]!r} is not one of {', '.join(map(repr, mapping))}" if mapping else error.message
+    branches = {i for i, alt in enumerate(schema.get(error.validator) or [])
+                if isinstance(alt, dict) and alt.get("$ref") in (target, SPEC_URI + target)}
+    sub = [c for c in error.context or [] if c.relative_schema_path and c.relative_schema_path[0] in branches]
+    if not sub:
+        return error.message
+    best = max(sub, key=relevance)
+    if not _discriminated(best):
+        best = best_match(sub)
+    where = "/".join(map(str, best.absolute_path)) or "(body)"
+    return f"as {prop} {inst[prop]!r} ({target.rsplit('/', 1)[-1]}): {where}: {_explain(best)}"
+
+
 class Spec:
     def __init__(self, document: dict[str, Any], source: str = "<spec>"):
         if not isinstance(document, dict) or "paths" not in document:
@@ -118,7 +201,7 @@ class Spec:
         doc = copy.deepcopy(document)
         if self.version.startswith("3.0"):
             _nullable_to_31(doc)
-        self.normalized = normalize_error_responses(doc)
+        self.normalized = normalize_upstream_quirks(doc)
         self.document = doc
         self.registry = Registry().with_resource(SPEC_URI, Resource.from_contents(doc, default_specification=DRAFT202012))
         self._ops: list[tuple[re.Pattern[str], int, Operation]] = []
@@ -200,7 +283,7 @@ class Spec:
             return [f"{where}: body is not JSON: {body_text[:120]!r}"]
         validator = self._validator(op.template, op.method, key)
         errors = sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
-        return [f"{where}: {'/'.join(map(str, e.absolute_path)) or '(body)'}: {e.message[:300]}" for e in errors[:5]]
+        return [f"{where}: {'/'.join(map(str, e.absolute_path)) or '(body)'}: {_explain(e)[:300]}" for e in errors[:5]]
 
     @functools.lru_cache(maxsize=512)  # noqa: B019 - one Spec per run
     def _validator(self, template: str, method: str, key: str) -> Draft202012Validator:
