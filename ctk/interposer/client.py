@@ -12,10 +12,14 @@ import httpx
 
 
 class InterposerError(RuntimeError):
-    def __init__(self, status: int, message: str):
-        super().__init__(f"{status}: {message}")
+    """An error answer: `status`, `message` (the server's "error" text, Toxiproxy's own wording) and `detail`
+    (what our interposer adds, when it does)."""
+
+    def __init__(self, status: int, message: str, detail: str | None = None):
+        super().__init__(f"{status}: {message}" + (f" ({detail})" if detail else ""))
         self.status = status
         self.message = message
+        self.detail = detail
 
 
 class InterposerClient:
@@ -35,11 +39,14 @@ class InterposerClient:
     def _req(self, method: str, path: str, body: Any = None) -> Any:
         r = self._http.request(method, path, json=body) if body is not None else self._http.request(method, path)
         if r.status_code >= 400:
+            detail = None
             try:
-                message = r.json().get("error") or r.text
-            except ValueError:
+                body = r.json()
+                message = body.get("error") or r.text
+                detail = body.get("detail")
+            except (ValueError, AttributeError):
                 message = r.text.strip() or r.reason_phrase
-            raise InterposerError(r.status_code, str(message))
+            raise InterposerError(r.status_code, str(message), detail)
         if r.status_code == 204 or not r.content:
             return None
         try:

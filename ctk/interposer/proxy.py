@@ -21,6 +21,8 @@ from typing import Any
 from ctk.interposer import fastpath as fp
 from ctk.interposer import http_toxics as ht
 from ctk.interposer.toxics import (
+    ERR_TOXIC_NOT_FOUND,
+    INERT_TOXICS,
     TCP_TOXICS,
     Toxic,
     ToxicError,
@@ -239,7 +241,7 @@ class Proxy:
         for t in self.toxics:
             if t.name == name:
                 return t
-        raise ToxicError(f"toxic not found: {name}", status=404)
+        raise ToxicError(f"toxic not found: {name}", status=404, api_error=ERR_TOXIC_NOT_FOUND)
 
     def update_toxic(self, name: str, data: dict[str, Any]) -> Toxic:
         toxic = self.get_toxic(name)
@@ -555,7 +557,7 @@ class Connection(fp.FastHttpMixin):
             if t.type in ht.HTTP_TOXICS:
                 self._go_slow("upstream")
                 self._go_slow("downstream")
-            elif self.applies(t):
+            elif t.type not in INERT_TOXICS and self.applies(t):
                 self._go_slow(t.stream)
         if t.type not in ("timeout", "reset_peer") or self.up is None:
             return
@@ -795,7 +797,7 @@ class Connection(fp.FastHttpMixin):
         if stream == "upstream" and self.c_proto is None:
             return False
         for t in proxy.tcp_toxics[stream]:
-            if self.applies(t):
+            if t.type not in INERT_TOXICS and self.applies(t):
                 return False
         link = self.up if stream == "upstream" else self.down
         if link is None or link.held:

@@ -12,6 +12,7 @@ TCP toxic types (attribute units as in Toxiproxy):
 - ``slicer``      ``average_size`` bytes, ``size_variation`` bytes, ``delay`` microseconds: chunks are cut
                   into pieces of ``average_size +/- size_variation`` with ``delay`` between them.
 - ``limit_data``  ``bytes``: the connection is closed once that many bytes passed on the stream.
+- ``noop``        no attributes: does nothing (Toxiproxy has it too).
 
 ``stream`` is ``upstream`` (client -> server) or ``downstream`` (server -> client). ``toxicity`` is the
 probability that the toxic applies to a connection (decided once per connection, as Toxiproxy does; for the
@@ -35,15 +36,28 @@ TCP_TOXICS: dict[str, dict[str, int]] = {
     "reset_peer": {"timeout": 0},
     "slicer": {"average_size": 0, "size_variation": 0, "delay": 0},
     "limit_data": {"bytes": 0},
+    "noop": {},
 }
+#: toxics that never change the bytes (a connection they apply to keeps the fast path)
+INERT_TOXICS = frozenset({"noop"})
+
+# Toxiproxy's own error texts (its clients show them, some compare them)
+ERR_INVALID_TYPE = "invalid toxic type"
+ERR_INVALID_STREAM = "stream was invalid, can be either upstream or downstream"
+ERR_TOXIC_EXISTS = "toxic already exists"
+ERR_TOXIC_NOT_FOUND = "toxic not found"
 
 
 class ToxicError(ValueError):
-    """Bad toxic definition (unknown type, bad stream, bad attribute). `status` is the HTTP status to answer."""
+    """Bad toxic definition (unknown type, bad stream, bad attribute). `status` is the HTTP status to answer;
+    `api_error` is Toxiproxy's exact error text for the case, when it has one (the control API answers it, with
+    this message as `detail`); otherwise the API answers "bad request body: <message>", as Toxiproxy does for
+    attributes it cannot decode."""
 
-    def __init__(self, message: str, status: int = 400):
+    def __init__(self, message: str, status: int = 400, api_error: str | None = None):
         super().__init__(message)
         self.status = status
+        self.api_error = api_error
 
 
 @dataclass
@@ -101,11 +115,12 @@ def validate_toxicity(value: Any) -> float:
 
 
 def validate_stream(value: Any) -> str:
+    """Toxiproxy's rule: "upstream" or "downstream", any case; absent means downstream (so does "" here)."""
     if value is None or value == "":
         return "downstream"
-    if value not in STREAMS:
-        raise ToxicError(f"stream must be 'upstream' or 'downstream', got {value!r}")
-    return value
+    if not isinstance(value, str) or value.lower() not in STREAMS:
+        raise ToxicError(f"stream must be 'upstream' or 'downstream', got {value!r}", api_error=ERR_INVALID_STREAM)
+    return value.lower()
 
 
 def build_toxic(data: Any, *, existing_names: set[str] | None = None) -> Toxic:
@@ -116,7 +131,7 @@ def build_toxic(data: Any, *, existing_names: set[str] | None = None) -> Toxic:
         raise ToxicError("toxic must be a JSON object")
     typ = data.get("type")
     if not isinstance(typ, str) or not typ:
-        raise ToxicError("missing required field: type")
+        raise ToxicError("missing required field: type", api_error=ERR_INVALID_TYPE)
     stream = validate_stream(data.get("stream"))
     toxicity = validate_toxicity(data.get("toxicity"))
     attrs_in = data.get("attributes") or {}
@@ -128,12 +143,12 @@ def build_toxic(data: Any, *, existing_names: set[str] | None = None) -> Toxic:
         attrs = validate_http_attributes(typ, attrs_in)
     else:
         known = ", ".join(sorted(TCP_TOXICS) + sorted(HTTP_TOXICS))
-        raise ToxicError(f"invalid toxic type: {typ!r} (known: {known})")
+        raise ToxicError(f"invalid toxic type: {typ!r} (known: {known})", api_error=ERR_INVALID_TYPE)
     name = data.get("name") or f"{typ}_{stream}"
     if not isinstance(name, str):
         raise ToxicError("toxic name must be a string")
     if existing_names is not None and name in existing_names:
-        raise ToxicError(f"toxic already exists: {name}", status=409)
+        raise ToxicError(f"toxic already exists: {name}", status=409, api_error=ERR_TOXIC_EXISTS)
     toxic = Toxic(name=name, type=typ, stream=stream, toxicity=toxicity, attributes=attrs)
     if typ in HTTP_TOXICS:
         times = attrs.get("times", 0)
@@ -152,15 +167,13 @@ def validate_tcp_attributes(typ: str, attrs: dict[str, Any]) -> dict[str, Any]:
 
 
 def update_toxic(toxic: Toxic, data: Any) -> None:
-    """Apply a Toxiproxy-style update (toxicity and/or attributes) in place."""
+    """Apply a Toxiproxy-style update (toxicity and/or attributes) in place. As in Toxiproxy, the given attributes
+    are merged into the current ones, an absent toxicity keeps the current one, and the name, type and stream
+    of a toxic cannot change (fields for them are ignored: clients send the whole toxic back)."""
     from ctk.interposer.http_toxics import HTTP_TOXICS, validate_http_attributes
 
     if not isinstance(data, dict):
         raise ToxicError("toxic update must be a JSON object")
-    if "type" in data and data["type"] not in (None, toxic.type):
-        raise ToxicError("the type of a toxic cannot be changed")
-    if "stream" in data and data["stream"] not in (None, "", toxic.stream):
-        raise ToxicError("the stream of a toxic cannot be changed")
     toxicity = validate_toxicity(data["toxicity"]) if "toxicity" in data else toxic.toxicity
     attrs_in = data.get("attributes") or {}
     if not isinstance(attrs_in, dict):

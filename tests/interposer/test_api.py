@@ -99,20 +99,30 @@ def test_reset_removes_toxics(api):
 @pytest.mark.parametrize(
     "method,path,body,status,message",
     [
-        ("POST", "/proxies/ctk/toxics", {"type": "no_such", "attributes": {}}, 400, "invalid toxic type"),
-        ("POST", "/proxies/ctk/toxics", {"type": "latency", "stream": "x"}, 400, "stream"),
-        ("POST", "/proxies/ctk/toxics", {"type": "latency", "attributes": {"latency": "slow"}}, 400, "number"),
-        ("POST", "/proxies/ctk/toxics", {"attributes": {}}, 400, "missing required field: type"),
-        ("POST", "/proxies/nope/toxics", {"type": "latency"}, 404, "proxy not found"),
-        ("GET", "/proxies/nope", None, 404, "proxy not found"),
-        ("DELETE", "/proxies/nope", None, 404, "proxy not found"),
-        ("GET", "/proxies/ctk/toxics/nope", None, 404, "toxic not found"),
-        ("DELETE", "/proxies/ctk/toxics/nope", None, 404, "toxic not found"),
-        ("POST", "/proxies", {"name": "x"}, 400, "missing required field: upstream"),
-        ("POST", "/proxies", {"upstream": "127.0.0.1:1"}, 400, "missing required field: name"),
+        # Toxiproxy's exact texts (its clients show them; its own tests compare them)
+        ("POST", "/proxies/ctk/toxics", {"type": "no_such", "attributes": {}}, 400, "=invalid toxic type"),
+        ("POST", "/proxies/ctk/toxics", {"attributes": {}}, 400, "=invalid toxic type"),
+        ("POST", "/proxies/ctk/toxics", {"type": "latency", "stream": "x"}, 400,
+         "=stream was invalid, can be either upstream or downstream"),
+        ("POST", "/proxies/nope/toxics", {"type": "latency"}, 404, "=proxy not found"),
+        ("GET", "/proxies/nope", None, 404, "=proxy not found"),
+        ("DELETE", "/proxies/nope", None, 404, "=proxy not found"),
+        ("GET", "/proxies/ctk/toxics/nope", None, 404, "=toxic not found"),
+        ("DELETE", "/proxies/ctk/toxics/nope", None, 404, "=toxic not found"),
+        ("POST", "/proxies/ctk/toxics/nope", {"attributes": {}}, 404, "=toxic not found"),
+        ("POST", "/proxies", {"name": "x"}, 400, "=missing required field: upstream"),
+        ("POST", "/proxies", {"upstream": "127.0.0.1:1"}, 400, "=missing required field: name"),
+        ("POST", "/proxies", {"name": "ctk", "upstream": "127.0.0.1:1"}, 409, "=proxy already exists"),
+        ("POST", "/populate", [{"name": "a", "upstream": "127.0.0.1:1"}, {"upstream": "127.0.0.1:1"}], 400,
+         "=missing required field: name at proxy 2"),
+        ("POST", "/populate", {"name": "a"}, 400, "bad request body"),
+        # attribute values Toxiproxy cannot decode: "bad request body: ..."
+        ("POST", "/proxies/ctk/toxics", {"type": "latency", "attributes": {"latency": "slow"}}, 400,
+         "bad request body: attribute 'latency' must be a number"),
+        ("POST", "/proxies", [1, 2], 400, "bad request body"),
+        # ours only
         ("POST", "/proxies", {"name": "x", "listen": "0.0.0.0:0", "upstream": "127.0.0.1:1"}, 400, "non-loopback"),
         ("POST", "/proxies", {"name": "x", "listen": "127.0.0.1:notaport", "upstream": "127.0.0.1:1"}, 400, "port"),
-        ("POST", "/proxies", {"name": "ctk", "upstream": "127.0.0.1:1"}, 409, "already exists"),
         ("GET", "/nothing/here", None, 404, "no route"),
         ("PUT", "/proxies", {}, 405, "not allowed"),
     ],
@@ -122,7 +132,82 @@ def test_bad_requests_get_clear_4xx(http_proxy, method, path, body, status, mess
     assert r.status_code == status, r.text
     err = r.json()
     assert err["status"] == status
-    assert message in err["error"]
+    if message.startswith("="):
+        assert err["error"] == message[1:]
+    else:
+        assert message in err["error"]
+
+
+def test_browser_user_agent_is_refused(http_proxy):
+    r = httpx.get(http_proxy.api_url + "/proxies", headers={"User-Agent": "Mozilla/5.0 (X11; Linux x86_64)"},
+                  timeout=5)
+    assert r.status_code == 403
+    r = httpx.get(http_proxy.api_url + "/proxies", headers={"User-Agent": "Wget/2.1"}, timeout=5)
+    assert r.status_code == 200
+
+
+def test_listen_conflict_is_500_with_the_listen_error(api, http_proxy):
+    port = http_proxy.address[1]
+    with pytest.raises(InterposerError) as exc:
+        api.create_proxy("other", upstream="127.0.0.1:1", listen=f"127.0.0.1:{port}")
+    assert exc.value.status == 500
+    assert exc.value.message == f"listen tcp 127.0.0.1:{port}: bind: address already in use"
+    assert "other" not in api.proxies()
+
+
+def test_toxic_defaults_and_update_semantics(api):
+    r = httpx.post(api.api_url + "/proxies/ctk/toxics", json={"type": "latency", "attributes": {"latency": 10}},
+                   timeout=5)
+    assert r.status_code == 200
+    assert r.json() == {"name": "latency_downstream", "type": "latency", "stream": "downstream", "toxicity": 1.0,
+                        "attributes": {"latency": 10, "jitter": 0}}
+    # stream in any case; attributes may be null
+    t = httpx.post(api.api_url + "/proxies/ctk/toxics", json={"type": "noop", "stream": "UpStream",
+                                                              "attributes": None}, timeout=5).json()
+    assert t == {"name": "noop_upstream", "type": "noop", "stream": "upstream", "toxicity": 1.0, "attributes": {}}
+    # an update merges attributes, keeps an absent toxicity, ignores name/type/stream (clients send it all back)
+    u = httpx.patch(api.api_url + "/proxies/ctk/toxics/latency_downstream",
+                    json={"attributes": {"jitter": 3}, "type": "bandwidth", "stream": "upstream"}, timeout=5)
+    assert u.status_code == 200
+    assert u.json() == {"name": "latency_downstream", "type": "latency", "stream": "downstream", "toxicity": 1.0,
+                        "attributes": {"latency": 10, "jitter": 3}}
+    assert api.update_toxic("ctk", "latency_downstream", toxicity=0.5)["toxicity"] == 0.5
+    assert api.update_toxic("ctk", "latency_downstream", attributes={"latency": 20})["toxicity"] == 0.5
+
+
+def test_update_proxy_ignores_what_it_cannot_change(api, echo_server):
+    p = api.create_proxy("echo", upstream=f"127.0.0.1:{echo_server.address[1]}")
+    api.add_toxic("echo", "latency", attributes={"latency": 1})
+    # Toxiproxy's Go client sends the whole proxy back, toxics included
+    body = dict(api.get_proxy("echo"), enabled=False)
+    r = httpx.post(api.api_url + "/proxies/echo", json=body, timeout=5)
+    assert r.status_code == 200 and r.json()["enabled"] is False
+    assert r.json()["listen"] == p["listen"] and len(r.json()["toxics"]) == 1
+
+
+def test_populate_keeps_unchanged_proxies_and_replaces_changed_ones(api, echo_server, http_server):
+    up1 = f"127.0.0.1:{echo_server.address[1]}"
+    up2 = f"127.0.0.1:{http_server.address[1]}"
+    first = api.populate([{"name": "a", "upstream": up1}, {"name": "b", "upstream": up1}])
+    api.add_toxic("a", "latency", attributes={"latency": 1})
+    api.add_toxic("b", "latency", attributes={"latency": 1})
+    again = api.populate([{"name": "a", "upstream": up1, "listen": first[0]["listen"]},
+                          {"name": "b", "upstream": up2, "listen": first[1]["listen"]}])
+    assert again[0]["listen"] == first[0]["listen"] and len(again[0]["toxics"]) == 1  # untouched
+    assert again[1]["upstream"] == up2 and again[1]["toxics"] == []  # replaced
+    # nothing changes when one entry is bad
+    r = httpx.post(api.api_url + "/populate", json=[{"name": "c", "upstream": up1},
+                                                    {"name": "d", "upstream": up1, "listen": "10.1.2.3:0"}], timeout=5)
+    assert r.status_code == 400 and r.json()["proxies"] is None
+    assert "c" not in api.proxies()
+    r = httpx.post(api.api_url + "/populate", json=[{"name": "e", "upstream": up1}, {"name": "e", "upstream": up1}],
+                   timeout=5)
+    assert r.status_code == 500 and r.json()["error"] == 'duplicate proxy name "e"'
+
+
+def test_version_shape(http_proxy):
+    r = httpx.get(http_proxy.api_url + "/version", timeout=5)
+    assert r.status_code == 200 and set(r.json()) == {"version"}
 
 
 def test_bad_json_and_duplicate_toxic(http_proxy, api):
