@@ -6,7 +6,10 @@ For every mutation operation of the document that the kit knows how to steer (se
    namespace / table / view name into an *arena* under the run namespace (``<run>.<arena>`` holding table
    ``t0``, view ``v0`` and namespace ``n0``; absent names ``tx``, ``nx``... give 404s), removes fields that
    would reach outside the catalog (``location``), and sometimes swaps the loosely typed parts of a body
-   (Iceberg schema, view version, updates) for valid ones so that successful mutations are generated too;
+   (Iceberg schema, view version, updates) for valid ones so that successful mutations are generated too.
+   The scan-planning mutations (`PLANNING`) share one arena that also holds ``tp``, a table partitioned by
+   ``id`` with two data files (written with pyiceberg); a plan-id or plan task they need is made by a
+   keyless planTableScan just before the case is sent (setup, not part of the example);
 2. the case is sent with a fresh UUIDv7 Idempotency-Key through the kit's recorded client; the response must
    not be a 5xx nor a transport error (GEN-01) and must conform to the document (schemathesis'
    status-code, content-type and response-schema checks; SCHEMA-01);
@@ -26,11 +29,12 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from ctk.core.verdicts import Verdict
-from ctk.http.endpoints import (ENDPOINTS, Catalog, PrerequisiteError, _schema, body_identity, create_view_body,
-                                set_properties_update)
+from ctk.http.client import ns_path, table_path
+from ctk.http.endpoints import (ENDPOINTS, Catalog, Plans, PrerequisiteError, _append_file, _plan, _schema,
+                                body_identity, create_table_body, create_view_body, set_properties_update)
 from ctk.http.exchange import Exchange, render_exchanges
 from ctk.http.keys import new_key
 
@@ -73,9 +77,9 @@ def _load_document(path: Path, prefix: str | None) -> dict:
     if not isinstance(doc, dict) or "paths" not in doc:
         raise ValueError(f"{path}: not an OpenAPI document")
     doc = copy.deepcopy(doc)
-    from ctk.openapi import normalize_error_responses
+    from ctk.openapi import normalize_upstream_quirks
 
-    normalize_error_responses(doc)
+    normalize_upstream_quirks(doc)
     seg = f"/{prefix}" if prefix else ""
     paths = {}
     for template, item in (doc.get("paths") or {}).items():
@@ -118,6 +122,9 @@ class Arena:
     ns: tuple[str, ...]
     table_location: str | None = None
     view_location: str | None = None
+    client: Any = None                 # planning arenas: steering makes plans (setup requests) through it
+    data_table: str | None = None      # planning arenas: the table with data files ("tp"), None if unwritable
+    plans: dict[str, Any] = field(default_factory=dict)   # planning arenas: table -> Plans (state observation)
 
     @property
     def namespaces(self) -> list[tuple[str, ...]]:
@@ -126,6 +133,17 @@ class Arena:
 
 NAMES = ["t0", "v0", "tx", "ty"]
 CHILDREN = ["n0", "nx", "ny"]
+PLANNING = ("planTableScan", "cancelPlanning", "fetchScanTasks")
+DATA_TABLE = "tp"
+# Row filters on the kit's schema (id long, data string) in the forms planners read: bare boolean, the
+# current left/right/child form with references, the older term/value form.
+FILTERS = [None, True,
+           {"type": "gt", "term": "id", "value": 1},
+           {"type": "eq", "left": {"type": "reference", "name": "data"}, "right": "r2"},
+           {"type": "not-null", "child": {"type": "reference", "name": "id"}},
+           {"type": "in", "term": "id", "values": [1, 2, 7]},
+           {"type": "and", "left": {"type": "lt-eq", "term": "id", "value": 2},
+            "right": {"type": "not", "child": {"type": "is-null", "term": "data"}}}]
 
 
 def _ident(ns: tuple[str, ...], name: str) -> dict:
@@ -154,6 +172,65 @@ def _steer_commit(change: Any, data: Any, arena: Arena, st: Any, valid: bool, ns
         change["requirements"] = []
         change["updates"] = [set_properties_update(_props(data, st) or {"k1": "a"})]
     return change
+
+
+def _plan_body(data: Any, st: Any) -> dict:
+    """A planTableScan request the arena's tables can bind: selection, statistics columns, a filter."""
+    body: dict[str, Any] = {}
+    for key in ("select", "stats-fields"):
+        cols = data.draw(st.sampled_from([None, ["id"], ["id", "data"]]), label=key)
+        if cols is not None:
+            body[key] = cols
+    flt = data.draw(st.sampled_from(FILTERS), label="filter")
+    if flt is not None:
+        body["filter"] = flt
+    return body
+
+
+def _setup_plan(arena: Arena, name: str) -> dict | None:
+    """A plan of arena table `name` (keyless planTableScan, polled until no longer submitted), None if the
+    target does not make one."""
+    if arena.client is None:
+        return None
+    try:
+        return _plan(Catalog(arena.client), arena.ns, name)
+    except PrerequisiteError:
+        return None
+
+
+def _steer_planning(op: str, body: dict, pp: dict, data: Any, arena: Arena) -> dict:
+    """Steer planTableScan / cancelPlanning / fetchScanTasks; returns the body. The simplest example (the one
+    hypothesis tries first) is the valid one: a real table, plan or plan task."""
+    from hypothesis import strategies as st
+
+    valid = not data.draw(st.booleans(), label="generated target")
+    tables = [arena.data_table or "t0", "t0"]
+    if valid:
+        pp["namespace"], pp["table"] = arena.ns, data.draw(st.sampled_from(tables), label="table")
+    else:
+        pp["namespace"] = _draw_ns(data, arena, st)
+        pp["table"] = data.draw(st.sampled_from(tables + ["tx", "v0"]), label="table")
+    if op == "planTableScan":
+        return _plan_body(data, st) if valid else body
+    if op == "cancelPlanning":
+        plan = _setup_plan(arena, pp["table"]) if valid else None
+        if plan is not None:
+            pid = plan["plan-id"]
+            if data.draw(st.booleans(), label="cancelled before"):     # cancelling a cancelled plan: 204
+                arena.client.request("DELETE", f"{table_path(arena.ns, pp['table'])}/plan/{quote(pid, safe='')}",
+                                     label="setup: cancel the plan")
+        else:
+            pid = data.draw(st.sampled_from(["00000000-0000-0000-0000-000000000000", "no-such-plan"]),
+                            label="plan-id")
+        pp["plan-id"] = pid
+        return body
+    # fetchScanTasks: a plan task of a fresh plan (each is handed out once), else the generated token
+    plan = _setup_plan(arena, arena.data_table) if (valid and arena.data_table) else None
+    tokens = [t for t in ((plan or {}).get("plan-tasks") or []) if isinstance(t, str)]
+    if tokens:
+        pp["table"] = arena.data_table
+        body = {"plan-task": data.draw(st.sampled_from(tokens), label="plan-task")}
+    return body
 
 
 def _steer(op: str, case: Any, data: Any, arena: Arena) -> bool:
@@ -211,6 +288,8 @@ def _steer(op: str, case: Any, data: Any, arena: Arena) -> bool:
         changes = body.get("table-changes") if isinstance(body.get("table-changes"), list) else []
         changes = changes[:3] or [{}]
         body["table-changes"] = [_steer_commit(c, data, arena, st, valid) for c in changes]
+    elif op in PLANNING:
+        body = _steer_planning(op, body, pp, data, arena)
     elif op == "createView":
         ns = path_ns()
         name = _draw_name(data, st)
@@ -224,7 +303,9 @@ def _steer(op: str, case: Any, data: Any, arena: Arena) -> bool:
     for p in ("table", "view"):
         if p in pp and not isinstance(pp[p], str):
             pp[p] = "tx"
-    unknown = [p for p in pp if p not in ("namespace", "table", "view")]
+    if "plan-id" in pp and not isinstance(pp["plan-id"], str):
+        pp["plan-id"] = "no-such-plan"
+    unknown = [p for p in pp if p not in ("namespace", "table", "view", "plan-id")]
     if unknown:
         return False
     case.path_parameters = pp
@@ -235,21 +316,40 @@ def _steer(op: str, case: Any, data: Any, arena: Arena) -> bool:
 
 STEERED = ("createNamespace", "dropNamespace", "updateProperties", "createTable", "registerTable", "updateTable",
            "dropTable", "renameTable", "commitTransaction", "createView", "replaceView", "dropView", "renameView",
-           "registerView")
+           "registerView") + PLANNING
 
 
 # --------------------------------------------------------------------------------------------------------
 # Arena setup, observation, cleanup
 # --------------------------------------------------------------------------------------------------------
 
-def make_arena(ctx: Any, stem: str) -> Arena:
+def make_arena(ctx: Any, stem: str, planning: bool = False) -> Arena:
+    """The arena; with `planning`, also table ``tp`` (partitioned by identity(id), rows 1 and 2 in two data
+    files) when the kit can write data files to the target's storage."""
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace) + (ctx.unique(stem),)
     cat.create_namespace(ns)
     cat.create_namespace(ns + ("n0",))
     t = cat.create_table(ns, "t0", {"k1": "a"})
     v = cat.create_view(ns, "v0", {"k1": "a"})
-    return Arena(ns, t.get("metadata-location"), v.get("metadata-location"))
+    arena = Arena(ns, t.get("metadata-location"), v.get("metadata-location"))
+    if planning:
+        arena.client = ctx.client
+        body = create_table_body(DATA_TABLE, {"k1": "a"})
+        body["partition-spec"] = {"spec-id": 0, "fields": [{"source-id": 1, "field-id": 1000, "name": "id",
+                                                            "transform": "identity"}]}
+        try:
+            cat._do("POST", f"namespaces/{ns_path(ns)}/tables", body, ok=(200,),
+                    label=f"setup: create table {DATA_TABLE}")
+            _append_file(ctx.client, ns, DATA_TABLE, [1, 2])
+            arena.data_table = DATA_TABLE
+        except PrerequisiteError:
+            pass      # planning is still exercised on the empty t0; fetchScanTasks only with generated tokens
+        first = Plans(ctx.client, ns, "t0")
+        arena.plans = {"t0": first}
+        if arena.data_table:
+            arena.plans[arena.data_table] = Plans(ctx.client, ns, arena.data_table, listed=first.listed)
+    return arena
 
 
 def drop_tree(client: Any, ns: tuple[str, ...], depth: int = 4) -> None:
@@ -276,8 +376,12 @@ def drop_tree(client: Any, ns: tuple[str, ...], depth: int = 4) -> None:
 
 
 def arena_state(client: Any, arena: Arena) -> dict:
-    """What the arena holds: namespaces with properties, tables and views with metadata locations."""
+    """What the arena holds: namespaces with properties, tables and views with metadata locations; in a
+    planning arena also the plans of its tables with their status (`ctk.http.endpoints.Plans`: the control API
+    listing, else the plan-ids of the kit's own answers): a re-executed planTableScan is a new plan-id."""
     out: dict = {}
+    if arena.plans:
+        out["plans of"] = {name: plans.state() for name, plans in arena.plans.items()}
     seen = [arena.ns] + [tuple(c) for c in (client.list_namespaces(arena.ns) or [])]
     for ns in seen:
         doc = client.load_namespace(ns)
@@ -327,7 +431,10 @@ def _to_httpx(ex: Exchange) -> Any:
     return resp
 
 
-def _schema_problems(case: Any, ex: Exchange) -> str | None:
+def _schema_problems(case: Any, ex: Exchange, spec: Any = None) -> str | None:
+    """schemathesis' status-code, content-type and response-schema checks of one response; when they fail,
+    the kit's own reading of the failure (`ctk.openapi.Spec.validate`: the field and, for a oneOf with a
+    discriminator, the alternative it selects) comes first, as schemathesis prints the whole schema."""
     from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
                                                    status_code_conformance)
 
@@ -343,7 +450,13 @@ def _schema_problems(case: Any, ex: Exchange) -> str | None:
             msg = getattr(f, "message", str(f))
             parts.append(f"{title}: {msg}".strip())
         where = f"{ex.method} {urlsplit(ex.url).path} -> {ex.status}"
-        return (where + "\n" + "\n".join(parts))[:1500]
+        ours = []
+        if spec is not None:
+            try:
+                ours = [p.split(": ", 1)[-1] for p in spec.validate(ex)]
+            except Exception:  # noqa: BLE001 - an explanation only
+                ours = []
+        return (where + "\n" + "".join(f"- {p}\n" for p in ours) + "\n".join(parts))[:1500]
     except Exception as exc:  # noqa: BLE001 - a single Failure
         return f"{ex.method} {urlsplit(ex.url).path} -> {ex.status}\n{exc}"[:1500]
     return None
@@ -354,7 +467,9 @@ def _describe(ex: Exchange) -> str:
 
 
 def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str, opts: GenOptions,
-                   deadline: float, counters: bool) -> _OpResult:
+                   deadline: float, counters: bool, shared: dict | None = None, spec: Any = None) -> _OpResult:
+    """Generate, send and replay `op_id`. `shared`: arenas kept across operations (the planning arena: the
+    planning mutations change plans, never the arena's tables); the caller drops them."""
     from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
     from hypothesis import strategies as st
 
@@ -365,8 +480,14 @@ def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str
     except Exception as exc:  # noqa: BLE001
         res.error = f"schemathesis could not build {method} {template}: {exc}"
         return res
+    planning = op_id in PLANNING
     try:
-        arena = make_arena(ctx, "gen")
+        if planning and shared is not None:
+            if "planning" not in shared:
+                shared["planning"] = make_arena(ctx, "gen", planning=True)
+            arena = shared["planning"]
+        else:
+            arena = make_arena(ctx, "gen", planning=planning)
     except PrerequisiteError as exc:
         res.error = f"could not set up the arena: {exc}"
         return res
@@ -405,7 +526,7 @@ def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str
             fail("transport-error", f"{op_id}: a generated well-formed request got no answer ({first.error})")
         if first.status >= 500:
             fail("5xx", f"{op_id}: a generated well-formed request got {first.status}")
-        problem = _schema_problems(case, first)
+        problem = _schema_problems(case, first, spec)
         if problem and len(res.schema_problems) < 5:
             res.schema_problems.append((problem, [first]))
         c0 = ctx.faults.executions() if counters else None
@@ -413,7 +534,7 @@ def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str
         again = client.request(method, path, json=payload, params=query or None, idempotency_key=key,
                                label=f"generated {op_id}: replay with the same key")
         c1 = ctx.faults.executions() if c0 is not None else None
-        problem = _schema_problems(case, again)
+        problem = _schema_problems(case, again, spec)
         if problem and len(res.schema_problems) < 5:
             res.schema_problems.append(("(replay) " + problem, [again]))
         s1 = arena_state(client, arena) if s0 is not None else None
@@ -446,7 +567,8 @@ def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str
         if res.failure is None:
             res.error = f"{type(exc).__name__}: {str(exc)[:500]}"
     finally:
-        drop_tree(client, arena.ns)
+        if not (planning and shared is not None):
+            drop_tree(client, arena.ns)
     return res
 
 
@@ -486,6 +608,25 @@ def run_openapi_checks(ctx: Any, spec_path: str | Path | None = None, examples: 
         counters = False
     start = time.monotonic()
     end = start + opts.time_budget
+    shared: dict[str, Arena] = {}
+    try:
+        verdicts = _run_all(ctx, schema, ops, opts, path, counters, end, shared)
+    finally:
+        for arena in shared.values():
+            drop_tree(ctx.client, arena.ns)
+    if skipped and verdicts:
+        verdicts[0].details.setdefault("not_steered", skipped)
+    return verdicts
+
+
+def _run_all(ctx: Any, schema: Any, ops: list, opts: GenOptions, path: Path, counters: bool, end: float,
+             shared: dict) -> list[Verdict]:
+    try:
+        from ctk.openapi import load_spec
+
+        spec = load_spec(path)
+    except Exception:  # noqa: BLE001 - schemathesis' own messages only
+        spec = None
     verdicts: list[Verdict] = []
     for i, (op_id, method, template) in enumerate(ops):
         kw = dict(endpoint=op_id, behaviour="generated-replay")
@@ -501,7 +642,7 @@ def run_openapi_checks(ctx: Any, spec_path: str | Path | None = None, examples: 
             continue
         share = (end - now) / (len(ops) - i)
         t0 = time.monotonic()
-        r = _run_operation(ctx, schema, op_id, method, template, opts, now + share, counters)
+        r = _run_operation(ctx, schema, op_id, method, template, opts, now + share, counters, shared, spec)
         took = time.monotonic() - t0
         details = {"examples": r.examples, "statuses": {str(k): v for k, v in sorted(r.statuses.items())},
                    "seconds": round(took, 2), "observe": "counters" if counters else "state",
@@ -534,6 +675,4 @@ def run_openapi_checks(ctx: Any, spec_path: str | Path | None = None, examples: 
         elif r.examples:
             verdicts.append(Verdict.ok("SCHEMA-01", f"{op_id}: {r.examples} responses conform to {path.name}",
                                        details=details, **skw))
-    if skipped and verdicts:
-        verdicts[0].details.setdefault("not_steered", skipped)
     return verdicts
