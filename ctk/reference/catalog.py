@@ -555,6 +555,7 @@ async def unregister_table(ctx: Context, request: Request, ns: list[str], name: 
         if location is None:
             raise no_table(ns, name)
         store.delete_pointer(conn, "table", ns, name)
+        store.note_unregistered(conn, ns, name, location, time.time())
         return OpResult(200, table_result(location, store.read_table_metadata(location)))
 
     return await ctx.submit(request, "unregisterTable", table_resource(ns, name), body, execute)

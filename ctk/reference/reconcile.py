@@ -118,7 +118,15 @@ def reconcile(conn: Connection, mutation: Mutation, reserved_at: float | None) -
         if _written_since(loaded.metadata_location, since):
             return OpResult(200, _table_body(loaded))
         return None                      # existed before the reservation: executing answers 409
-    if op in ("dropTable", "unregisterTable", "dropView"):
+    if op == "unregisterTable":
+        ns, name = _ns_of(res), res.rsplit("/", 1)[-1]
+        if st.table_pointer(conn, ns, name) is not None:
+            return None
+        location = st.last_unregistered(conn, ns, name, since - CLOCK_MARGIN)
+        if location is None:
+            return None                  # not unregistered by the earlier attempt: executing answers 404
+        return OpResult(200, _table_body(st.Loaded(location, st.read_table_metadata(location))))
+    if op in ("dropTable", "dropView"):
         ns, name = _ns_of(res), res.rsplit("/", 1)[-1]
         pointer = st.view_pointer if op == "dropView" else st.table_pointer
         return OpResult(204) if pointer(conn, ns, name) is None else None

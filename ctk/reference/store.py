@@ -34,7 +34,7 @@ from pyiceberg.io import FileIO, load_file_io
 from pyiceberg.serializers import FromInputFile, ToOutputFile
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.view.metadata import ViewMetadata
-from sqlalchemy import (Boolean, Column, Float, Integer, MetaData, String, Table, Text, create_engine,
+from sqlalchemy import (Boolean, Column, Float, Index, Integer, MetaData, String, Table, Text, create_engine,
                         delete, event, insert, select, update)
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
@@ -60,6 +60,16 @@ views_t = Table(
     Column("namespace", String(1024), primary_key=True),
     Column("name", String(512), primary_key=True),
     Column("metadata_location", Text, nullable=False),
+)
+unregistered_t = Table(
+    # the last pointer of each unregistered table: what crash recovery answers a retried unregisterTable with
+    "ctk_unregistered", meta,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("namespace", String(1024), nullable=False),
+    Column("name", String(512), nullable=False),
+    Column("metadata_location", Text, nullable=False),
+    Column("at", Float, nullable=False),
+    Index("ix_ctk_unregistered_name", "namespace", "name"),
 )
 plans_t = Table(
     "ctk_plans", meta,
@@ -270,6 +280,20 @@ def swap_pointer(conn: Connection, kind: str, namespace, name: str, expected: st
 def delete_pointer(conn: Connection, kind: str, namespace, name: str) -> bool:
     t = tables_t if kind == "table" else views_t
     return conn.execute(delete(t).where(t.c.namespace == ns_key(namespace), t.c.name == name)).rowcount == 1
+
+
+def note_unregistered(conn: Connection, namespace, name: str, location: str, at: float) -> None:
+    conn.execute(insert(unregistered_t).values(namespace=ns_key(namespace), name=name, metadata_location=location,
+                                               at=at))
+
+
+def last_unregistered(conn: Connection, namespace, name: str, since: float) -> str | None:
+    """The metadata location the table had when it was last unregistered at or after `since`, or None."""
+    row = conn.execute(select(unregistered_t.c.metadata_location)
+                       .where(unregistered_t.c.namespace == ns_key(namespace), unregistered_t.c.name == name,
+                              unregistered_t.c.at >= since)
+                       .order_by(unregistered_t.c.id.desc()).limit(1)).first()
+    return None if row is None else row[0]
 
 
 def rename_pointer(conn: Connection, kind: str, src_ns, src: str, dst_ns, dst: str) -> bool:

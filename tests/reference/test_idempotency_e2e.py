@@ -127,6 +127,21 @@ def test_crash_before_finalize_reconciled_through_real_routes(ref, case):
         assert retry.status_code == (200 if case == "updateTable" else 204)
 
 
+def test_crash_before_finalize_on_unregister_answers_the_last_metadata(ref):
+    """Reconciled from the unregistered table's last pointer: the same 200 + metadata a plain unregister gives."""
+    loaded = ref.get("/v1/namespaces/db/tables/t").json()
+    k = key()
+    ref.post("/_ctk/faults", json={"action": "crash-before-finalize", "operation": "unregisterTable"})
+    send = lambda: ref.post("/v1/namespaces/db/tables/t/unregister", headers={"Idempotency-Key": k})  # noqa: E731
+    assert send().status_code == 500
+    retry = send()
+    assert retry.status_code == 200, retry.text
+    assert retry.json()["metadata-location"] == loaded["metadata-location"]
+    assert retry.json()["metadata"] == loaded["metadata"]
+    assert executions(ref) == 1
+    assert ref.get("/v1/namespaces/db/tables/t").status_code == 404
+
+
 def test_crash_left_record_for_an_absent_commit_executes(ref):
     """An IN_PROGRESS record (crash-marked) whose commit is not in the state: reconcile says absent, the retry
     executes once."""
