@@ -28,10 +28,16 @@ def reference_url():
         srv.stop()
 
 
-def namespaces(url: str) -> list[list[str]]:
+def _namespaces(url: str) -> list[list[str]]:
     r = httpx.get(f"{url}/v1/namespaces", timeout=10)
     r.raise_for_status()
     return r.json()["namespaces"]
+
+
+@pytest.fixture
+def namespaces():
+    """namespaces(url) -> the top-level namespaces of the catalog at url."""
+    return _namespaces
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.conftest import namespaces
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +39,7 @@ def test_verdict(ctk_context):
 """
 
 
-def test_namespace_created_and_dropped_after_failure(pytester: pytest.Pytester, reference_url):
+def test_namespace_created_and_dropped_after_failure(pytester: pytest.Pytester, reference_url, namespaces):
     pytester.makepyfile(test_mess=MAKES_MESS_AND_FAILS)
     before = namespaces(reference_url)
     result = pytester.runpytest("test_mess.py", "--catalog-url", reference_url, "-s", "-p", "no:html",
@@ -111,7 +110,7 @@ def test_one(ctk_client):
     assert "catalog at http://127.0.0.1:9 is unreachable" in result.stdout.str()
 
 
-def test_xdist_workers_use_separate_namespaces(pytester: pytest.Pytester, reference_url):
+def test_xdist_workers_use_separate_namespaces(pytester: pytest.Pytester, reference_url, namespaces):
     pytester.makepyfile(test_par="""
 import pytest
 from ctk.core.verdicts import Verdict
