@@ -56,7 +56,6 @@ records = Table(
     Column("expires_at", Float, nullable=False),
     UniqueConstraint("idem_key", "operation", "resource", "principal", name="uq_ctk_idem_scope"),
     Index("ix_ctk_idem_expires", "expires_at"),
-    Index("ix_ctk_idem_owner", "owner"),          # finalize / release / mark-crashed find their row by owner
 )
 
 
@@ -79,8 +78,9 @@ _DRIVER_INSERT: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...] | N
 
 
 def _insert_record(conn: Connection, params: dict[str, Any]) -> None:
-    """INSERT of a record through the driver: the SQL is compiled once per dialect and column set, which
-    saves SQLAlchemy's per-execution work (about 0.15 ms of a keyed commit's extra 0.7 ms)."""
+    """INSERT of a record straight through the DB-API cursor: the SQL is compiled once per dialect and column
+    set, which saves SQLAlchemy's per-execution work on the hot path of every keyed mutation. A taken scope
+    raises SQLAlchemy's IntegrityError, as a Core statement would."""
     cache_key = (conn.dialect.name, tuple(params))
     entry = _DRIVER_INSERT.get(cache_key)
     if entry is None:
@@ -88,7 +88,14 @@ def _insert_record(conn: Connection, params: dict[str, Any]) -> None:
         entry = (str(compiled), tuple(compiled.positiontup) if compiled.positional else None)
         _DRIVER_INSERT[cache_key] = entry
     sql, order = entry
-    conn.exec_driver_sql(sql, tuple(params[k] for k in order) if order is not None else params)
+    dbapi = conn.dialect.dbapi
+    cursor = conn.connection.driver_connection.cursor()
+    try:
+        cursor.execute(sql, tuple(params[k] for k in order) if order is not None else params)
+    except dbapi.IntegrityError as exc:
+        raise IntegrityError(sql, None, exc) from exc
+    finally:
+        cursor.close()
 
 
 def canonical_hash(body: bytes | None) -> str:
