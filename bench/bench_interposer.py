@@ -5,14 +5,19 @@ interposer RSS before/after N requests (default 100k). The server (uvicorn, plai
 interposer (`python -m ctk interposer`) run in their own processes; the client is http.client.
 
     python bench/bench_interposer.py [--latency-requests 5000] [--requests 100000] [--threads 4]
+                                     [--loop auto|asyncio|uvloop] [--server-loop auto|asyncio|uvloop]
 
 Targets: added p50 <= 0.3 ms, throughput >= 70% of direct, RSS flat.
+
+Both sides pick their event loop as they do by default (uvicorn: uvloop when installed; the interposer: the
+same, see ctk/interposer/loops.py); the first line printed says which. --loop / --server-loop force one side.
 """
 
 from __future__ import annotations
 
 import argparse
 import http.client
+import importlib.util
 import os
 import socket
 import statistics
@@ -34,7 +39,7 @@ async def app(scope, receive, send):
     await send({"type": "http.response.start", "status": 200,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(BODY)).encode())]})
     await send({"type": "http.response.body", "body": BODY})
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False, loop=sys.argv[2])
 """
 
 
@@ -124,15 +129,25 @@ def main() -> int:
     ap.add_argument("--throughput-requests", type=int, default=10000)
     ap.add_argument("--requests", type=int, default=100_000, help="requests for the memory run")
     ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="auto",
+                    help="the interposer's event loop (default: its own choice, uvloop when installed)")
+    ap.add_argument("--server-loop", choices=("auto", "asyncio", "uvloop"), default="auto",
+                    help="uvicorn's event loop for the upstream server (default: uvicorn's, uvloop when installed)")
     args = ap.parse_args()
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from ctk.interposer import loops
+
+    has_uvloop = importlib.util.find_spec("uvloop") is not None
+    server_loop = args.server_loop if args.server_loop != "auto" else ("uvloop" if has_uvloop else "asyncio")
+    print(f"event loops: upstream server (uvicorn) {server_loop}, interposer {loops.resolve(args.loop)}")
 
     sport, pport = free_port(), free_port()
-    server = subprocess.Popen([sys.executable, "-c", SERVER, str(sport)])
+    server = subprocess.Popen([sys.executable, "-c", SERVER, str(sport), args.server_loop])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.pathsep + env.get("PYTHONPATH", "")
     proxy = subprocess.Popen(
         [sys.executable, "-m", "ctk", "interposer", "--listen", f"127.0.0.1:{pport}",
-         "--upstream", f"127.0.0.1:{sport}", "--api", "none"],
+         "--upstream", f"127.0.0.1:{sport}", "--api", "none", "--loop", args.loop],
         stdout=subprocess.DEVNULL, env=env,
     )
     try:

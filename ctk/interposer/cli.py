@@ -7,6 +7,7 @@ import asyncio
 import signal
 import sys
 
+from ctk.interposer import loops
 from ctk.interposer.api import ApiServer, Registry
 from ctk.interposer.proxy import Proxy, check_loopback, parse_hostport
 
@@ -19,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default="ctk", help="name of the proxy in the control API (default ctk)")
     parser.add_argument("--protocol", choices=("auto", "tcp", "http"), default="auto",
                         help="auto (sniff HTTP/1.x per connection), tcp (never parse), http")
+    parser.add_argument("--loop", choices=loops.CHOICES, default=None,
+                        help="event loop: auto (uvloop when installed, unless CTK_INTERPOSER_LOOP=asyncio; the "
+                        "default), asyncio, uvloop")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,12 +44,29 @@ def run(args: argparse.Namespace) -> int:
         print("ctk interposer: nothing to do (no proxy and no API)", file=sys.stderr)
         return 2
     try:
-        return asyncio.run(_serve(args.name, listen, upstream, api, args.protocol))
+        loop_name = loops.resolve(getattr(args, "loop", None))
+    except (ValueError, ImportError) as exc:
+        print(f"ctk interposer: {exc}", file=sys.stderr)
+        return 2
+    loop = loops.new_event_loop(loop_name)
+    try:
+        asyncio.set_event_loop(loop)
+        return loop.run_until_complete(_serve(args.name, listen, upstream, api, args.protocol, loop_name))
     except KeyboardInterrupt:
         return 0
+    finally:
+        try:
+            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for t in pending:
+                t.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
 
 
-async def _serve(name, listen, upstream, api, protocol) -> int:
+async def _serve(name, listen, upstream, api, protocol, loop_name: str = "asyncio") -> int:
     registry = Registry()
     server = None
     try:
@@ -53,8 +74,8 @@ async def _serve(name, listen, upstream, api, protocol) -> int:
             proxy = Proxy(name, listen, upstream, protocol=protocol)
             await proxy.start()
             registry.proxies[name] = proxy
-            print(f"interposer {name}: {proxy.listen[0]}:{proxy.listen[1]} -> {upstream[0]}:{upstream[1]}",
-                  flush=True)
+            print(f"interposer {name}: {proxy.listen[0]}:{proxy.listen[1]} -> {upstream[0]}:{upstream[1]} "
+                  f"(event loop: {loop_name})", flush=True)
         if api is not None:
             server = ApiServer(registry, api)
             host, port = await server.start()

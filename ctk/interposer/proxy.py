@@ -432,28 +432,36 @@ ReqMeta = fp.ReqMeta
 
 
 class Side(asyncio.StreamReaderProtocol):
-    """The protocol of one socket of a connection. It feeds the socket's StreamReader (the coroutine path);
-    while its direction runs on the fast path (`fastpath`), `route_fast` points `data_received` straight at
-    the parser (an instance attribute shadowing the method) and `route_slow` takes it back."""
+    """The protocol of one socket of a connection. It feeds the socket's StreamReader (the coroutine path), or,
+    while its direction runs on the fast path (`fastpath`), hands each chunk to the parser: `route_fast` sets
+    `on_data` and also shadows `data_received` with it (asyncio's transports look the method up on every read,
+    so the parser is called with no frame in between; uvloop's keep the method they saw first, which then
+    dispatches through `on_data`). `route_slow` takes both back."""
 
     def __init__(self, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop, client_connected_cb=None):
         super().__init__(reader, client_connected_cb, loop=loop)
         self.reader = reader
+        self.on_data: Any = None  # fast path: callable(bytes)
         self.on_eof: Any = None  # fast path: callable()
         self.on_lost: Any = None  # fast path: callable(exc | None)
         self.on_pause: Any = None  # callable(bool): the write buffer passed its high / low water mark
 
     def route_fast(self, on_data, on_eof, on_lost) -> None:
+        self.on_data = on_data
         self.data_received = on_data  # type: ignore[method-assign]
         self.on_eof = on_eof
         self.on_lost = on_lost
 
     def route_slow(self) -> None:
         self.__dict__.pop("data_received", None)
-        self.on_eof = self.on_lost = None
+        self.on_data = self.on_eof = self.on_lost = None
 
     def data_received(self, data: bytes) -> None:
-        self.reader.feed_data(data)
+        cb = self.on_data
+        if cb is None:
+            self.reader.feed_data(data)
+        else:
+            cb(data)
 
     def eof_received(self) -> bool:
         cb = self.on_eof

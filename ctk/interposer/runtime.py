@@ -6,6 +6,7 @@ import asyncio
 import threading
 from typing import Any
 
+from ctk.interposer import loops
 from ctk.interposer.api import ApiServer, Registry
 from ctk.interposer.http_toxics import HttpMatch
 from ctk.interposer.proxy import Proxy, check_loopback
@@ -16,8 +17,8 @@ CALL_TIMEOUT = 15.0
 class Runtime:
     """An event loop in a daemon thread; `call(coro)` runs a coroutine there and returns its result."""
 
-    def __init__(self, name: str = "ctk-interposer"):
-        self.loop = asyncio.new_event_loop()
+    def __init__(self, name: str = "ctk-interposer", loop: str | None = None):
+        self.loop = loops.new_event_loop(loop)
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._started = threading.Event()
 
@@ -64,6 +65,7 @@ class Interposer:
         api: tuple[str, int] | None = None,
         protocol: str = "auto",
         fast_path: bool = True,
+        loop: str | None = None,
     ):
         check_loopback(listen[0])
         if api is not None:
@@ -74,6 +76,8 @@ class Interposer:
         self._api_listen = api
         self._protocol = protocol
         self._fast_path = fast_path  # False: every HTTP connection takes the coroutine path (tests)
+        self._loop_choice = loop  # "auto" / None: uvloop when installed (see loops.py), "asyncio", "uvloop"
+        self.loop_name = loops.resolve(loop)
         self._runtime: Runtime | None = None
         self._registry: Registry | None = None
         self._api: ApiServer | None = None
@@ -84,7 +88,7 @@ class Interposer:
     def start(self) -> tuple[str, int]:
         if self._runtime is not None:
             return self.address
-        rt = Runtime()
+        rt = Runtime(loop=self.loop_name)
         rt.start()
         self._runtime = rt
         try:

@@ -107,15 +107,31 @@ def read_response(s: socket.socket, buf: bytearray, *, head_request: bool = Fals
     return status, head, body
 
 
-@pytest.fixture(params=[True, False], ids=["fast", "coroutine"])
-def fast(request) -> bool:
-    """Every test here runs on the fast path and with the coroutine path forced."""
+def _has_uvloop() -> bool:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(
+    params=[
+        {"fast_path": True, "loop": "asyncio"},
+        {"fast_path": False, "loop": "asyncio"},
+        pytest.param({"fast_path": True, "loop": "uvloop"},
+                     marks=pytest.mark.skipif(not _has_uvloop(), reason="uvloop is not installed (optional)")),
+    ],
+    ids=["fast", "coroutine", "fast-uvloop"],
+)
+def fast(request) -> dict:
+    """Every test here runs on the fast path, with the coroutine path forced, and on uvloop when installed."""
     return request.param
 
 
 @pytest.fixture
 def http_proxy(http_server, fast):
-    with Interposer(upstream=http_server.address, api=("127.0.0.1", 0), fast_path=fast) as ip:
+    with Interposer(upstream=http_server.address, api=("127.0.0.1", 0), **fast) as ip:
         yield ip
 
 
@@ -198,7 +214,7 @@ def test_expect_100_continue(scripted, fast):
         c.sendall(b"HTTP/1.1 204 No Content\r\n\r\n")
 
     srv = scripted(handler)
-    with Interposer(upstream=srv.address, fast_path=fast) as ip:
+    with Interposer(upstream=srv.address, **fast) as ip:
         s = connect(ip.address)
         s.sendall(b"PUT /x HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
         buf = bytearray()
@@ -231,7 +247,7 @@ def test_101_upgrade_becomes_a_tunnel(scripted, fast):
             c.sendall(b"<" + data + b">")
 
     srv = scripted(handler)
-    with Interposer(upstream=srv.address, fast_path=fast) as ip:
+    with Interposer(upstream=srv.address, **fast) as ip:
         s = connect(ip.address)
         # bytes of the new protocol right behind the request, before the 101 came back
         s.sendall(b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\nearly")
@@ -258,7 +274,7 @@ def test_response_delimited_by_close(scripted, fast):
         c.shutdown(socket.SHUT_WR)
 
     srv = scripted(handler)
-    with Interposer(upstream=srv.address, fast_path=fast) as ip:
+    with Interposer(upstream=srv.address, **fast) as ip:
         s = connect(ip.address)
         s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         data, how = recv_until_closed(s, timeout=5)
@@ -283,7 +299,7 @@ def test_upstream_closes_before_answering(scripted, fast):
         read_head(c, bytearray())
 
     srv = scripted(handler)
-    with Interposer(upstream=srv.address, fast_path=fast) as ip:
+    with Interposer(upstream=srv.address, **fast) as ip:
         s = connect(ip.address)
         s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         data, how = recv_until_closed(s, timeout=5)
@@ -300,7 +316,7 @@ def test_upstream_sends_garbage(scripted, fast):
         time.sleep(0.5)
 
     srv = scripted(handler)
-    with Interposer(upstream=srv.address, fast_path=fast) as ip:
+    with Interposer(upstream=srv.address, **fast) as ip:
         s = connect(ip.address)
         s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         data, how = recv_until_closed(s, timeout=5)
@@ -393,7 +409,7 @@ def _trickle_server(total: int, piece: int, gap: float):
 
 def test_timeout_toxic_added_mid_body_stops_the_stream(scripted, fast):
     srv = scripted(_trickle_server(total=2000 * 400, piece=2000, gap=0.01))
-    with Interposer(upstream=srv.address, fast_path=fast) as ip:
+    with Interposer(upstream=srv.address, **fast) as ip:
         s = connect(ip.address)
         s.sendall(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
         buf = bytearray()
@@ -429,7 +445,7 @@ def test_bandwidth_toxic_added_mid_chunked_body(scripted, fast):
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 
     srv = scripted(handler)
-    with Interposer(upstream=srv.address, fast_path=fast) as ip:
+    with Interposer(upstream=srv.address, **fast) as ip:
         s = connect(ip.address)
         s.sendall(b"GET /chunks HTTP/1.1\r\nHost: x\r\n\r\n")
         buf = bytearray()
@@ -522,7 +538,7 @@ def test_declined_upgrade_then_a_pipelined_request(scripted, fast):
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok2")
 
     srv = scripted(handler)
-    with Interposer(upstream=srv.address, fast_path=fast) as ip:
+    with Interposer(upstream=srv.address, **fast) as ip:
         s = connect(ip.address)
         s.sendall(b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n"
                   b"GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -546,7 +562,7 @@ def test_latency_toxic_inside_a_tunnel(scripted, fast):
             c.sendall(data)
 
     srv = scripted(handler)
-    with Interposer(upstream=srv.address, fast_path=fast) as ip:
+    with Interposer(upstream=srv.address, **fast) as ip:
         s = connect(ip.address)
         s.sendall(b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n")
         buf = bytearray()
