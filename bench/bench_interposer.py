@@ -129,6 +129,9 @@ def main() -> int:
     ap.add_argument("--throughput-requests", type=int, default=10000)
     ap.add_argument("--requests", type=int, default=100_000, help="requests for the memory run")
     ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="extra figure: direct and interposer measured alternately this many times (half the "
+                    "throughput requests each), median ratio (0: skip)")
     ap.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="auto",
                     help="the interposer's event loop (default: its own choice, uvloop when installed)")
     ap.add_argument("--server-loop", choices=("auto", "asyncio", "uvloop"), default="auto",
@@ -177,6 +180,15 @@ def main() -> int:
         tv = throughput(pport, args.throughput_requests, args.threads)
         print(f"throughput, {args.threads} connections: direct {td:.0f} req/s, interposer {tv:.0f} req/s, "
               f"ratio {tv / td * 100:.1f}%  (target >= 70%)")
+        if args.rounds > 0:
+            # the same measurement, alternated: a slower or faster spell of the machine hits both sides
+            ratios = []
+            for _ in range(args.rounds):
+                d = throughput(sport, args.throughput_requests // 2, args.threads)
+                v = throughput(pport, args.throughput_requests // 2, args.threads)
+                ratios.append(v / d)
+            print(f"throughput, {args.threads} connections, {args.rounds} alternated rounds: median ratio "
+                  f"{statistics.median(ratios) * 100:.1f}% (rounds: {', '.join(f'{r * 100:.0f}%' for r in ratios)})")
 
         before = rss_kb(proxy.pid)
         cpu0, scpu0 = cpu_seconds(proxy.pid), cpu_seconds(server.pid)

@@ -613,3 +613,32 @@ def test_fast_path_is_used_and_follows_the_toxics(http_server):
             assert c.get(f"/d{i}").json()["conn"] == conn
         cnt = ip.counters
         assert cnt["connections"] == 1 and cnt["requests"] == cnt["responses"] == cnt["passed"] == 6
+
+
+def test_slow_reader_backpressure_bounds_the_buffer(http_server, fast):
+    """A client that does not read: the interposer stops reading the upstream (its buffer stays small), and
+    every byte still arrives once the client reads."""
+    size = 24_000_000
+    with Interposer(upstream=http_server.address, **fast) as ip:
+        s = connect(ip.address)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        s.sendall(b"GET /big=%d HTTP/1.1\r\nHost: x\r\n\r\n" % size)
+        time.sleep(1.0)
+
+        async def buffered():
+            return [c.c_transport.get_write_buffer_size() for c in ip._proxy.connections]
+
+        held = ip._runtime.call(buffered())
+        assert held and max(held) < 4_000_000, held  # not the whole 24 MB
+        buf = bytearray()
+        head = read_head(s, buf, timeout=10)
+        assert content_length(head) == size
+        got = len(buf)
+        s.settimeout(10)
+        while got < size:
+            part = s.recv(1 << 20)
+            if not part:
+                break
+            got += len(part)
+        s.close()
+        assert got == size
