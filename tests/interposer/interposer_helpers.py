@@ -9,11 +9,10 @@ import threading
 import time
 
 
-class EchoServer:
-    """Threaded TCP echo server; `greeting` is sent first when set (a server-speaks-first protocol)."""
+class ThreadedServer:
+    """A loopback TCP server that runs `_serve(conn)` for each connection in a thread of its own."""
 
-    def __init__(self, greeting: bytes = b""):
-        self.greeting = greeting
+    def __init__(self) -> None:
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -22,6 +21,7 @@ class EchoServer:
         self.address = self.sock.getsockname()
         self.stop_flag = threading.Event()
         self.connections = 0
+        self.conns: list[socket.socket] = []
         self.thread = threading.Thread(target=self._accept, daemon=True)
         self.thread.start()
 
@@ -32,7 +32,29 @@ class EchoServer:
             except (TimeoutError, OSError):
                 continue
             self.connections += 1
+            self.conns.append(conn)
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.stop_flag.set()
+        for c in self.conns:
+            try:
+                c.close()
+            except OSError:
+                pass
+        self.sock.close()
+        self.thread.join(2)
+
+
+class EchoServer(ThreadedServer):
+    """Threaded TCP echo server; `greeting` is sent first when set (a server-speaks-first protocol)."""
+
+    def __init__(self, greeting: bytes = b""):
+        self.greeting = greeting
+        super().__init__()
 
     def _serve(self, conn: socket.socket) -> None:
         conn.settimeout(30)
@@ -48,11 +70,6 @@ class EchoServer:
             pass
         finally:
             conn.close()
-
-    def close(self) -> None:
-        self.stop_flag.set()
-        self.sock.close()
-        self.thread.join(2)
 
 
 class App:

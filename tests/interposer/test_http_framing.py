@@ -10,39 +10,21 @@ import time
 
 import httpx
 import pytest
-from interposer_helpers import connect, recv_exactly, recv_until_closed
+from interposer_helpers import ThreadedServer, connect, recv_exactly, recv_until_closed
 
 from ctk.interposer import HttpMatch, Interposer
 
 
-class ScriptedServer:
+class ScriptedServer(ThreadedServer):
     """A loopback server that runs `handler(sock)` for each connection in its own thread."""
 
     def __init__(self, handler):
         self.handler = handler
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.sock.settimeout(0.2)
-        self.address = self.sock.getsockname()
-        self.stop_flag = threading.Event()
-        self.conns: list[socket.socket] = []
         self.errors: list[BaseException] = []
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    def _accept(self) -> None:
-        while not self.stop_flag.is_set():
-            try:
-                c, _ = self.sock.accept()
-            except (TimeoutError, OSError):
-                continue
-            c.settimeout(10)
-            self.conns.append(c)
-            threading.Thread(target=self._run, args=(c,), daemon=True).start()
-
-    def _run(self, c: socket.socket) -> None:
+    def _serve(self, c: socket.socket) -> None:
+        c.settimeout(10)
         try:
             self.handler(c)
         except OSError:
@@ -54,16 +36,6 @@ class ScriptedServer:
                 c.close()
             except OSError:
                 pass
-
-    def close(self) -> None:
-        self.stop_flag.set()
-        for c in self.conns:
-            try:
-                c.close()
-            except OSError:
-                pass
-        self.sock.close()
-        self.thread.join(2)
 
 
 def read_head(s: socket.socket, buf: bytearray, timeout: float = 5.0) -> bytes:
