@@ -37,7 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ctk.reference import store
-from ctk.reference.operations import CatalogError, Mutation, OpResult
+from ctk.reference.operations import CatalogError, Mutation, OpResult, exists
 
 # ---------------------------------------------------------------------------------------------- errors
 
@@ -56,11 +56,6 @@ def no_table(ns, name) -> CatalogError:
 
 def no_view(ns, name) -> CatalogError:
     return CatalogError(404, "NoSuchViewException", f"View does not exist: {'.'.join([*ns, name])}")
-
-
-def exists(what: str, ns, name=None) -> CatalogError:
-    ident = ".".join([*ns, name] if name is not None else ns)
-    return CatalogError(409, "AlreadyExistsException", f"{what} already exists: {ident}")
 
 
 def commit_failed(msg: str) -> CatalogError:

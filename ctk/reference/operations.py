@@ -37,6 +37,12 @@ class CatalogError(Exception):
         return OpResult(self.status, {"error": error}, dict(self.headers))
 
 
+def exists(what: str, ns, name=None) -> CatalogError:
+    """409 AlreadyExistsException for `what` (e.g. "Namespace", "Table") at ns[.name]."""
+    ident = ".".join([*ns, name] if name is not None else ns)
+    return CatalogError(409, "AlreadyExistsException", f"{what} already exists: {ident}")
+
+
 @dataclass
 class Mutation:
     operation: str                                  # operationId, e.g. "updateTable", "createView"

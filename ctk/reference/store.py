@@ -39,7 +39,7 @@ from sqlalchemy import (Boolean, Column, Float, Index, Integer, MetaData, String
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from ctk.reference.operations import CatalogError
+from ctk.reference.operations import exists
 
 SEP = "\x1f"
 
@@ -203,17 +203,11 @@ def list_namespaces(conn: Connection, parent) -> list[list[str]]:
     return out
 
 
-def _already_exists(what: str) -> CatalogError:
-    # A concurrent creation that won the race (PostgreSQL: the unique index, checked at the INSERT) is the
-    # same answer as one found by the existence check before it, never a 500.
-    return CatalogError(409, "AlreadyExistsException", f"{what} already exists (created concurrently)")
-
-
 def insert_namespace(conn: Connection, namespace, properties: dict) -> None:
     try:
         conn.execute(insert(namespaces_t).values(name=ns_key(namespace), properties=json.dumps(properties)))
-    except IntegrityError:
-        raise _already_exists(f"Namespace {'.'.join(namespace)}") from None
+    except IntegrityError:  # a concurrent creation won on the unique index (PostgreSQL): the same 409, not a 500
+        raise exists("Namespace", namespace) from None
 
 
 def set_namespace_properties(conn: Connection, namespace, properties: dict) -> None:
@@ -265,7 +259,7 @@ def insert_pointer(conn: Connection, kind: str, namespace, name: str, location: 
     try:
         conn.execute(insert(t).values(namespace=ns_key(namespace), name=name, metadata_location=location))
     except IntegrityError:
-        raise _already_exists(f"{kind.capitalize()} {'.'.join(namespace)}.{name}") from None
+        raise exists(kind.capitalize(), namespace, name) from None
 
 
 def swap_pointer(conn: Connection, kind: str, namespace, name: str, expected: str | None, new: str) -> bool:
