@@ -210,6 +210,7 @@ def config_body(settings) -> dict:
 def create_app(settings) -> Starlette:
     engine = store.make_engine(settings)
     pipeline = Pipeline(engine, settings)
+    pipeline.resolve_ref = catalog.metadata_json
     ctx = Context(engine, settings, pipeline)
     auth = Auth(settings)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from typing import Any, Callable
 
@@ -152,6 +153,11 @@ def page(items: list, request: Request) -> tuple[list, str | None]:
 
 def dump(model) -> dict:
     return json.loads(model.model_dump_json(by_alias=True, exclude_none=True))
+
+
+def metadata_json(location: str) -> dict:
+    """The table metadata in a metadata file, as an answer carries it (replay of answers stored by reference)."""
+    return dump(store.read_table_metadata(location))
 
 
 def table_result(location: str | None, metadata) -> dict:
@@ -359,7 +365,7 @@ async def create_table(ctx: Context, request: Request, ns: list[str], body: byte
                 raise exists("Table" if taken == "table" else "View with same name", ns, req.name)
             if not req.stage_create:
                 store.insert_pointer(conn, "table", ns, req.name, meta_loc)
-            return OpResult(200, table_result(meta_loc, metadata))
+            return OpResult(200, table_result(meta_loc, metadata), ref=meta_loc)
         return execute
 
     return await ctx.submit(request, "createTable", resource, body, lazy(prepare))
@@ -466,7 +472,7 @@ async def commit_table(ctx: Context, request: Request, ns: list[str], name: str,
     def prepare(conn):
         req = commit_request(parse_object(body), ns, name)
         prep = prepare_commit(ctx, ns, name, req, conn)
-        return lambda c: OpResult(200, prep.apply(c, ctx.deviation))
+        return lambda c: OpResult(200, prep.apply(c, ctx.deviation), ref=prep.new_location)
 
     if ctx.deviation == "no-atomic-swap":  # check outside the transaction, then a plain write: racy on purpose
         execute = await prepared(ctx, lambda: prepare(None))
@@ -519,16 +525,25 @@ async def drop_table(ctx: Context, request: Request, ns: list[str], name: str, b
 
     response = await ctx.submit(request, "dropTable", table_resource(ns, name), body, execute)
     if purge and "location" in dropped and response.status_code < 300:
-        await run_in_threadpool(purge_table, dropped["location"])
+        await run_in_threadpool(purge_table, dropped["location"], ctx.pipeline.records)
     return response
 
 
-def purge_table(metadata_location: str) -> None:
-    """Delete the data, manifest, manifest-list and metadata files of a dropped table (best effort)."""
+def purge_table(metadata_location: str, records=None) -> None:
+    """Delete the data, manifest, manifest-list and metadata files of a dropped table (best effort). Stored
+    answers that refer to the metadata files (records) are copied into their records first."""
     try:
         metadata = store.read_table_metadata(metadata_location)
     except Exception:  # noqa: BLE001 - already gone
         return
+    metadata_files = {e.metadata_file for e in metadata.metadata_log} | {metadata_location}
+    if records is not None:
+        try:
+            records.materialize(metadata_files, metadata_json)
+        except Exception:  # noqa: BLE001 - keep every file rather than break a replay
+            logging.getLogger("ctk.reference.catalog").exception(
+                "purge of %s skipped: stored answers referring to its metadata could not be copied", metadata_location)
+            return
     io = store.file_io(metadata_location)
     manifest_lists, manifests = set(), {}
     for snapshot in metadata.snapshots:
@@ -541,7 +556,7 @@ def purge_table(metadata_location: str) -> None:
     delete_data_files(io, list(manifests.values()))
     delete_files(io, set(manifests), "manifest")
     delete_files(io, manifest_lists, "manifest list")
-    delete_files(io, {e.metadata_file for e in metadata.metadata_log} | {metadata_location}, "metadata")
+    delete_files(io, metadata_files, "metadata")
 
 
 async def unregister_table(ctx: Context, request: Request, ns: list[str], name: str, body: bytes) -> Response:

@@ -8,7 +8,10 @@ in ONE transaction. Either way a crash can never leave a committed mutation with
 IN_PROGRESS record (reconciled on retry).
 
 The stored response is one JSON document (status, headers, body) plus its SHA-256: a document that does
-not parse or whose digest does not match cannot be replayed (`StoredResponseError`).
+not parse or whose digest does not match cannot be replayed (`StoredResponseError`). A table's metadata in an
+answer (createTable, updateTable) is stored by reference to its metadata file, which never changes: the
+record keeps the file's location (column `ref`), and a replay reads the file again. Before a purge deletes
+metadata files, `RecordStore.materialize` copies the answers that refer to them into their records.
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ import time
 import uuid
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import (Boolean, Column, Float, Index, Integer, MetaData, String, Table, Text, UniqueConstraint,
-                        bindparam, delete, func, insert, select, update)
+                        bindparam, delete, func, insert, inspect, select, update)
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -51,11 +54,13 @@ records = Table(
     Column("crashed", Boolean, nullable=False, default=False),  # left IN_PROGRESS by the crash hook
     Column("response", Text, nullable=True),                # JSON document: status, headers, body
     Column("response_digest", String(64), nullable=True),
+    Column("ref", String(1000), nullable=True),             # metadata file the stored response refers to
     Column("created_at", Float, nullable=False),            # first acceptance (epoch seconds)
     Column("updated_at", Float, nullable=False),
     Column("expires_at", Float, nullable=False),
     UniqueConstraint("idem_key", "operation", "resource", "principal", name="uq_ctk_idem_scope"),
     Index("ix_ctk_idem_expires", "expires_at"),
+    Index("ix_ctk_idem_ref", "ref"),
 )
 
 
@@ -71,7 +76,7 @@ _LOOKUP = select(records).where(records.c.idem_key == bindparam("b_key"), record
                                 records.c.principal == bindparam("b_principal"))
 _FINALIZE = update(records).where(records.c.owner == bindparam("b_owner"), records.c.status == IN_PROGRESS).values(
     status=FINALIZED, response=bindparam("b_response"), response_digest=bindparam("b_digest"),
-    updated_at=bindparam("b_updated"))
+    ref=bindparam("b_ref"), updated_at=bindparam("b_updated"))
 
 
 _DRIVER_INSERT: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...] | None]] = {}
@@ -123,32 +128,49 @@ def wire_json(body: Any) -> bytes:
     return json.dumps(body, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode("utf-8")
 
 
-def encode_stored(result: OpResult) -> tuple[str, bytes | None]:
-    """The stored document of a response, and the JSON bytes of its body (None when the body is not JSON).
+def _by_reference(result: OpResult) -> str | None:
+    body = result.body
+    if result.ref and isinstance(body, dict) and body.get("metadata-location") == result.ref and "metadata" in body:
+        return result.ref
+    return None
 
-    The body is serialized once: the same bytes are stored (compressed when large) and sent to the client,
-    so a keyed request does not pay for a second serialization of the whole table metadata.
+
+def encode_stored(result: OpResult) -> tuple[str, bytes | None, str | None]:
+    """The stored document of a response, the JSON bytes of its body (None when the body is not JSON), and the
+    metadata file the document refers to (None when the body is stored whole).
+
+    The body is serialized once, for the client. A result that names its metadata file (`OpResult.ref`) is
+    stored without the metadata: the keys of the body in order and all of it but the metadata. Other large
+    bodies are stored compressed.
     """
     headers = {k.lower(): str(v) for k, v in (result.headers or {}).items() if k.lower() in STORED_HEADERS}
     body = result.body
     doc: dict[str, Any] = {"status": int(result.status), "headers": headers}
     wire: bytes | None = None
+    ref = _by_reference(result)
     if isinstance(body, (bytes, bytearray)):
         doc["body_b64"] = base64.b64encode(bytes(body)).decode("ascii")
     elif body is None:
         doc["body"] = None
     else:
         wire = wire_json(body)
-        if len(wire) > COMPRESS_ABOVE:
-            # Load results carry the whole table metadata (tens of KB, growing with the table); written
-            # as is, every keyed commit grew the WAL by that much. Compressed, the record stays whole.
+        if ref is not None:
+            doc["body_ref"] = {"keys": list(body), "rest": {k: v for k, v in body.items() if k != "metadata"}}
+        elif len(wire) > COMPRESS_ABOVE:
+            # Other large bodies (a view's metadata, a scan plan) are compressed: the record stays whole and
+            # the WAL does not grow by the full size on every keyed change.
             doc["body_z"] = base64.b64encode(zlib.compress(wire, 1)).decode("ascii")
         else:
             doc["body"] = body
-    return json.dumps(doc, sort_keys=True, separators=(",", ":")), wire
+    return json.dumps(doc, separators=(",", ":")), wire, ref   # body keys keep their order
 
 
-def decode_response(text: str | None, digest: str | None) -> OpResult:
+Resolver = Callable[[str], Any]   # metadata file location -> the metadata as JSON (a dict)
+
+
+def decode_response(text: str | None, digest: str | None, resolve: Resolver | None = None) -> OpResult:
+    """The stored response; one stored by reference gets its metadata from `resolve(metadata-location)` (the
+    location is part of the stored document, so the digest covers it)."""
     if text is None or digest is None:
         raise StoredResponseError("no stored response")
     if hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != digest:
@@ -161,11 +183,29 @@ def decode_response(text: str | None, digest: str | None) -> OpResult:
             raise ValueError("bad status or headers")
         if "body_z" in doc:
             body = json.loads(zlib.decompress(base64.b64decode(doc["body_z"])).decode("utf-8"))
+        elif "body_ref" in doc:
+            keys, rest = doc["body_ref"]["keys"], doc["body_ref"]["rest"]
+            if not isinstance(keys, list) or not isinstance(rest, dict) or "metadata" not in keys:
+                raise ValueError("bad body reference")
+            metadata = _resolve(rest["metadata-location"], resolve)
+            body = {k: (metadata if k == "metadata" else rest[k]) for k in keys}
         else:
             body = base64.b64decode(doc["body_b64"]) if "body_b64" in doc else doc.get("body")
     except (ValueError, KeyError, TypeError, zlib.error) as exc:
         raise StoredResponseError(f"stored response unreadable: {exc}") from None
     return OpResult(status, body, {str(k): str(v) for k, v in headers.items()})
+
+
+def _resolve(ref: Any, resolve: Resolver | None) -> Any:
+    if not isinstance(ref, str) or not ref:
+        raise ValueError("bad metadata location in the body reference")
+    if resolve is None:
+        raise StoredResponseError(f"stored response refers to {ref}, and nothing here can read it")
+    try:
+        return resolve(ref)
+    except Exception as exc:  # noqa: BLE001 - any failure to read the file makes the answer unproducible
+        raise StoredResponseError(f"the metadata file the stored response refers to cannot be read: {ref}: "
+                                  f"{type(exc).__name__}: {exc}") from None
 
 
 def origin_of(operation: str, resource: str, principal: str) -> str:
@@ -210,6 +250,11 @@ class RecordStore:
     def __init__(self, engine: Engine):
         self.engine = engine
         metadata.create_all(engine, tables=[records])
+        if "ref" not in {c["name"] for c in inspect(engine).get_columns(records.name)}:
+            # a records table from before answers were stored by reference: add the column and its index
+            with engine.begin() as conn:
+                conn.exec_driver_sql(f"ALTER TABLE {records.name} ADD COLUMN ref VARCHAR(1000)")
+            next(ix for ix in records.indexes if ix.name == "ix_ctk_idem_ref").create(engine, checkfirst=True)
 
     # -- lookups ------------------------------------------------------------------------------------
     def get(self, scope: tuple[str, str, str, str]) -> Record | None:
@@ -234,7 +279,7 @@ class RecordStore:
     @staticmethod
     def reserve_in(conn: Connection, scope: tuple[str, str, str, str], request_hash: str, expires_at: float,
                    now: float | None = None, origin: str | None = None, status: str = IN_PROGRESS,
-                   response: str | None = None) -> str:
+                   response: str | None = None, ref: str | None = None) -> str:
         """Insert the record in the caller's transaction; raises IntegrityError when the scope is taken."""
         op, resource, key, principal = scope
         now = time.time() if now is None else now
@@ -244,7 +289,7 @@ class RecordStore:
             request_hash=request_hash, owner=owner,
             origin=origin_of(op, resource, principal) if origin is None else origin,
             crashed=False, response=response, response_digest=None if response is None else digest_of(response),
-            created_at=now, updated_at=now, expires_at=expires_at))
+            ref=ref, created_at=now, updated_at=now, expires_at=expires_at))
         return owner
 
     def take_over(self, record: Record) -> str | None:
@@ -271,10 +316,12 @@ class RecordStore:
 
     # -- inside the mutation's transaction ----------------------------------------------------------
     @staticmethod
-    def finalize(conn: Connection, owner: str, result: OpResult, text: str | None = None) -> bool:
-        text = encode_response(result) if text is None else text
+    def finalize(conn: Connection, owner: str, result: OpResult, text: str | None = None,
+                 ref: str | None = None) -> bool:
+        if text is None:
+            text, _wire, ref = encode_stored(result)
         n = conn.execute(_FINALIZE, {"b_owner": owner, "b_response": text, "b_digest": digest_of(text),
-                                     "b_updated": time.time()}).rowcount
+                                     "b_ref": ref, "b_updated": time.time()}).rowcount
         return n == 1
 
     @staticmethod
@@ -289,6 +336,27 @@ class RecordStore:
             conn.execute(update(records).where(records.c.owner == owner).values(response="{corrupt: unreadable"))
 
     # -- maintenance --------------------------------------------------------------------------------
+    def materialize(self, locations: set[str] | list[str], resolve: Resolver) -> int:
+        """Before metadata files are deleted (purge): every record whose stored answer refers to one of them
+        gets the answer copied in, so its replay still works. Records that cannot be replayed already are
+        left as they are. Returns how many records were rewritten."""
+        locations = sorted(set(locations))
+        done = 0
+        with self.engine.begin() as conn:
+            for i in range(0, len(locations), 500):
+                rows = conn.execute(select(records.c.id, records.c.response, records.c.response_digest).where(
+                    records.c.ref.in_(locations[i:i + 500]))).all()
+                for row in rows:
+                    try:
+                        result = decode_response(row.response, row.response_digest, resolve)
+                    except StoredResponseError:
+                        continue
+                    text, _wire, _ref = encode_stored(OpResult(result.status, result.body, result.headers))
+                    conn.execute(update(records).where(records.c.id == row.id).values(
+                        response=text, response_digest=digest_of(text), ref=None))
+                    done += 1
+        return done
+
     def sweep(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
         with self.engine.begin() as conn:

@@ -19,6 +19,9 @@ class OpResult:
     status: int
     body: Any = None                       # JSON-serialisable, or None for 204
     headers: dict[str, str] = field(default_factory=dict)
+    # Set when body["metadata"] is the table metadata in the file at this location (which the catalog does not
+    # change): the idempotency record then stores the answer by reference instead of a copy of the metadata.
+    ref: str | None = None
 
 
 class CatalogError(Exception):

@@ -36,7 +36,8 @@ from ctk.reference.faults import Faults, FaultRule
 from sqlalchemy.exc import IntegrityError
 
 from ctk.reference.idempotency import (FINALIZED, IN_PROGRESS, Record, RecordStore, StoredResponseError,
-                                       canonical_hash, decode_response, encode_stored, origin_of)
+                                       Resolver, canonical_hash, decode_response, encode_stored,
+                                       origin_of)
 from ctk.reference.operations import CatalogError, Mutation, OpResult
 
 log = logging.getLogger("ctk.reference.pipeline")
@@ -114,6 +115,8 @@ class Pipeline:
         self.engine, self.settings = engine, settings
         self.deviation: str | None = settings.deviation
         self.records = RecordStore(engine)
+        # metadata file location -> metadata JSON, for answers stored by reference (set by the catalog)
+        self.resolve_ref: Resolver | None = None
         self.faults = Faults()
         self.stale_after = float((settings.extra or {}).get("stale_after", 30.0))
         self._active: set[str] = set()   # owners of reservations held by requests running in this process
@@ -279,7 +282,7 @@ class Pipeline:
                 if dev == "no-replay":
                     return await self._unkeyed(request, mutation, faults={})
                 try:
-                    result = decode_response(rec.response, rec.response_digest)
+                    result = decode_response(rec.response, rec.response_digest, self.resolve_ref)
                 except StoredResponseError as exc:
                     if dev == "replay-failed-reexecutes":
                         await run_in_threadpool(self.records.delete, rec)
@@ -376,10 +379,10 @@ class Pipeline:
                 result = mutation.execute(conn)
                 wire = None
                 if self._storable(result.status):
-                    text, wire = encode_stored(result)
+                    text, wire, ref = encode_stored(result)
                     try:
                         RecordStore.reserve_in(conn, scope, request_hash, expires_at, now, origin,
-                                               status=FINALIZED, response=text)
+                                               status=FINALIZED, response=text, ref=ref)
                     except IntegrityError:
                         raise _KeyTaken() from None
                 self.faults.count_execution(mutation.operation, mutation.resource)
@@ -391,9 +394,9 @@ class Pipeline:
             if self._storable(result.status):
                 try:
                     with self.engine.begin() as conn:
-                        text, _wire = encode_stored(result)
+                        text, _wire, ref = encode_stored(result)
                         RecordStore.reserve_in(conn, scope, request_hash, expires_at, now, origin,
-                                               status=FINALIZED, response=text)
+                                               status=FINALIZED, response=text, ref=ref)
                 except IntegrityError:
                     return None          # another process finalized this key meanwhile: replay its answer
             self.faults.count_execution(mutation.operation, mutation.resource)
@@ -426,8 +429,8 @@ class Pipeline:
                     RecordStore.mark_crashed(conn, owner)
                     return self._fault_error(faults["crash-before-finalize"], "simulated crash after commit"), True
                 if self._storable(result.status):
-                    text, wire = encode_stored(result)
-                    if not RecordStore.finalize(conn, owner, result, text):
+                    text, wire, ref = encode_stored(result)
+                    if not RecordStore.finalize(conn, owner, result, text, ref):
                         raise _LostReservation()
                     result = _with_wire(result, wire)
                 else:
