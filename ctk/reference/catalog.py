@@ -187,9 +187,10 @@ class Context:
         return await run_in_threadpool(self.read, fn)
 
     async def submit(self, request: Request, operation: str, resource: str, body: bytes,
-                     execute: Callable, reconcile: Callable | None = None) -> Response:
+                     execute: Callable, reconcile: Callable | None = None,
+                     on_commit: Callable[[], None] | None = None) -> Response:
         mutation = Mutation(operation=operation, resource=resource, principal=request.state.principal,
-                            body=body, execute=execute, reconcile=reconcile)
+                            body=body, execute=execute, reconcile=reconcile, on_commit=on_commit)
         return await self.pipeline.handle(request, mutation)
 
     def default_location(self, conn, ns: list[str], name: str) -> str:
@@ -523,9 +524,15 @@ async def drop_table(ctx: Context, request: Request, ns: list[str], name: str, b
         dropped["location"] = location
         return OpResult(204)
 
-    response = await ctx.submit(request, "dropTable", table_resource(ns, name), body, execute)
-    if purge and "location" in dropped and response.status_code < 300:
-        await run_in_threadpool(purge_table, dropped["location"], ctx.pipeline.records)
+    def committed():
+        dropped["committed"] = dropped["location"]
+
+    # Purge only after this request's own drop committed: a replay, or a drop rolled back because the key
+    # turned out to be taken, must not delete the files of whatever table now has this name.
+    response = await ctx.submit(request, "dropTable", table_resource(ns, name), body, execute,
+                                on_commit=committed)
+    if purge and "committed" in dropped:       # also when a fault hook replaced the answer: the drop is done
+        await run_in_threadpool(purge_table, dropped["committed"], ctx.pipeline.records)
     return response
 
 

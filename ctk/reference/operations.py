@@ -55,3 +55,11 @@ class Mutation:
     execute: Callable[[Connection], OpResult]       # runs inside one DB transaction; raises CatalogError
     # Is the intended change already in the catalog state? Returns the result to answer with, or None.
     reconcile: Callable[[Connection], OpResult | None] | None = None
+    # Called once the transaction in which `execute` ran has committed (not after a rollback, a replay, a
+    # reconcile or a simulated crash): for work outside the database that must follow only a real change,
+    # such as a purge.
+    on_commit: Callable[[], None] | None = None
+
+    def did_commit(self) -> None:
+        if self.on_commit is not None:
+            self.on_commit()

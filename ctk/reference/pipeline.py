@@ -201,7 +201,9 @@ class Pipeline:
         try:
             with self.engine.begin() as conn:
                 self.faults.count_execution(mutation.operation, mutation.resource)
-                return mutation.execute(conn)
+                result = mutation.execute(conn)
+            mutation.did_commit()
+            return result
         except CatalogError as exc:
             return exc.result()
         except Exception:
@@ -386,7 +388,8 @@ class Pipeline:
                     except IntegrityError:
                         raise _KeyTaken() from None
                 self.faults.count_execution(mutation.operation, mutation.resource)
-                return _with_wire(result, wire)
+            mutation.did_commit()
+            return _with_wire(result, wire)
         except _KeyTaken:
             return None
         except CatalogError as exc:      # the mutation rolled back: store its terminal answer on its own
@@ -418,6 +421,7 @@ class Pipeline:
         """Run (or reconcile) the mutation and settle its record in ONE transaction.
         Returns (result to answer, crashed-by-hook)."""
         try:
+            executed = False
             with self.engine.begin() as conn:
                 result = None
                 if recover and self.deviation != "no-reconcile":
@@ -425,7 +429,8 @@ class Pipeline:
                 if result is None:
                     self.faults.count_execution(mutation.operation, mutation.resource)
                     result = mutation.execute(conn)
-                if "crash-before-finalize" in faults:
+                    executed = True
+                if "crash-before-finalize" in faults:     # as if the process died after the commit
                     RecordStore.mark_crashed(conn, owner)
                     return self._fault_error(faults["crash-before-finalize"], "simulated crash after commit"), True
                 if self._storable(result.status):
@@ -435,7 +440,9 @@ class Pipeline:
                     result = _with_wire(result, wire)
                 else:
                     RecordStore.release_in(conn, owner)
-                return result, False
+            if executed:
+                mutation.did_commit()
+            return result, False
         except CatalogError as exc:      # the mutation rolled back; settle its terminal answer
             result = exc.result()
             self._settle_outside(owner, result)

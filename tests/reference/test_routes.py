@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 
 import httpx
 import pytest
@@ -317,6 +318,22 @@ def test_drop_purge(client):
     path = created["metadata-location"].replace("file://", "")
     assert client.delete("/namespaces/db/tables/t", params={"purgeRequested": "true"}).status_code == 204
     assert not os.path.exists(path)
+
+
+def test_replayed_drop_with_purge_does_not_purge_the_table_now_under_that_name(client):
+    """A retried purge-drop is a replay: it must not delete the files of the table created since under the
+    same name (the fast path runs the drop before it finds the key taken, then rolls it back)."""
+    mk_ns(client, "db")
+    mk_table(client)
+    key = {"Idempotency-Key": str(uuid.uuid4())}
+    purge = {"purgeRequested": "true"}
+    assert client.delete("/namespaces/db/tables/t", params=purge, headers=key).status_code == 204
+    again = mk_table(client)
+    replay = client.delete("/namespaces/db/tables/t", params=purge, headers=key)
+    assert replay.status_code == 204 and replay.headers["idempotent-replayed"] == "true"
+    assert os.path.exists(again["metadata-location"].replace("file://", ""))
+    loaded = client.get("/namespaces/db/tables/t")
+    assert loaded.status_code == 200 and loaded.json()["metadata-location"] == again["metadata-location"]
 
 
 def test_rename_table(client):
