@@ -173,11 +173,15 @@ class Catalog:
         return self._do("POST", path, {"identifier": ident(ns, name), "requirements": [],
                                        "updates": [set_properties_update(updates)]}, label=label)
 
-    def _loaded(self, path: str, what: str) -> dict | None:
-        """The load result of a table or view (None for 404); anything but a load result is a PrerequisiteError."""
+    def _loaded(self, path: str, what: str, damaged_ok: bool = False) -> dict | None:
+        """The load result of a table or view (None for 404); anything but a load result is a PrerequisiteError,
+        except that with damaged_ok a 5xx reads as {"damaged": ...}: the catalog still lists the resource but
+        cannot load it (its files are gone, say)."""
         ex = self.client.request("GET", path, label=f"observe: load {what}")
         if ex.status == 404:
             return None
+        if damaged_ok and ex.status is not None and ex.status >= 500:
+            return {"damaged": f"load {what} answered {ex.status}"}
         body = ex.json()
         if ex.status != 200 or not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
             raise PrerequisiteError(f"observe: load {what} answered {ex.status or ex.error}", ex)
@@ -186,10 +190,10 @@ class Catalog:
     def commit_table(self, ns: tuple[str, ...], name: str, updates: dict[str, str], label: str) -> Exchange:
         return self._commit_properties(table_path(ns, name), ns, name, updates, label)
 
-    def table_state(self, ns: tuple[str, ...], name: str) -> dict | None:
-        body = self._loaded(table_path(ns, name), f"table {name}")
-        if body is None:
-            return None
+    def table_state(self, ns: tuple[str, ...], name: str, damaged_ok: bool = False) -> dict | None:
+        body = self._loaded(table_path(ns, name), f"table {name}", damaged_ok)
+        if body is None or "damaged" in body:
+            return body
         md = body["metadata"]
         return {"uuid": md.get("table-uuid"), "properties": dict(md.get("properties") or {}),
                 "metadata_log": len(md.get("metadata-log") or []),
@@ -235,7 +239,8 @@ def created(before: dict | None, after: dict | None, require: Callable[[dict], b
 
 
 def removed(before: dict | None, after: dict | None) -> int:
-    return 1 if (before is not None and after is None) else 0
+    """1 when the resource is gone, or still listed but can no longer be loaded (its files were deleted)."""
+    return 1 if (before is not None and "damaged" not in before and (after is None or "damaged" in after)) else 0
 
 
 def prop_set(before: dict | None, after: dict | None, key: str, value: str) -> int:
@@ -537,21 +542,22 @@ def _update_table(ctx: Any, ep: Endpoint) -> Case:
     )
 
 
-def _drop_like_table(ctx: Any, ep: Endpoint, suffix: str, method: str) -> Case:
+def _drop_like_table(ctx: Any, ep: Endpoint, suffix: str, method: str, params: dict | None = None) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name, missing = ctx.unique("t"), ctx.unique("tm")
     cat.create_table(ns, name)
 
     def req(n):
-        return Req(method, table_path(ns, n) + suffix)
+        return Req(method, table_path(ns, n) + suffix, params=params)
 
     return Case(
         ep, f"table {'.'.join(ns)}.{name}",
         req(name),
-        observe=lambda: {"t": cat.table_state(ns, name)},
+        observe=lambda: {"t": cat.table_state(ns, name, damaged_ok=True)},
         executions=lambda b, a: removed(b["t"], a["t"]),
-        # a table with the same name again: a re-execution would remove the new one
+        # a table with the same name again: a re-execution would remove the new one, or (a purge run again)
+        # delete its files, so that it is listed but cannot be loaded
         interfere=lambda: cat.create_table(ns, name),
         conflicting=Conflict(
             req(missing), (404,),
@@ -562,7 +568,8 @@ def _drop_like_table(ctx: Any, ep: Endpoint, suffix: str, method: str) -> Case:
 
 
 def _drop_table(ctx: Any, ep: Endpoint) -> Case:
-    return _drop_like_table(ctx, ep, "", "DELETE")
+    # with purge: the drop whose side effects reach beyond the catalog's database, the harder one to replay
+    return _drop_like_table(ctx, ep, "", "DELETE", {"purgeRequested": "true"})
 
 
 def _unregister_table(ctx: Any, ep: Endpoint) -> Case:

@@ -31,6 +31,8 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
     # replay
     Profile("no-replay", "advertises support but re-executes every duplicate", ("REPLAY-01", "REPLAY-04")),
     Profile("replay-different-body", "replays duplicates with another status/body than the original", ("REPLAY-01",)),
+    Profile("replay-purges", "replays a purge-drop, but purges the files of the table that has the name now",
+            ("REPLAY-01",)),
     Profile("terminal-4xx-not-stored", "does not finalize terminal 4xx, so a retry re-executes", ("REPLAY-02",)),
     Profile("store-5xx", "stores 5xx responses and replays them instead of executing the retry", ("REPLAY-03",)),
     # in flight
