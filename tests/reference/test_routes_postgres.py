@@ -90,3 +90,37 @@ def test_concurrent_creations_on_postgres_lose_with_409_never_500(pg_url, tmp_pa
         if what == "table":
             assert c.delete(f"/namespaces/{ns}/tables/t").status_code == 204
         assert c.delete(f"/namespaces/{ns}").status_code == 204
+
+
+def test_answers_stored_by_reference_on_postgres(pg_url, tmp_path):
+    """Replays read the metadata file; a purge copies those answers into their records first; a records table
+    without the ref column (an older version's) gets it on start."""
+    import uuid
+
+    from sqlalchemy import create_engine
+
+    from ctk.reference.idempotency import records
+
+    settings = ReferenceSettings(warehouse=str(tmp_path / "wh"), database_url=pg_url)
+    key = {"Idempotency-Key": str(uuid.uuid4())}
+    body = {"name": "byref", "schema": SCHEMA}
+    engine = create_engine(pg_url.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with engine.begin() as conn:          # as an older version left the table
+            conn.exec_driver_sql("DROP INDEX IF EXISTS ix_ctk_idem_ref")
+            conn.exec_driver_sql(f"ALTER TABLE IF EXISTS {records.name} DROP COLUMN IF EXISTS ref")
+        with ReferenceServer(settings) as server, httpx.Client(base_url=server.url + "/v1", timeout=60) as c:
+            c.post("/namespaces", json={"namespace": ["byref"]})
+            created = c.post("/namespaces/byref/tables", json=body, headers=key)
+            assert created.status_code == 200
+            assert c.post("/namespaces/byref/tables", json=body, headers=key).content == created.content
+            assert c.delete("/namespaces/byref/tables/byref", params={"purgeRequested": "true"}).status_code == 204
+            replay = c.post("/namespaces/byref/tables", json=body, headers=key)
+            assert replay.status_code == 200 and replay.content == created.content
+            assert replay.headers["idempotent-replayed"] == "true"
+            with engine.connect() as conn:
+                refs = conn.exec_driver_sql(f"SELECT ref FROM {records.name} WHERE idem_key = %s",
+                                            (key["Idempotency-Key"],)).all()
+            assert refs == [(None,)]          # copied in before the purge
+    finally:
+        engine.dispose()
