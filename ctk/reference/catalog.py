@@ -538,21 +538,20 @@ async def drop_table(ctx: Context, request: Request, ns: list[str], name: str, b
     return response
 
 
-def purge_table(metadata_location: str, records=None) -> None:
+def purge_table(metadata_location: str, records) -> None:
     """Delete the data, manifest, manifest-list and metadata files of a dropped table (best effort). Stored
-    answers that refer to the metadata files (records) are copied into their records first."""
+    answers that refer to the metadata files are copied into their records (a RecordStore) first."""
     try:
         metadata = store.read_table_metadata(metadata_location)
     except Exception:  # noqa: BLE001 - already gone
         return
     metadata_files = {e.metadata_file for e in metadata.metadata_log} | {metadata_location}
-    if records is not None:
-        try:
-            records.materialize(metadata_files, metadata_json)
-        except Exception:  # noqa: BLE001 - keep every file rather than break a replay
-            logging.getLogger("ctk.reference.catalog").exception(
-                "purge of %s skipped: stored answers referring to its metadata could not be copied", metadata_location)
-            return
+    try:
+        records.materialize(metadata_files, metadata_json)
+    except Exception:  # noqa: BLE001 - keep every file rather than break a replay
+        logging.getLogger("ctk.reference.catalog").exception(
+            "purge of %s skipped: stored answers referring to its metadata could not be copied", metadata_location)
+        return
     io = store.file_io(metadata_location)
     manifest_lists, manifests = set(), {}
     for snapshot in metadata.snapshots:
