@@ -9,7 +9,8 @@ that break the key rules (ctk.reference.deviations).
 Transactions: when no fault rule is set (the fast path), the mutation's execute(conn) and the insertion of
 its finalized record commit in ONE transaction; duplicates arriving meanwhile in this process are answered
 from an in-memory registry of the scopes in flight, and a duplicate from another process that ran meanwhile
-fails on the record's unique index, rolls back whole and replays. With fault rules (the test hooks need a visible IN_PROGRESS record), the
+fails on the record's unique index, rolls back whole and replays. A later duplicate of a scope this process
+finalized (the newest 50,000) is looked up and replayed at once, without running the mutation first. With fault rules (the test hooks need a visible IN_PROGRESS record), the
 reservation commits on its own first, and the mutation and the finalization (or the release of the
 reservation for a response that must not be stored) commit together. A CatalogError rolls the mutation back;
 its terminal 4xx is then finalized in a short transaction of its own (on the slow path a crash in between
@@ -24,6 +25,7 @@ import logging
 import re
 import threading
 import time
+from collections import OrderedDict
 from datetime import timedelta
 
 from sqlalchemy.engine import Connection
@@ -48,6 +50,7 @@ STORED_4XX = (400, 404, 409, 422)
 REPLAY_HEADER = "Idempotent-Replayed"
 POLL_SECONDS = 0.05
 MAX_RACES = 50
+FINALIZED_MEMORY = 50_000   # scopes finalized by this process that a duplicate can replay without running first
 
 
 def render(result: OpResult) -> Response:
@@ -124,6 +127,9 @@ class Pipeline:
         # scope -> (request hash, origin), so a duplicate arriving meanwhile is answered as in flight.
         self._inflight: dict[tuple, tuple[str, str]] = {}
         self._inflight_lock = threading.Lock()
+        # Scopes whose finalized record this process committed on the fast path (the newest ones): a duplicate
+        # of one is looked up and replayed at once instead of running the mutation and rolling it back.
+        self._finalized_here: OrderedDict[tuple, None] = OrderedDict()
         self._stop = threading.Event()
         self._sweeper: threading.Thread | None = None
         if settings.idempotency_lifetime is not None and settings.sweep_interval and settings.sweep_interval > 0:
@@ -249,7 +255,9 @@ class Pipeline:
         faults: dict | None = None
         while races < MAX_RACES:
             now = time.time()
-            if races == 0 and not (self.settings.control_api and self.faults.rules):
+            if races == 0 and scope in self._finalized_here and dev != "replay-purges":
+                owner = None             # finalized here: look the record up and replay (or see it expired)
+            elif races == 0 and not (self.settings.control_api and self.faults.rules):
                 # Fast path (no fault rule can apply): reserve, run and finalize in one transaction.
                 done = await run_in_threadpool(self._reserve_and_execute, mutation, scope, request_hash,
                                                self._expiry(now), now, origin_of(*origin))
@@ -389,6 +397,8 @@ class Pipeline:
                         raise _KeyTaken() from None
                 self.faults.count_execution(mutation.operation, mutation.resource)
             mutation.did_commit()
+            if self._storable(result.status):      # its record went in with it
+                self._remember_finalized(scope)
             return _with_wire(result, wire)
         except _KeyTaken:
             return None
@@ -402,11 +412,18 @@ class Pipeline:
                                                status=FINALIZED, response=text, ref=ref)
                 except IntegrityError:
                     return None          # another process finalized this key meanwhile: replay its answer
+                self._remember_finalized(scope)
             self.faults.count_execution(mutation.operation, mutation.resource)
             return result
         except Exception:
             log.exception("operation %s failed", mutation.operation)
             return error_result(500, "InternalServerError", f"{mutation.operation} failed unexpectedly")
+
+    def _remember_finalized(self, scope: tuple) -> None:
+        with self._inflight_lock:
+            self._finalized_here[scope] = None
+            if len(self._finalized_here) > FINALIZED_MEMORY:
+                self._finalized_here.popitem(last=False)
 
     def _settle_outside(self, owner: str, result: OpResult) -> None:
         """Finalize (storable) or release the reservation in a short transaction of its own."""

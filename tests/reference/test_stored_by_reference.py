@@ -158,3 +158,33 @@ def test_purge_keeps_every_file_when_the_answers_cannot_be_copied(catalog, refer
     assert os.path.exists(created.json()["metadata-location"].replace("file://", ""))
     again = client.post("/namespaces/db/tables", json={"name": "t", "schema": SCHEMA}, headers={"Idempotency-Key": key})
     assert again.status_code == 200 and again.content == created.content
+
+
+def _metadata_files(created: dict) -> set[str]:
+    directory = os.path.dirname(created["metadata-location"].replace("file://", ""))
+    return set(os.listdir(directory))
+
+
+def test_duplicate_of_a_key_finalized_here_replays_without_running_the_commit_first(catalog):
+    client, _engine = catalog
+    created = client.post("/namespaces/db/tables", json={"name": "t", "schema": SCHEMA}).json()
+    key = {"Idempotency-Key": str(uuid.uuid4())}
+    body = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"b": "2"}}]}
+    first = client.post("/namespaces/db/tables/t", json=body, headers=key)
+    files = _metadata_files(created)
+    again = client.post("/namespaces/db/tables/t", json=body, headers=key)
+    assert again.headers["idempotent-replayed"] == "true" and again.content == first.content
+    assert _metadata_files(created) == files          # no metadata file written for a commit rolled back
+
+
+def test_key_finalized_here_whose_record_is_gone_executes_again(catalog, reference):
+    client, _engine = catalog
+    assert client.post("/namespaces/db/tables", json={"name": "t", "schema": SCHEMA}).status_code == 200
+    key = {"Idempotency-Key": str(uuid.uuid4())}
+    body = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"b": "2"}}]}
+    first = client.post("/namespaces/db/tables/t", json=body, headers=key)
+    reference.app.state.pipeline.records.clear()      # as the sweep does once the lifetime is over
+    again = client.post("/namespaces/db/tables/t", json=body, headers=key)
+    assert again.status_code == 200 and "idempotent-replayed" not in again.headers
+    assert again.json()["metadata-location"] != first.json()["metadata-location"]
+    assert reference.app.state.pipeline.records.count() == 1
