@@ -416,8 +416,21 @@ class Pipeline:
             self.faults.count_execution(mutation.operation, mutation.resource)
             return result
         except Exception:
+            # A duplicate that ran while its original held the key (IN_PROGRESS on the reserve path, or already
+            # committed) can fail on the original's own change, e.g. a unique constraint: it is answered as the
+            # duplicate it is (in flight, or replayed), not with a 500.
+            if self._key_taken(scope):
+                log.info("operation %s failed while its key was taken by another request; answering as a "
+                         "duplicate", mutation.operation, exc_info=True)
+                return None
             log.exception("operation %s failed", mutation.operation)
             return error_result(500, "InternalServerError", f"{mutation.operation} failed unexpectedly")
+
+    def _key_taken(self, scope: tuple) -> bool:
+        try:
+            return self.records.get(scope) is not None
+        except Exception:  # noqa: BLE001 - the database itself failing: the original error stands
+            return False
 
     def _remember_finalized(self, scope: tuple) -> None:
         with self._inflight_lock:
