@@ -9,9 +9,10 @@ that break the key rules (ctk.reference.deviations).
 Transactions: when no fault rule is set (the fast path), the mutation's execute(conn) and the insertion of
 its finalized record commit in ONE transaction; duplicates arriving meanwhile in this process are answered
 from an in-memory registry of the scopes in flight, and a duplicate from another process that ran meanwhile
-fails on the record's unique index, rolls back whole and replays. A later duplicate of a scope this process
-finalized (the newest 50,000) is looked up and replayed at once, without running the mutation first. With fault rules (the test hooks need a visible IN_PROGRESS record), the
-reservation commits on its own first, and the mutation and the finalization (or the release of the
+fails on the record's unique index, rolls back whole and replays. Only a request's first try takes the fast
+path: a later duplicate of a scope this process finalized (the newest 50,000), and every poll of a duplicate
+waiting for its original, look the record up instead of running the mutation. With fault rules (the test
+hooks need a visible IN_PROGRESS record), the reservation commits on its own first, and the mutation and the finalization (or the release of the
 reservation for a response that must not be stored) commit together. A CatalogError rolls the mutation back;
 its terminal 4xx is then finalized in a short transaction of its own (on the slow path a crash in between
 leaves an IN_PROGRESS record whose change is provably absent: reconciled by executing).
@@ -253,11 +254,15 @@ class Pipeline:
         deadline = loop.time() + max(0.0, float(self.settings.in_flight_wait_timeout))
         races = 0
         faults: dict | None = None
+        first = True
+        # Look the record up before anything else: for a scope finalized here (replay, or see it expired), and
+        # on every poll while waiting for an original in flight (never run the mutation again meanwhile).
+        look_up = scope in self._finalized_here and dev != "replay-purges"
         while races < MAX_RACES:
             now = time.time()
-            if races == 0 and scope in self._finalized_here and dev != "replay-purges":
-                owner = None             # finalized here: look the record up and replay (or see it expired)
-            elif races == 0 and not (self.settings.control_api and self.faults.rules):
+            if look_up:
+                look_up, owner = False, None
+            elif first and not (self.settings.control_api and self.faults.rules):
                 # Fast path (no fault rule can apply): reserve, run and finalize in one transaction.
                 done = await run_in_threadpool(self._reserve_and_execute, mutation, scope, request_hash,
                                                self._expiry(now), now, origin_of(*origin))
@@ -269,6 +274,7 @@ class Pipeline:
             else:
                 owner = await run_in_threadpool(self.records.reserve, scope, request_hash, self._expiry(now), now,
                                                 origin_of(*origin))
+            first = False
             if owner is not None:
                 if faults is None:
                     faults = self._take_faults(request, mutation, keyed=True)
@@ -314,6 +320,7 @@ class Pipeline:
                 return await self._unkeyed(request, mutation, faults={})
             if self.settings.in_flight == "wait" and loop.time() < deadline:
                 await asyncio.sleep(min(POLL_SECONDS, max(0.0, deadline - loop.time())))
+                look_up = True
                 continue
             return self._in_progress()
         return render(error_result(503, "ServiceUnavailableException",
