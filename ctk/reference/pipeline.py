@@ -13,9 +13,10 @@ fails on the record's unique index, rolls back whole and replays. Only a request
 path: a later duplicate of a scope this process finalized (the newest 50,000), and every poll of a duplicate
 waiting for its original, look the record up instead of running the mutation. With fault rules (the test
 hooks need a visible IN_PROGRESS record), the reservation commits on its own first, and the mutation and the
-finalization (or the release of the reservation for a response that must not be stored) commit together. A CatalogError rolls the mutation back;
-its terminal 4xx is then finalized in a short transaction of its own (on the slow path a crash in between
-leaves an IN_PROGRESS record whose change is provably absent: reconciled by executing).
+finalization (or the release of the reservation for a response that must not be stored) commit together.
+A CatalogError rolls the mutation back; its terminal 4xx is then finalized in a short transaction of its own
+(on the slow path a crash in between leaves an IN_PROGRESS record whose change is provably absent:
+reconciled by executing).
 """
 
 from __future__ import annotations
