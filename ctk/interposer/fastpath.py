@@ -404,8 +404,7 @@ class FastHttpMixin:
         if 100 <= status < 200 and status != 101:
             return HEAD
         if meta is not None:
-            self._answered(meta)
-            self.proxy.counters.passed += 1
+            self._passed_untouched(meta)
         if status == 101:
             self._tunnel_start_fast()
             return TUNNEL

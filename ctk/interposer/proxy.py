@@ -914,6 +914,11 @@ class Connection(fp.FastHttpMixin):
             self.resp_idle = False
             self._resp_to_fast()
 
+    def _passed_untouched(self, meta: ReqMeta) -> None:
+        """The answer to the oldest request went out as the upstream sent it (coroutine or fast path)."""
+        self._answered(meta)
+        self.proxy.counters.passed += 1
+
     def _answered(self, meta: ReqMeta) -> None:
         """The answer to the oldest request went out (or was dropped by a toxic)."""
         self.queue.popleft()
@@ -1190,8 +1195,7 @@ class Connection(fp.FastHttpMixin):
         if 100 <= status < 200 and status != 101:
             return True
         if meta is not None:
-            self._answered(meta)
-            self.proxy.counters.passed += 1
+            self._passed_untouched(meta)
         if status == 101:
             await self._tunnel()
             return False
