@@ -119,10 +119,6 @@ def canonical_hash(body: bytes | None) -> str:
 COMPRESS_ABOVE = 2048  # bytes of JSON body above which the stored copy is zlib-compressed
 
 
-def encode_response(result: OpResult) -> str:
-    return encode_stored(result)[0]
-
-
 def wire_json(body: Any) -> bytes:
     """The JSON bytes of a response body, as Starlette's JSONResponse renders them."""
     return json.dumps(body, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode("utf-8")

@@ -6,8 +6,12 @@ import json
 import pytest
 
 from ctk.reference.idempotency import (COMPRESS_ABOVE, StoredResponseError, decode_response, digest_of,
-                                       encode_response)
+                                       encode_stored)
 from ctk.reference.operations import OpResult
+
+
+def encode_response(result: OpResult) -> str:
+    return encode_stored(result)[0]
 
 
 def test_large_body_round_trips_compressed():
