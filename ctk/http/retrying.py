@@ -24,6 +24,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from ctk.core.recording import Recorder, Unrecorded
 from ctk.http.client import classify_outcome, error_kind
 from ctk.http.exchange import Exchange
 from ctk.http.keys import is_valid_key, new_key
@@ -52,7 +53,7 @@ class RetryingClient:
 
     def __init__(self, client: Any, discovery: Any, max_attempts: int = 5, base_delay: float = 0.05,
                  max_delay: float = 1.0, max_retry_after: float = 5.0, use_keys: bool = True,
-                 history: Any = None, process: Any = None, header_name: str = "Idempotency-Key",
+                 history: Recorder | None = None, process: Any = None, header_name: str = "Idempotency-Key",
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
                  rng: random.Random | None = None) -> None:
         if max_attempts < 1:
@@ -64,10 +65,9 @@ class RetryingClient:
         self.max_delay = max_delay
         self.max_retry_after = max_retry_after
         self.use_keys = use_keys
-        if history is None:  # the history layer sits below this one; it is only needed when recording
-            from ctk.history.recorder import History
-            history = History()
-        self.history = history  # anything with new_op_id(), invoke() and record_exchange()
+        # A recorder of the attempts (ctk.history.recorder.History, passed by whoever judges them); by
+        # default they are not recorded.
+        self.history: Recorder = history if history is not None else Unrecorded()
         self.process = process
         self.header_name = header_name
         self.clock = clock

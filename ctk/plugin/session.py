@@ -85,7 +85,7 @@ class CtkSession:
     def _start(self) -> None:
         o = self.options
         if self.url is None and o.catalog_image:
-            from ctk.target.containers import ContainersUnavailable, ContainerTarget
+            from ctk.plugin.containers import ContainersUnavailable, ContainerTarget
 
             self.container = ContainerTarget(o.catalog_image)
             try:

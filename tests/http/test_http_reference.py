@@ -2,6 +2,7 @@
 
 import random
 
+from ctk.history.recorder import History
 from ctk.http.client import CatalogClient
 from ctk.http.keys import new_key
 from ctk.http.retrying import RetryingClient
@@ -38,7 +39,7 @@ def test_retrying_create_namespace_replays_after_503(ref_client):
     ex = ref_client.request("POST", "/_ctk/faults", json={"action": "fail-after-commit", "operation": "createNamespace",
                                                          "status": 503, "times": 1})
     assert ex.status in (200, 201), ex.render()
-    rc = RetryingClient(ref_client, d, sleep=lambda s: None, rng=random.Random(0))
+    rc = RetryingClient(ref_client, d, history=History(), sleep=lambda s: None, rng=random.Random(0))
     ex = rc.mutate("POST", "namespaces", json={"namespace": ["r1"]}, op="createNamespace")
     assert [a.status for a in rc.last_attempts] == [503, 200]
     assert rc.history.operations()[0].outcome == "ok"

@@ -39,6 +39,7 @@ def make(answers, discovery=WITH, **kw):
     script = Script(answers)
     client = CatalogClient(TargetConfig("http://127.0.0.1:9"), transport=httpx.MockTransport(script))
     sleeps = []
+    kw.setdefault("history", History())
     rc = RetryingClient(client, discovery, sleep=sleeps.append, rng=random.Random(1), **kw)
     return rc, script, sleeps
 
