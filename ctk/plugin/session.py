@@ -10,8 +10,12 @@ from typing import Any
 
 import httpx
 
+from ctk.http.client import CatalogClient
+from ctk.interposer import Interposer
 from ctk.plugin import namespace as nsmod
 from ctk.plugin.options import CtkOptions
+from ctk.target.config import TargetConfig
+from ctk.target.discovery import discover
 
 EMBEDDED_SETTINGS = dict(control_api=True, idempotency_lifetime="PT4S", idempotency_grace="PT2S")
 
@@ -33,18 +37,6 @@ def probe(url: str, timeout: float, headers: dict[str, str] | None = None) -> st
                 f"({type(exc).__name__}); is it hanging?")
     except httpx.HTTPError as exc:
         return f"catalog at {url} is unreachable: GET /v1/config failed: {type(exc).__name__}: {exc}"
-
-
-def _import(paths: list[tuple[str, str]]) -> Any:
-    import importlib
-
-    errors = []
-    for module, name in paths:
-        try:
-            return getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError) as exc:
-            errors.append(f"{module}.{name}: {exc}")
-    raise ImportError("; ".join(errors))
 
 
 class CtkSession:
@@ -96,8 +88,10 @@ class CtkSession:
                 return
             self.server_info["container"] = o.catalog_image
         if self.url is None:
-            ReferenceServer = _import([("ctk.reference.server", "ReferenceServer")])
-            ReferenceSettings = _import([("ctk.reference.settings", "ReferenceSettings")])
+            # imported here: the embedded catalog pulls in starlette, uvicorn and sqlalchemy
+            from ctk.reference.server import ReferenceServer
+            from ctk.reference.settings import ReferenceSettings
+
             self.server = ReferenceServer(ReferenceSettings.from_env(**EMBEDDED_SETTINGS))
             self.url = self.server.start().rstrip("/")
             self.server_info["embedded"] = True
@@ -106,14 +100,11 @@ class CtkSession:
         if problem:
             self.error = problem
             return
-        TargetConfig = _import([("ctk.target", "TargetConfig"), ("ctk.target.config", "TargetConfig")])
         self.target = TargetConfig(
             url=self._through_interposer(self.url), prefix=o.catalog_prefix, warehouse=o.warehouse, token=o.catalog_token,
             credential=o.catalog_credential, headers=dict(o.catalog_headers), timeout=o.timeout,
             connect_timeout=min(o.timeout, 5.0), allow_remote=o.allow_remote or self.server is not None)
-        CatalogClient = _import([("ctk.http", "CatalogClient"), ("ctk.http.client", "CatalogClient")])
         self.client = CatalogClient(self.target)
-        discover = _import([("ctk.target", "discover"), ("ctk.target.discovery", "discover")])
         self.discovery = discover(self.client)
         self.namespace = nsmod.run_namespace_name(o.namespace_prefix, self.run_id, self.worker)
         nsmod.create(self.client, self.namespace, self.run_id)
@@ -129,7 +120,6 @@ class CtkSession:
         if parts.scheme != "http":
             self.interposer_note = f"{parts.scheme} target: the interposer relays plain HTTP only"
             return url
-        Interposer = _import([("ctk.interposer", "Interposer")])
         self.interposer = Interposer(upstream=(parts.hostname, parts.port or 80))
         host, port = self.interposer.start()
         self.server_info["interposer"] = f"{host}:{port} -> {parts.hostname}:{parts.port or 80}"
