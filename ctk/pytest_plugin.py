@@ -86,7 +86,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     if session is not None and session.started and session.error:
         pytest.fail(f"target unusable: {session.error}", pytrace=False)
     argnames = pyfuncitem._fixtureinfo.argnames
-    result = pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in argnames})
+    mark = outcomes.exchange_mark(session)
+    try:
+        result = pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in argnames})
+    except Exception as exc:  # noqa: BLE001 - a crashed check is a verdict `error`, not a vanished test
+        result = outcomes.crashed(pyfuncitem, exc, outcomes.last_exchange(session, mark))
     verdicts = outcomes.as_verdicts(result)
     if verdicts is None:
         if result is not None:

@@ -1,8 +1,12 @@
-"""Verdicts of conformance checks: pass, fail, deviation, unsupported, inconclusive.
+"""Verdicts of conformance checks: pass, fail, deviation, unsupported, inconclusive, error.
 
 A check returns a Verdict; the pytest plugin turns it into an outcome (fail -> failed test,
 deviation -> passed with a warning unless --ctk-strict, unsupported -> skipped with the reason,
 inconclusive -> skipped, marked inconclusive) and the reports group verdicts by requirement.
+
+``error`` is not a judgement of the target: the check itself crashed (an exception inside the check).
+It names the requirement the check was about, the exception and the last exchange; it fails the test and
+the run, since the requirement went unjudged.
 """
 
 from __future__ import annotations
@@ -14,12 +18,17 @@ from typing import Any
 from ctk.core.requirements import Level, get
 
 
+# The requirement of an error verdict whose check names none (a crash the plugin caught outside any check).
+UNKNOWN_REQUIREMENT = "(unknown)"
+
+
 class Status(str, Enum):
     PASS = "pass"
     FAIL = "fail"
     DEVIATION = "deviation"
     UNSUPPORTED = "unsupported"
     INCONCLUSIVE = "inconclusive"
+    ERROR = "error"              # the check crashed: no judgement of the target, a failure of the run
 
 
 @dataclass
@@ -51,13 +60,35 @@ class Verdict:
     def inconclusive(cls, requirement: str, reason: str, **kw: Any) -> "Verdict":
         return cls(requirement, Status.INCONCLUSIVE, reason, **kw)
 
+    @classmethod
+    def crashed(cls, requirement: str, exc: BaseException, last_exchange: dict[str, Any] | None = None,
+                where: str = "", **kw: Any) -> "Verdict":
+        """The check of ``requirement`` raised ``exc``: status error, with the exception and the last exchange."""
+        import traceback
+
+        text = f"the check crashed{f' ({where})' if where else ''}: {type(exc).__name__}: {exc}"
+        details = dict(kw.pop("details", None) or {})
+        details["exception"] = f"{type(exc).__name__}: {exc}"
+        details["traceback"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]
+        exchanges = list(kw.pop("exchanges", None) or [])
+        if last_exchange is not None and last_exchange not in exchanges:
+            exchanges.append(last_exchange)
+        if exchanges:
+            details["last_exchange"] = _exchange_line(exchanges[-1])
+            text += f"\nlast exchange: {details['last_exchange']}"
+        return cls(requirement, Status.ERROR, text, exchanges=exchanges, details=details, **kw)
+
     def to_dict(self) -> dict[str, Any]:
-        r = get(self.requirement)
+        if self.requirement == UNKNOWN_REQUIREMENT and self.status is Status.ERROR:
+            level, source, statement = "MUST", "-", "(the crashed check names no requirement)"
+        else:
+            r = get(self.requirement)
+            level, source, statement = r.level.value, r.source, r.statement
         return {
             "requirement": self.requirement,
-            "level": r.level.value,
-            "source": r.source,
-            "statement": r.statement,
+            "level": level,
+            "source": source,
+            "statement": statement,
             "status": self.status.value,
             "message": self.message,
             "endpoint": self.endpoint,
@@ -66,6 +97,13 @@ class Verdict:
             "exchanges": self.exchanges,
             "details": self.details,
         }
+
+
+def _exchange_line(ex: dict[str, Any]) -> str:
+    status = ex.get("status")
+    return (f"{ex.get('method', '?')} {ex.get('url', '?')} -> "
+            + (str(status) if status is not None else f"no answer ({ex.get('error')})")
+            + (f" [{ex.get('label')}]" if ex.get("label") else ""))
 
 
 class VerdictError(AssertionError):

@@ -1,6 +1,7 @@
 """Verdict -> pytest outcome.
 
 pass -> passed; fail -> failed (VerdictError naming the requirement, the message and the exchanges);
+error (the check crashed) -> failed, like fail: the requirement went unjudged, so the run did not pass;
 deviation -> passed with a CtkDeviationWarning, failed under --ctk-strict; unsupported -> skipped
 "unsupported: <reason>"; inconclusive -> skipped "inconclusive: <reason>".
 
@@ -17,12 +18,12 @@ from typing import Any, Iterable
 
 import pytest
 
-from ctk.core.requirements import get
-from ctk.core.verdicts import Status, Verdict, VerdictError
+from ctk.core.verdicts import UNKNOWN_REQUIREMENT, Status, Verdict, VerdictError
 from ctk.http.exchange import render_exchanges
 
 # Worst first: the outcome of a test with several verdicts is decided by the worst one.
-_SEVERITY = {Status.FAIL: 0, Status.DEVIATION: 1, Status.INCONCLUSIVE: 2, Status.UNSUPPORTED: 3, Status.PASS: 4}
+_SEVERITY = {Status.ERROR: 0, Status.FAIL: 0, Status.DEVIATION: 1, Status.INCONCLUSIVE: 2, Status.UNSUPPORTED: 3,
+             Status.PASS: 4}
 
 
 class CtkDeviationWarning(UserWarning):
@@ -31,12 +32,12 @@ class CtkDeviationWarning(UserWarning):
 
 def describe(verdict: Verdict, exchange_limit: int = 2000) -> str:
     """The failure text: requirement (id, level, statement, source), message, rendered exchanges."""
-    req = get(verdict.requirement)
+    d = verdict.to_dict()
     where = ", ".join(x for x in (verdict.endpoint, verdict.behaviour) if x)
     lines = [
-        f"{req.id} ({req.level.value}) {verdict.status.value.upper()}" + (f" [{where}]" if where else ""),
-        f"requirement: {req.statement}",
-        f"source: {req.source}",
+        f"{d['requirement']} ({d['level']}) {Status(verdict.status).value.upper()}" + (f" [{where}]" if where else ""),
+        f"requirement: {d['statement']}",
+        f"source: {d['source']}",
         f"message: {verdict.message}",
     ]
     if verdict.classification:
@@ -62,6 +63,54 @@ def as_verdicts(result: Any) -> list[Verdict] | None:
     return None
 
 
+def crashed(item: pytest.Item, exc: BaseException, last_exchange: dict[str, Any] | None) -> Verdict:
+    """The error verdict of a ctk test whose check raised ``exc``, named after the requirement it checks.
+
+    The requirement comes from the check function the test was parametrized with (``check.requirement``, set
+    by ``ctk.checks.common.guarded``), else from a ``REQ``/``REQUIREMENT`` constant of the test module, else
+    from the requirement id in the test's name; ``UNKNOWN_REQUIREMENT`` when none says (the report lists it
+    as a requirement of its own rather than charge the crash to a requirement it may not concern).
+    """
+    return Verdict.crashed(_requirement_of(item), exc, last_exchange, where=item.nodeid.split("::")[-1],
+                           behaviour="crash")
+
+
+def exchange_mark(session: Any) -> int:
+    """How many exchanges the session's client has recorded so far (0 without one)."""
+    client = getattr(session, "client", None)
+    return len(getattr(client, "exchanges", None) or [])
+
+
+def last_exchange(session: Any, mark: int = 0) -> dict[str, Any] | None:
+    """The last exchange the session's client recorded after ``mark`` (redacted dict), or None."""
+    client = getattr(session, "client", None)
+    exchanges = list(getattr(client, "exchanges", None) or [])[mark:]
+    try:
+        return exchanges[-1].to_dict() if exchanges else None
+    except Exception:  # noqa: BLE001 - best effort for a report of a crash
+        return None
+
+
+def _requirement_of(item: pytest.Item) -> str:
+    from ctk.core.requirements import REQUIREMENTS
+
+    params = getattr(getattr(item, "callspec", None), "params", {}) or {}
+    for value in params.values():
+        rid = getattr(value, "requirement", None)
+        if isinstance(rid, str) and rid in REQUIREMENTS:
+            return rid
+    module = getattr(item, "module", None)
+    for name in ("REQ", "REQUIREMENT"):
+        rid = getattr(module, name, None)
+        if isinstance(rid, str) and rid in REQUIREMENTS:
+            return rid
+    text = item.nodeid.upper().replace("_", "-")
+    for rid in REQUIREMENTS:
+        if rid in text:
+            return rid
+    return UNKNOWN_REQUIREMENT
+
+
 def record(item: pytest.Item, verdict: Verdict) -> None:
     """JUnit properties of the verdict (ctk.requirement, ctk.level, ctk.source, ctk.verdict, ...)."""
     from ctk.reporting.junit import attach_verdict
@@ -81,7 +130,8 @@ def apply(verdicts: list[Verdict], strict: bool, item: pytest.Item | None = None
         v.status = Status(v.status)
         if item is not None:
             record(item, v)
-    failing = [v for v in verdicts if v.status is Status.FAIL or (strict and v.status is Status.DEVIATION)]
+    failing = [v for v in verdicts if v.status in (Status.FAIL, Status.ERROR)
+               or (strict and v.status is Status.DEVIATION)]
     if failing:
         text = "\n\n".join(describe(v) for v in failing)
         if any(v.status is Status.DEVIATION for v in failing):

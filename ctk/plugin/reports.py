@@ -12,7 +12,7 @@ import pytest
 
 from ctk.plugin.options import CtkOptions
 
-STATUSES = ("pass", "fail", "deviation", "unsupported", "inconclusive")
+STATUSES = ("pass", "fail", "deviation", "unsupported", "inconclusive", "error")
 
 
 class VerdictCollector:

@@ -21,6 +21,7 @@ BEHAVIOURS: tuple[str, ...] = (
 )
 
 STATUS_TEXT = {
+    "error": "ERROR",
     "pass": "PASS",
     "fail": "FAIL",
     "deviation": "DEVIATION",
@@ -30,6 +31,7 @@ STATUS_TEXT = {
 }
 
 STATUS_MEANING = {
+    "error": "the check crashed (exception below): the requirement went unjudged and the run failed",
     "pass": "the requirement held in every check that applied",
     "fail": "a MUST requirement is broken (evidence below)",
     "deviation": "a SHOULD or MAY requirement is not met (evidence below)",
@@ -39,6 +41,7 @@ STATUS_MEANING = {
 }
 
 OVERALL_TEXT = {
+    "error": "ERROR: a check crashed, so the run did not judge every requirement",
     "fail": "FAIL: at least one MUST requirement is broken",
     "deviation": "DEVIATIONS: no MUST failed, but SHOULD/MAY requirements are not met",
     "inconclusive": "INCONCLUSIVE: nothing failed, but some checks could not decide",
@@ -71,6 +74,7 @@ th{background:#f6f8fa;font-weight:600}
 .s{font-weight:700;white-space:nowrap}
 .s-pass{background:#dafbe1;color:#0f5323;border-color:#1a7f37}
 .s-fail{background:#ffcecb;color:#82071e;border-color:#cf222e}
+.s-error{background:#82071e;color:#fff;border-color:#82071e}
 .s-deviation{background:#ffe796;color:#4d2d00;border-color:#bf8700}
 .s-unsupported{background:#e6e9ed;color:#424a53;border-color:#8c959f}
 .s-inconclusive{background:#cae8ff;color:#0a3069;border-color:#0969da}
@@ -86,6 +90,7 @@ td.s-none{color:#8c959f}
 .matrix th.row{white-space:nowrap}
 .finding{border:1px solid #d0d7de;border-left:6px solid;border-radius:4px;padding:6px 12px;margin:10px 0}
 .finding.s-fail{border-left-color:#cf222e;background:#fff}
+.finding.s-error{border-left-color:#82071e;background:#fff}
 .finding.s-deviation{border-left-color:#bf8700;background:#fff}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:6px 0}
 dl.kv dt{font-weight:600}
@@ -130,7 +135,7 @@ def legend() -> str:
     return (
         "<footer><h3>Legend</h3><table class=\"legend\">" + rows + "</table>"
         "<p>A requirement's verdict is the worst of its checks, in the order "
-        "fail &gt; deviation &gt; inconclusive &gt; pass &gt; unsupported: one counterexample outweighs any "
+        "error &gt; fail &gt; deviation &gt; inconclusive &gt; pass &gt; unsupported: one counterexample outweighs any "
         "number of passes, a check that could not decide keeps a requirement from counting as a pass, and "
         "an unsupported check carries no evidence. A broken MUST is a fail; a broken SHOULD or MAY is a "
         "deviation. Credentials (Authorization headers, tokens, URL userinfo) are redacted.</p></footer>"
@@ -161,7 +166,7 @@ def render_conformance(report: RunReport) -> str:
     counts = report.counts()
     rcounts = report.requirement_counts()
     summary = report.summary()
-    findings = [r for r in report.results if r.status in ("fail", "deviation")]
+    findings = [r for r in report.results if r.status in ("error", "fail", "deviation")]
     undecided = [r for r in report.results if r.status in ("inconclusive", "unsupported")]
     anchor = {id(r): f"finding-{i + 1}" for i, r in enumerate(findings)}
 

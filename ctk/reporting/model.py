@@ -13,10 +13,12 @@ Summaries
 ---------
 A requirement's summary status is the *worst* status among its results, in this order (worst first)::
 
-    fail > deviation > inconclusive > pass > unsupported
+    error > fail > deviation > inconclusive > pass > unsupported
 
 Why this order is the honest one:
 
+* ``error`` means a check crashed: its requirement went unjudged and the run itself failed, so it outranks
+  everything (it is not evidence against the target, and the report says so).
 * ``fail`` and ``deviation`` are evidence that a rule is broken; one counterexample is enough, however many
   other checks of the same requirement passed, so they dominate.
 * ``inconclusive`` ranks above ``pass``: if one check of a requirement passed and another could not decide
@@ -50,11 +52,12 @@ from ctk.http.exchange import REDACTED, SECRET_FIELDS, Exchange
 FORMAT = "ctk-conformance/1"
 
 # Worst first. See the module docstring for why.
-STATUS_ORDER: tuple[str, ...] = ("fail", "deviation", "inconclusive", "pass", "unsupported")
+STATUS_ORDER: tuple[str, ...] = ("error", "fail", "deviation", "inconclusive", "pass", "unsupported")
 _RANK = {s: i for i, s in enumerate(STATUS_ORDER)}
 
 # pytest outcome the plugin gives each status (docs/architecture.md, Verdicts); used when add() gets none.
 DEFAULT_OUTCOME = {
+    "error": "failed",
     "pass": "passed",
     "fail": "failed",
     "deviation": "passed",

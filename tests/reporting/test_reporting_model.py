@@ -11,7 +11,7 @@ from ctk.reporting.model import STATUS_ORDER, RunReport, discovery_summary, reda
 
 
 def test_status_order_worst_first():
-    assert STATUS_ORDER == ("fail", "deviation", "inconclusive", "pass", "unsupported")
+    assert STATUS_ORDER == ("error", "fail", "deviation", "inconclusive", "pass", "unsupported")
     assert worst(["pass", "unsupported"]) == "pass"
     assert worst(["pass", "inconclusive"]) == "inconclusive"
     assert worst(["inconclusive", "deviation", "pass"]) == "deviation"
@@ -36,13 +36,13 @@ def test_summary_per_requirement_takes_worst_and_counts():
     s = rep.summary()
     assert list(s)[: len(REQUIREMENTS)] == list(REQUIREMENTS)
     assert s["REPLAY-01"].status == "fail"
-    assert s["REPLAY-01"].counts == {"fail": 1, "deviation": 0, "inconclusive": 0, "pass": 2, "unsupported": 0}
+    assert s["REPLAY-01"].counts == {"error": 0, "fail": 1, "deviation": 0, "inconclusive": 0, "pass": 2, "unsupported": 0}
     assert s["SCOPE-01"].status == "pass"
     assert s["KEY-01"].status == "inconclusive"
     assert s["RECON-01"].status == "unsupported"
     assert s["KEY-02"].status == "deviation"  # SHOULD broken
     assert s["OCC-01"].status is None and s["OCC-01"].counts["pass"] == 0
-    assert rep.counts() == {"fail": 1, "deviation": 1, "inconclusive": 1, "pass": 4, "unsupported": 2}
+    assert rep.counts() == {"error": 0, "fail": 1, "deviation": 1, "inconclusive": 1, "pass": 4, "unsupported": 2}
     rc = rep.requirement_counts()
     assert rc["fail"] == 1 and rc["pass"] == 1 and rc["not-run"] == len(REQUIREMENTS) - 5
     assert rep.overall() == "fail"
