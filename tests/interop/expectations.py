@@ -1,0 +1,145 @@
+"""Reviewed expectations of the interop lane: what verdict each requirement should get on a real catalog,
+and why; compared with the requirement verdicts of a run's conformance.json.
+
+An expectation file has one line per requirement of the kit's registry::
+
+    OCC-04       unsupported   # lakana does not route POST /v1/{prefix}/transactions/commit (404)
+
+The verdict is a summary status of conformance.json (pass, fail, deviation, inconclusive, unsupported, error)
+or ``not-run`` (the requirement got no result, e.g. the Spark ones without --ctk-spark). The reason after
+``#`` is required: an expectation nobody can justify is not a reviewed one. Blank lines and lines starting
+with ``#`` are comments.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+NOT_RUN = "not-run"
+VERDICTS = ("pass", "fail", "deviation", "inconclusive", "unsupported", "error", NOT_RUN)
+_LINE = re.compile(r"^(?P<req>\S+)\s+(?P<verdict>\S+)\s*(?:#\s*(?P<why>.*?))?\s*$")
+
+
+class ExpectationError(ValueError):
+    """An expectation file that cannot be used as it is (the message names the file and line)."""
+
+
+@dataclass(frozen=True)
+class Expectation:
+    requirement: str
+    verdict: str
+    why: str
+    line: int
+
+
+def parse(text: str, known: Iterable[str], source: str = "<expectations>") -> dict[str, Expectation]:
+    """The expectations of ``text``, one per requirement id of ``known``; ``ExpectationError`` on an unknown
+    verdict or requirement, a missing reason, a duplicate, or a requirement with no line."""
+    known = list(known)
+    out: dict[str, Expectation] = {}
+    problems: list[str] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _LINE.match(line)
+        if not m:
+            problems.append(f"{source}:{number}: expected 'REQ-ID  verdict  # why', got {raw!r}")
+            continue
+        req, verdict, why = m.group("req"), m.group("verdict"), (m.group("why") or "").strip()
+        if req not in known:
+            problems.append(f"{source}:{number}: unknown requirement {req!r} (known: {', '.join(known)})")
+        if verdict not in VERDICTS:
+            problems.append(f"{source}:{number}: unknown verdict {verdict!r} for {req} "
+                            f"(one of {', '.join(VERDICTS)})")
+        if not why:
+            problems.append(f"{source}:{number}: {req} {verdict} has no reason; write why after '#'")
+        if req in out:
+            problems.append(f"{source}:{number}: {req} already expected on line {out[req].line}")
+            continue
+        out[req] = Expectation(req, verdict, why, number)
+    missing = [r for r in known if r not in out]
+    if missing:
+        problems.append(f"{source}: no expectation for {', '.join(missing)} (one line per requirement)")
+    if problems:
+        raise ExpectationError("\n".join(problems))
+    return out
+
+
+def load(path: Path, known: Iterable[str]) -> dict[str, Expectation]:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ExpectationError(f"cannot read expectation file {path}: {exc}") from exc
+    return parse(text, known, source=str(path))
+
+
+def expected_exit(expectations: dict[str, Expectation]) -> int:
+    """The exit status a run should have: 1 when some requirement is expected to fail or error, else 0."""
+    return 1 if any(e.verdict in ("fail", "error") for e in expectations.values()) else 0
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    requirement: str
+    expected: str
+    got: str
+    why: str
+    messages: tuple[str, ...]
+
+
+def observed(report: dict[str, Any]) -> dict[str, str]:
+    """Each requirement's summary status in a conformance.json document (``not-run`` for none)."""
+    requirements = report.get("requirements")
+    if not isinstance(requirements, dict):
+        raise ExpectationError("conformance.json has no 'requirements' object "
+                               f"(format {report.get('format')!r})")
+    return {rid: (entry or {}).get("status") or NOT_RUN for rid, entry in requirements.items()}
+
+
+def _messages(report: dict[str, Any], requirement: str, got: str, limit: int = 4,
+              width: int = 600) -> tuple[str, ...]:
+    """The messages of the results of ``requirement`` that gave it the summary status ``got``."""
+    results = [r for r in report.get("results") or [] if r.get("requirement") == requirement
+               and r.get("status") == got]
+    out = []
+    for r in results[:limit]:
+        message = " ".join((r.get("message") or "").split("\nexchanges:")[0].split())
+        if len(message) > width:
+            message = message[:width] + " ..."
+        out.append(f"{r.get('status')} [{r.get('nodeid')}]: {message}")
+    if len(results) > limit:
+        out.append(f"... and {len(results) - limit} more {got} result(s)")
+    return tuple(out)
+
+
+def compare(expectations: dict[str, Expectation], report: dict[str, Any]) -> list[Mismatch]:
+    """Every requirement whose observed verdict differs from its expectation (requirements the report has
+    and the expectations lack count as mismatches too)."""
+    got = observed(report)
+    mismatches = []
+    for rid in list(expectations) + [r for r in got if r not in expectations]:
+        exp = expectations.get(rid)
+        expected = exp.verdict if exp else "(no expectation)"
+        status = got.get(rid, NOT_RUN)
+        if status != expected:
+            mismatches.append(Mismatch(rid, expected, status, exp.why if exp else "",
+                                       _messages(report, rid, status)))
+    return mismatches
+
+
+def table(mismatches: list[Mismatch]) -> str:
+    """Expected vs got, one row per differing requirement, then each one's messages."""
+    if not mismatches:
+        return "all requirements as expected"
+    width = max(len("requirement"), *(len(m.requirement) for m in mismatches)) + 2
+    rows = [f"{'requirement':<{width}}{'expected':<18}{'got':<14}why expected",
+            *(f"{m.requirement:<{width}}{m.expected:<18}{m.got:<14}{m.why}" for m in mismatches)]
+    details = []
+    for m in mismatches:
+        details.append(f"{m.requirement}: expected {m.expected}, got {m.got}")
+        details += [f"    {line}" for line in m.messages] or ["    (no result recorded)"]
+    return "\n".join(rows + [""] + details)
