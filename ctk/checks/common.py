@@ -40,6 +40,14 @@ class Run:
     def unsupported(self, reason: str, details: dict | None = None) -> Verdict:
         return Verdict.unsupported(self.requirement, reason, **self._kw(None, details))
 
+    def crashed(self, exc: BaseException) -> Verdict:
+        """The check raised ``exc``: an error verdict with the exception and the last exchange of the run."""
+        kw = self._kw("crashed", None)
+        last = kw["exchanges"][-1] if kw["exchanges"] else None
+        return Verdict.crashed(self.requirement, exc, last, where=self.behaviour or "",
+                               endpoint=kw["endpoint"], behaviour=kw["behaviour"], classification="crashed",
+                               exchanges=kw["exchanges"][-12:])
+
     def inconclusive(self, reason: str, classification: str | None = None, details: dict | None = None) -> Verdict:
         kw = self._kw(classification, details)
         ex = kw["exchanges"]
@@ -74,9 +82,15 @@ def guarded(requirement: str, behaviour: str, needs_support: bool = True, needs_
             try:
                 out = fn(run, ctx, endpoint, *args, **kw)
             except PrerequisiteError as exc:
-                return [r.inconclusive(f"a prerequisite step failed: {exc}") for r in runs]
+                return [r.inconclusive(setup_failed(exc)) for r in runs]
             except FaultUnsupported as exc:
                 return [r.unsupported(str(exc)) for r in runs]
+            except Exception as exc:  # noqa: BLE001 - the check crashed: an error verdict, never a lost one
+                from ctk.history.writer import StageError
+
+                if isinstance(exc, StageError):
+                    return [r.inconclusive(f"a setup step failed: staging an append: {exc}") for r in runs]
+                return [r.crashed(exc) for r in runs]
             finally:
                 try:
                     ctx.faults.clear()
@@ -89,6 +103,15 @@ def guarded(requirement: str, behaviour: str, needs_support: bool = True, needs_
         return check
 
     return wrap
+
+
+def setup_failed(exc: PrerequisiteError) -> str:
+    """The reason of an inconclusive verdict whose setup step failed, naming that step's exchange."""
+    ex = getattr(exc, "exchange", None)
+    text = f"a setup step failed, so the requirement could not be exercised: {exc}"
+    if ex is not None:
+        text += f" (setup exchange: {ex.method} {ex.url} -> {describe(ex)})"
+    return text
 
 
 def error_of(ex: Exchange) -> dict:
@@ -106,6 +129,60 @@ def describe(ex: Exchange) -> str:
         sub = f", subtype {e.get('subtype')}" if e.get("subtype") else ""
         return f"{ex.status} {e.get('type')}{sub}"
     return str(ex.status)
+
+
+def commit_answer(ex: Exchange) -> tuple[str, str]:
+    """What an answer to a table commit (or a transaction) says, judged by its STATUS, as (kind, text).
+
+    ``applied``       2xx without an error body
+    ``conflict``      409, whatever its error ``type``: Java and pyiceberg map a commit 409 by status (a missing
+                      or different ``type`` is a SCHEMA-01 matter, named in the text, never an OCC failure)
+    ``error-200``     2xx carrying an error body: "an error answered with status 200"
+    ``conflict-400``  400: a conflict answered 400, which clients do not refresh and retry
+    ``unknown``       5xx or no answer: commit state unknown to a client (CommitStateUnknown), neither success
+                      nor refusal
+    ``other``         anything else (named by status and error type)
+    """
+    if ex.status is None:
+        return "unknown", f"no answer ({ex.error}): commit state unknown to a client"
+    err = error_of(ex)
+    if 200 <= ex.status < 300:
+        if err:
+            return "error-200", (f"an error answered with status {ex.status} (error type {err.get('type')!r}: "
+                                 f"{str(err.get('message', ''))[:120]})")
+        return "applied", f"{ex.status} (accepted)"
+    if ex.status == 409:
+        t = err.get("type") if err else None
+        if t == "CommitFailedException":
+            return "conflict", "409 CommitFailedException"
+        why = (f"error type {t!r}" if t else "an error body without `type`" if err else "no error body")
+        return "conflict", f"409 with {why} (clients map a commit 409 by its status; the body is SCHEMA-01's matter)"
+    if ex.status == 400:
+        return "conflict-400", (f"a conflict answered 400 ({describe(ex)}) instead of 409: clients read a 400 as a "
+                                "bad request and do not refresh and retry")
+    if ex.status >= 500:
+        return "unknown", f"{describe(ex)}: commit state unknown to a client (CommitStateUnknown), not a conflict"
+    return "other", describe(ex)
+
+
+NOT_ROUTED_TYPES = ("nosuchoperation", "notimplemented", "unsupportedoperation", "operationnotsupported",
+                    "notsupported")
+
+
+def not_routed(ex: Exchange) -> str | None:
+    """Why ``ex`` says the target does not serve the operation at all (None when it does): 404/405 without an
+    error model (a router's answer), 501, or an error type such as NoSuchOperation / NotImplemented."""
+    if ex.status is None:
+        return None
+    err = error_of(ex)
+    t = str(err.get("type") or "").lower().replace("_", "").replace("-", "")
+    if any(n in t for n in NOT_ROUTED_TYPES):
+        return f"{ex.method} answered {describe(ex)}"
+    if ex.status == 501:
+        return f"{ex.method} answered 501 (not implemented)"
+    if ex.status in (404, 405) and not err:
+        return f"{ex.method} answered {ex.status} without an error model (not routed)"
+    return None
 
 
 def op_count(counters: dict | None, operation: str) -> int | None:

@@ -14,6 +14,10 @@ snapshot's summary). Per logical operation (attempts folded):
 
 `check_chain(table_state)` flags a non-linear history: snapshots outside the main parent chain, a broken
 chain, sequence numbers not strictly increasing along it. `check_table()` runs both.
+
+Nothing is judged from state the catalog could not give: an unreadable state (5xx, no answer) yields only
+the ``unreadable`` category (``CheckResult.judgeable`` false), never "lost" or "nonlinear". A history with no
+operation to judge (``CheckResult.acknowledged`` 0) is not a pass either: `vacuous_reason()` says why.
 """
 
 from __future__ import annotations
@@ -42,6 +46,24 @@ class CheckResult:
 
     def count(self, category: str) -> int:
         return self.counts.get(category, 0)
+
+    @property
+    def judgeable(self) -> bool:
+        """False when the final state could not be read: the result says nothing about the target."""
+        return not self.count("unreadable")
+
+    @property
+    def acknowledged(self) -> int:
+        """Operations the catalog acknowledged (ok), present or lost."""
+        return self.count("ok_present") + self.count("lost")
+
+    def vacuous_reason(self, op: str = "operation") -> str | None:
+        """Why this result cannot support a pass (None when it can): unreadable state, or nothing acknowledged."""
+        if not self.judgeable:
+            return "; ".join(map(str, self.details.get("unreadable", []))) or "state unreadable"
+        if not self.acknowledged:
+            return f"0 acknowledged {op}s: nothing to judge"
+        return None
 
     @property
     def valid(self) -> bool:
@@ -112,8 +134,11 @@ def check_effects(history: History | Iterable[Operation], observed: Iterable[Any
 def check_chain(state: TableState, ref: str = "main", expect_all_in_chain: bool = True) -> CheckResult:
     """A linear main history: every snapshot in the parent chain, sequence numbers strictly increasing."""
     res = CheckResult()
+    if state.exists is None:
+        res.add("unreadable", state.error or "state unreadable")
+        return res
     if not state.exists:
-        res.add("nonlinear", f"table not readable: {state.error or 'absent'}")
+        res.add("nonlinear", f"table absent: {state.error or 'load table answered 404'}")
         return res
     chain = state.parent_chain(ref)
     ids = state.snapshot_ids
@@ -147,6 +172,10 @@ def check_table(history: History | Iterable[Operation], state: TableState, op: s
     Operation values are snapshot ids, unless ``summary_key`` names a snapshot summary property whose values
     are the operation values (a marker that also detects a re-execution producing a new snapshot id).
     """
+    if state.exists is None:        # nothing can be observed: no operation is judged lost or present
+        res = CheckResult()
+        res.add("unreadable", state.error or "state unreadable")
+        return res
     observed = state.summary_values(summary_key) if summary_key else state.snapshot_ids
     res = check_effects(history, observed, op=op)
     return res.merge(check_chain(state, ref=ref))

@@ -125,6 +125,20 @@ class History:
     def info(self, invoke: Event, **kw: Any) -> Event:
         return self.complete(invoke, INFO, **kw)
 
+    def crashed(self, process: Any, op: str, exc: BaseException, invoke: Event | None = None,
+                value: Any = None) -> Event:
+        """A worker died on ``exc``: its pending attempt (``invoke``, or a new one) ends ``info`` with the
+        exception as error, so the history and the finding show it (the outcome of that attempt is unknown)."""
+        if invoke is None:
+            invoke = self.invoke(process, op, value=value)
+        return self.complete(invoke, INFO, error=f"worker crashed: {type(exc).__name__}: {exc}")
+
+    def errors(self) -> list[str]:
+        """The error texts of ``info`` events that carry one (crashed workers, transport errors)."""
+        with self._lock:
+            return [f"process {e.process} {e.op} op {e.op_id}#{e.attempt}: {e.error}"
+                    for e in self.events if e.type == INFO and e.error]
+
     def record_exchange(self, invoke: Event, exchange: Exchange) -> Event:
         """Complete ``invoke`` with the classification of ``exchange`` (see `classify`)."""
         return self.complete(invoke, classify(exchange), exchange=exchange)

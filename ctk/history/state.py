@@ -2,15 +2,23 @@
 views (versions) and namespaces (existence, properties), through a `CatalogClient`.
 
 Each reader returns a state object also when the entity is missing (``exists=False``) or the read failed
-(``exists=None``, ``error`` set), so checkers can tell "absent" from "could not look".
+(``exists=None``, ``error`` set), so checkers can tell "absent" from "could not look". A read answered 5xx
+(or not answered) is tried again a few times (bounded: ``READ_ATTEMPTS``); if it stays so the state is
+*unreadable* (``unreadable`` is true, ``error`` says "state unreadable (5xx)" and ``exchange`` is the last
+read): a checker must call that inconclusive, never absent, lost or corrupt.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctk.http.client import ns_path, table_path, view_path
+
+
+READ_ATTEMPTS = 3          # a state read answered 5xx or not answered is tried this many times in all
+READ_PAUSE = 0.2           # seconds between those attempts
 
 
 @dataclass
@@ -19,6 +27,13 @@ class TableState:
     metadata_location: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    exchange: Any = None          # the (last) read exchange
+    storage: Any = None           # ctk.http.storage.StorageSettings of the table's files (vended + the user's)
+
+    @property
+    def unreadable(self) -> bool:
+        """The catalog could not be read (5xx, no answer, not a load result): nothing can be judged from it."""
+        return self.exists is None
 
     @property
     def table_uuid(self) -> str | None:
@@ -85,6 +100,11 @@ class ViewState:
     metadata_location: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    exchange: Any = None
+
+    @property
+    def unreadable(self) -> bool:
+        return self.exists is None
 
     @property
     def versions(self) -> list[dict[str, Any]]:
@@ -112,6 +132,11 @@ class NamespaceState:
     exists: bool | None
     properties: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    exchange: Any = None
+
+    @property
+    def unreadable(self) -> bool:
+        return self.exists is None
 
 
 def _status_state(ex: Any) -> tuple[bool | None, str | None]:
@@ -119,36 +144,55 @@ def _status_state(ex: Any) -> tuple[bool | None, str | None]:
         return True, None
     if ex.status == 404:
         return False, None
-    return None, ex.error or f"status {ex.status}: {(ex.response_body or '')[:200]}"
+    if ex.status is None:
+        return None, f"state unreadable (no answer: {ex.error})"
+    if ex.status >= 500:
+        return None, f"state unreadable ({ex.status}): {(ex.response_body or '')[:200]}"
+    return None, f"state unreadable (status {ex.status}): {(ex.response_body or '')[:200]}"
+
+
+def read_with_retry(client: Any, path: str, label: str) -> Any:
+    """GET ``path``; a 5xx or no answer is tried again, up to READ_ATTEMPTS in all. The last exchange."""
+    ex = client.request("GET", path, label=label)
+    for _ in range(READ_ATTEMPTS - 1):
+        if ex.status is not None and ex.status < 500:
+            break
+        time.sleep(READ_PAUSE)
+        ex = client.request("GET", path, label=label + " (again)")
+    return ex
+
+
+def _loaded(ex: Any, what: str) -> tuple[bool | None, str | None, dict | None]:
+    exists, err = _status_state(ex)
+    body = ex.json() if exists else None
+    if exists and not isinstance(body, dict):
+        return None, f"state unreadable: load {what} answered 200 with a non-JSON body", None
+    return exists, err, body
 
 
 def read_table_state(client: Any, namespace: Any, name: str) -> TableState:
-    ex = client.request("GET", table_path(namespace, name), label="state: load table")
-    exists, err = _status_state(ex)
-    body = ex.json() if exists else None
-    if exists and not isinstance(body, dict):
-        return TableState(None, error="load table answered 200 with a non-JSON body")
+    ex = read_with_retry(client, table_path(namespace, name), "state: load table")
+    exists, err, body = _loaded(ex, "table")
     if not exists:
-        return TableState(exists, error=err)
-    return TableState(True, body.get("metadata-location"), body.get("metadata") or {})
+        return TableState(exists, error=err, exchange=ex)
+    storage = client.storage_settings(body) if hasattr(client, "storage_settings") else None
+    return TableState(True, body.get("metadata-location"), body.get("metadata") or {}, exchange=ex,
+                      storage=storage)
 
 
 def read_view_state(client: Any, namespace: Any, name: str) -> ViewState:
-    ex = client.request("GET", view_path(namespace, name), label="state: load view")
-    exists, err = _status_state(ex)
-    body = ex.json() if exists else None
-    if exists and not isinstance(body, dict):
-        return ViewState(None, error="load view answered 200 with a non-JSON body")
+    ex = read_with_retry(client, view_path(namespace, name), "state: load view")
+    exists, err, body = _loaded(ex, "view")
     if not exists:
-        return ViewState(exists, error=err)
-    return ViewState(True, body.get("metadata-location"), body.get("metadata") or {})
+        return ViewState(exists, error=err, exchange=ex)
+    return ViewState(True, body.get("metadata-location"), body.get("metadata") or {}, exchange=ex)
 
 
 def read_namespace_state(client: Any, namespace: Any) -> NamespaceState:
-    ex = client.request("GET", f"namespaces/{ns_path(namespace)}", label="state: load namespace")
+    ex = read_with_retry(client, f"namespaces/{ns_path(namespace)}", "state: load namespace")
     exists, err = _status_state(ex)
     if not exists:
-        return NamespaceState(exists, error=err)
+        return NamespaceState(exists, error=err, exchange=ex)
     body = ex.json()
     props = body.get("properties") if isinstance(body, dict) else None
-    return NamespaceState(True, dict(props or {}))
+    return NamespaceState(True, dict(props or {}), exchange=ex)
