@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ctk.checks.common import describe, guarded
+from ctk.checks.judging import broken
 from ctk.http.endpoints import ENDPOINTS, Endpoint
 from ctk.http.keys import new_key
 
@@ -23,7 +24,7 @@ def check_discovery_advertised(run, ctx, endpoint=None):
     if d.lifetime is not None:
         return run.ok(f"top-level {KEY} = {d.lifetime_raw!r} ({d.lifetime})", "advertised", details)
     if KEY in d.config:   # present at top level, but not a valid duration
-        return run.broken(f"a top-level, valid ISO-8601 {KEY}",
+        return broken(run, f"a top-level, valid ISO-8601 {KEY}",
                           f"{KEY} = {d.lifetime_raw!r} is invalid ({d.lifetime_error}); clients must treat the "
                           "target as not supporting Idempotency-Key", "invalid", details)
     return run.unsupported(f"the target does not advertise Idempotency-Key support: {d.lifetime_error}", details)
@@ -35,7 +36,7 @@ def check_discovery_placement(run, ctx, endpoint=None):
     d = ctx.discovery
     details = {"misplaced_in": d.misplaced_in, "lifetime_raw": d.lifetime_raw}
     if d.misplaced_in:
-        return run.broken(f"{KEY} is a top-level field of the /v1/config response",
+        return broken(run, f"{KEY} is a top-level field of the /v1/config response",
                           f"it sits inside {d.misplaced_in!r} ({d.lifetime_raw!r}), where clients do not look",
                           f"in {d.misplaced_in}", details)
     if KEY in d.config:
@@ -52,7 +53,7 @@ def check_discovery_java(run, ctx, endpoint=None):
         return run.unsupported(f"no {KEY} advertised", details)
     if d.java_parseable:
         return run.ok(f"{d.lifetime_raw!r} is accepted by java.time.Duration.parse", "parseable", details)
-    return run.broken("a lifetime Java's Duration.parse accepts (days, hours, minutes, seconds)",
+    return broken(run, "a lifetime Java's Duration.parse accepts (days, hours, minutes, seconds)",
                       f"{d.lifetime_raw!r} is rejected by Duration.parse", "not parseable", details)
 
 
@@ -70,7 +71,7 @@ def check_key_ignored_when_unsupported(run, ctx, endpoint: Endpoint | None = Non
     details = {"status": ex.status, "executions": n}
     if ex.status in endpoint.success and n == 1:
         return run.ok(f"processed normally ({describe(ex)}); executed once", "ignored", details)
-    return run.broken("a target that does not advertise support processes a mutation that carries an "
+    return broken(run, "a target that does not advertise support processes a mutation that carries an "
                       "Idempotency-Key as an ordinary request",
                       f"{endpoint.operation} with a key got {describe(ex)}; executions visible in state: {n}",
                       "rejected" if (ex.status or 0) >= 400 else describe(ex), details)

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from ctk.checks.common import counter_delta, describe, error_of, guarded, single_execution_problems
+from ctk.checks.judging import broken
 from ctk.checks.faults import FaultMatch
 from ctk.http.endpoints import ENDPOINTS, Endpoint
 from ctk.http.keys import new_key
@@ -88,7 +89,7 @@ def check_finalized_duplicate(run, ctx, endpoint: Endpoint):
     details = {"key": key, "executions": 1 + extra, "counter_delta": counted}
     if problems:
         cls = "re-executed" if (extra or counted) else "different response"
-        return run.broken(f"the retry with the same key (header spelled {LOWER!r}) gets the original "
+        return broken(run, f"the retry with the same key (header spelled {LOWER!r}) gets the original "
                           f"{describe(first)} with an equivalent body, and {endpoint.operation} runs exactly once",
                           "; ".join(problems), cls, details)
     if (v := _blind(run, case, counted, details)) is not None:
@@ -127,7 +128,7 @@ def check_terminal_4xx_replayed(run, ctx, endpoint: Endpoint):
         problems.append(f"the execution counter rose by {counted} during the retry")
     details = {"key": key, "first_status": first.status, "counter_delta": counted}
     if problems:
-        return run.broken(f"the terminal {describe(first)} ({conflict.why}) is finalized: after the cause is "
+        return broken(run, f"the terminal {describe(first)} ({conflict.why}) is finalized: after the cause is "
                           "removed, the retry with the same key still gets it and nothing is executed",
                           "; ".join(problems), "re-executed" if (executed or counted) else "different response",
                           details)
@@ -162,7 +163,7 @@ def check_5xx_not_stored(run, ctx, endpoint: Endpoint, status: int = 503):
     if retry.status == status:
         happened += f" - the stored {status} was replayed"
     happened += f"; executions visible in state: {n}"
-    return run.broken(f"a {status} is never stored: the retry with the same key executes {endpoint.operation} "
+    return broken(run, f"a {status} is never stored: the retry with the same key executes {endpoint.operation} "
                       "and succeeds", happened, "5xx replayed" if retry.status == status else "not executed",
                       details)
 
@@ -189,7 +190,7 @@ def check_lost_answer(run, ctx, endpoint: Endpoint, mode: str = "503"):
     details = {"key": key, "mode": mode, "executions": 1 + extra, "counter_delta": counted}
     problems = single_execution_problems(endpoint, retry, extra, counted)
     if problems:
-        return run.broken(f"after a committed request whose answer was lost ({mode}), the retry with the same key "
+        return broken(run, f"after a committed request whose answer was lost ({mode}), the retry with the same key "
                           f"returns success and {endpoint.operation} ran exactly once", "; ".join(problems),
                           "re-executed" if (extra or counted) else f"retry {describe(retry)}", details)
     if (v := _blind(run, case, counted, details)) is not None:
@@ -298,12 +299,12 @@ def _inflight_verdicts(run01, run02, ctx, endpoint):
     expected1 = ("a duplicate sent while the first is in flight never executes a second time: it gets 409 "
                  "(request_in_progress) or waits and replays the first's result")
     if cls == "second execution":
-        v1 = run01.broken(expected1, f"{endpoint.operation} executed twice (state: {ev['executions_state']}, "
+        v1 = broken(run01, expected1, f"{endpoint.operation} executed twice (state: {ev['executions_state']}, "
                           f"counter: {ev['counter_delta']}; first {ev.get('first')}, duplicate {ev.get('duplicate')})"
                           + (f"; {ev['reason']}" if ev.get("reason") else ""), cls, ev)
         return [v1, run02.inconclusive("the duplicate executed; no in-flight 409 to inspect", cls, ev)]
     if cls.startswith("other"):
-        v1 = run01.broken(expected1, f"the duplicate got {ev.get('duplicate')}", cls, ev)
+        v1 = broken(run01, expected1, f"the duplicate got {ev.get('duplicate')}", cls, ev)
         return [v1, run02.inconclusive("the duplicate got neither 409 nor the replayed result", cls, ev)]
     if case.blind is not None and ev.get("counter_delta") is None and cls != "409 request_in_progress" \
             and cls != "plain 409":
@@ -314,7 +315,7 @@ def _inflight_verdicts(run01, run02, ctx, endpoint):
     if cls == "409 request_in_progress":
         v2 = run02.ok("409 with subtype request_in_progress", cls, ev)
     elif cls == "plain 409":
-        v2 = run02.broken("the in-flight 409 carries the error subtype `request_in_progress`",
+        v2 = broken(run02, "the in-flight 409 carries the error subtype `request_in_progress`",
                           f"the duplicate got {ev.get('duplicate')} without that subtype", cls, ev)
     else:
         v2 = run02.unsupported(f"the target {cls}s in-flight duplicates instead of answering 409; "
@@ -368,12 +369,12 @@ def check_payload_mismatch(run, ctx, endpoint: Endpoint):
     if cls == "422" and not executed:
         return run.ok("rejected with 422; nothing executed", cls, details)
     if executed:
-        return run.broken(expected, f"the request with the other payload was executed (got {describe(alt)})",
+        return broken(run, expected, f"the request with the other payload was executed (got {describe(alt)})",
                           cls, details)
     if cls == "undetected":
-        return run.broken(expected, f"the other payload was not detected: the stored {describe(first)} was "
+        return broken(run, expected, f"the other payload was not detected: the stored {describe(first)} was "
                           "replayed", cls, details)
-    return run.broken(expected, f"rejected with {describe(alt)} instead of 422 (nothing executed)", cls, details)
+    return broken(run, expected, f"rejected with {describe(alt)} instead of 422 (nothing executed)", cls, details)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -398,7 +399,7 @@ def check_scope(run, ctx, endpoint: Endpoint):
         return run.ok(f"the key on {other_ep.operation} was rejected ({describe(second)}), not replayed",
                       f"rejected {second.status}", details)
     replayed = second.status == first.status and case.identity(second) == case.identity(first)
-    return run.broken(f"the same key on another operation ({other_ep.operation}, {other.resource}) is not answered "
+    return broken(run, f"the same key on another operation ({other_ep.operation}, {other.resource}) is not answered "
                       f"with the stored response of {endpoint.operation}",
                       f"it got {describe(second)}" + (" - the first request's stored response" if replayed else "")
                       + f"; {other_ep.operation} executions visible in state: {n}",
@@ -435,7 +436,7 @@ def check_lifetime(run, ctx, endpoint: Endpoint, fraction: float = 0.9):
     details = {"key": key, "waited_seconds": round(time.time() - first.started_at, 2),
                "lifetime_seconds": lifetime.total_seconds()}
     if problems:
-        return run.broken(f"a duplicate {fraction:.0%} into the advertised lifetime ({ctx.discovery.lifetime_raw}) "
+        return broken(run, f"a duplicate {fraction:.0%} into the advertised lifetime ({ctx.discovery.lifetime_raw}) "
                           "is still replayed without executing again", "; ".join(problems),
                           "forgotten" if (extra or counted) else "different response", details)
     if (v := _blind(run, case, counted, details)) is not None:
@@ -465,7 +466,7 @@ def check_replay_failed(run, ctx, endpoint: Endpoint):
     elif sub != "idempotency_replay_failed":
         problems.append(f"the {retry.status} carries subtype {sub!r}, not 'idempotency_replay_failed'")
     if problems:
-        return run.broken("when the finalized response cannot be produced: 5xx with subtype "
+        return broken(run, "when the finalized response cannot be produced: 5xx with subtype "
                           "idempotency_replay_failed, and no re-execution", "; ".join(problems),
                           "re-executed" if (extra or counted) else describe(retry), details)
     if (v := _blind(run, case, counted, details)) is not None:
@@ -499,7 +500,7 @@ def check_crash_reconciled(run, ctx, endpoint: Endpoint):
     if extra or counted:
         problems.append(f"the retry executed the mutation again (state: {extra}, counter: {counted})")
     if problems:
-        return run.broken("the IN_PROGRESS record left by the crash is reconciled from state on retry: success, "
+        return broken(run, "the IN_PROGRESS record left by the crash is reconciled from state on retry: success, "
                           "one execution", "; ".join(problems),
                           "re-executed" if (extra or counted) else describe(retry), details)
     if (v := _blind(run, case, counted, details)) is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ctk.checks.common import describe, guarded
+from ctk.checks.judging import broken
 from ctk.http.endpoints import ENDPOINTS, Endpoint
 from ctk.http.keys import malformed_keys, new_key
 
@@ -27,7 +28,7 @@ def check_malformed_keys(run, ctx, endpoint: Endpoint | None = None):
     statuses = sorted({str(r["status"]) for r in results})
     details = {"results": results}
     if bad:
-        return run.broken("a malformed Idempotency-Key (not a UUID, wrong length) is rejected with a 4xx and "
+        return broken(run, "a malformed Idempotency-Key (not a UUID, wrong length) is rejected with a 4xx and "
                           "nothing is executed", "; ".join(bad),
                           "accepted" if any(r["executions"] for r in results) else "/".join(statuses), details)
     return run.ok(f"all {len(results)} malformed keys rejected ({', '.join(statuses)}); nothing executed",
@@ -47,7 +48,7 @@ def check_repeated_header(run, ctx, endpoint: Endpoint | None = None):
     details = {"keys": [k1, k2], "status": ex.status, "executions": n}
     if _rejected(ex) and not n:
         return run.ok(f"rejected with {describe(ex)}; nothing executed", str(ex.status), details)
-    return run.broken("a request carrying the Idempotency-Key header twice is rejected with a 4xx and executes "
+    return broken(run, "a request carrying the Idempotency-Key header twice is rejected with a 4xx and executes "
                       "nothing", f"got {describe(ex)}; executions visible in state: {n}",
                       "accepted" if n else describe(ex), details)
 

@@ -1,7 +1,26 @@
-"""The requirements the kit checks, each with an id, a source, a level and a one-line statement.
+"""The requirements the kit checks: an id, a statement, and each source's level with the sentence it rests on.
 
-Every conformance check names one of these ids; reports and the generated requirements table in
-docs/requirements.md are built from this registry (``ctk requirements --markdown``).
+Every conformance check names one of these ids; reports and docs/requirements.md are built from this registry
+(``ctk requirements --markdown``).
+
+Sources (`Said`, one per document that speaks to a requirement):
+
+- ``spec``    the merged Iceberg REST OpenAPI document (what catalog authors implement)
+- ``design``  the Iceberg REST idempotency design document (seeds/001; stricter in places)
+- ``ietf``    the IETF Idempotency-Key header draft (recorded for reference; no profile judges by it)
+- ``kit``     the kit's own classification: a level the kit holds under EVERY profile (no additional effect
+              for a duplicate, 5xx never stored, optimistic concurrency, history, integrity), or ``None``
+              where it only classifies
+
+A source's level is the RFC 2119 word of the sentence; a sentence that states the rule without such a word is
+recorded with ``level=None`` and counts as SHOULD; ``Level.CLASSIFIED`` records a sentence that explicitly
+allows more than one behaviour.
+
+Profiles (``--ctk-profile``; `set_profile`): ``spec`` (default) judges by the merged spec's level, ``design``
+by the design document's level where it speaks and the merged spec's elsewhere. The kit's own level is a floor
+under both. Where no source gives a level the requirement is CLASSIFIED: the check reports the behaviour it
+saw, and a behaviour other than the one the statement names is not a fault (the verdict passes with the
+classification). ``Requirement.level`` is the level under the active profile; ``level_under(profile)`` any.
 """
 
 from __future__ import annotations
@@ -14,7 +33,10 @@ class Level(str, Enum):
     MUST = "MUST"
     SHOULD = "SHOULD"
     MAY = "MAY"
+    CLASSIFIED = "CLASSIFIED"   # no source under the profile judges it: the behaviour is classified
 
+
+_RANK = {Level.MUST: 3, Level.SHOULD: 2, Level.MAY: 1, Level.CLASSIFIED: 0}
 
 # Short names of the documents requirements come from.
 DESIGN = "Iceberg REST idempotency design (seeds/001)"
@@ -24,117 +46,325 @@ RFC9110 = "RFC 9110 (HTTP semantics)"
 TABLE_SPEC = "Iceberg table spec / REST commit semantics"
 KIT = "CTK (what the spec leaves open, classified)"
 
+SOURCE_NAMES = {"spec": OPENAPI, "design": DESIGN, "ietf": IETF, "kit": "CTK classification",
+                "http": RFC9110, "table": TABLE_SPEC}
+PROFILES = ("spec", "design")
+DEFAULT_PROFILE = "spec"
+_active = {"profile": DEFAULT_PROFILE}
+
+
+def set_profile(name: str) -> str:
+    """Select the profile verdicts are judged by ("spec" or "design"); returns the previous one."""
+    if name not in PROFILES:
+        raise ValueError(f"unknown profile {name!r}; known: {', '.join(PROFILES)}")
+    previous, _active["profile"] = _active["profile"], name
+    return previous
+
+
+def active_profile() -> str:
+    return _active["profile"]
+
+
+def other_profile(profile: str | None = None) -> str:
+    p = profile or active_profile()
+    return next(x for x in PROFILES if x != p)
+
 
 @dataclass(frozen=True)
-class Requirement:
-    id: str
-    area: str
-    level: Level
-    source: str
-    statement: str
-    # Capability the check assumes; when the target lacks it the verdict is "unsupported".
-    capability: str | None = None
-    # "server" checks a catalog; "client" checks the kit's own retrying client.
-    subject: str = "server"
+class Said:
+    """What one source says about a requirement: its level (None: a rule without an RFC 2119 word), where, and
+    the sentence (quoted from the source; [..] marks an omission)."""
 
+    source: str                   # "spec" | "design" | "ietf" | "kit" | "http" | "table"
+    level: Level | None
+    where: str
+    quote: str
+
+    @property
+    def effective(self) -> Level:
+        return Level.SHOULD if self.level is None else self.level
+
+    @property
+    def word(self) -> str:
+        """The level as the source states it, for the documents: "MUST", or "(no RFC 2119 word) -> SHOULD"."""
+        return "no RFC 2119 word: SHOULD" if self.level is None else self.level.value
+
+
+class Requirement:
+    """A requirement. Construct as before, ``Requirement(id, area, level, source, statement, capability=None,
+    subject="server")`` (then ``level`` applies under every profile), or pass ``said=(Said(...), ...)``."""
+
+    def __init__(self, id: str, area: str, level: Level, source: str, statement: str,
+                 capability: str | None = None, subject: str = "server", said: tuple[Said, ...] = ()):
+        self.id, self.area, self.statement = id, area, statement
+        self.capability, self.subject = capability, subject   # capability: without it the verdict is unsupported
+        self.base_level, self.base_source = level, source     # subject: "server" or "client" (the kit's client)
+        self.said = tuple(said)
+
+    def __repr__(self) -> str:
+        return f"Requirement({self.id!r}, {self.level.value})"
+
+    def saying(self, source: str) -> Said | None:
+        return next((s for s in self.said if s.source == source), None)
+
+    def deciding(self, profile: str | None = None) -> Said | None:
+        """The statement that sets the level under `profile` (the kit's floor when it is the stronger)."""
+        profile = profile or active_profile()
+        if profile not in PROFILES:
+            raise ValueError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+        doc = self.saying("spec") if profile == "spec" else (self.saying("design") or self.saying("spec"))
+        kit = self.saying("kit")
+        if kit is not None and kit.level is not None and (doc is None or _RANK[kit.level] > _RANK[doc.effective]):
+            return kit
+        return doc
+
+    def level_under(self, profile: str | None = None) -> Level:
+        if not self.said:
+            return self.base_level
+        d = self.deciding(profile)
+        return Level.CLASSIFIED if d is None else d.effective
+
+    @property
+    def level(self) -> Level:
+        """The level under the active profile."""
+        return self.level_under()
+
+    @property
+    def levels(self) -> dict[str, Level]:
+        return {p: self.level_under(p) for p in PROFILES}
+
+    @property
+    def source(self) -> str:
+        """The sources that speak to it, the deciding one under the active profile first."""
+        if not self.said:
+            return self.base_source
+        d = self.deciding()
+        ordered = ([d] if d is not None else []) + [s for s in self.said if s is not d]
+        return "; ".join(f"{SOURCE_NAMES.get(s.source, s.source)} {s.where}" for s in ordered)
+
+    def rests_on(self, profile: str | None = None) -> str:
+        """The sentence the level under `profile` rests on, with its source."""
+        d = self.deciding(profile)
+        if d is None:
+            return "no source under this profile states it: classified, not judged"
+        return f"{SOURCE_NAMES.get(d.source, d.source)} {d.where}: \u201c{d.quote}\u201d"
+
+
+def status_if_broken(requirement_id: str, profile: str | None = None) -> str:
+    """The verdict status of a check that found the rule broken: "fail" (MUST), "deviation" (SHOULD, MAY) or
+    "pass" (CLASSIFIED: the behaviour is reported, not judged)."""
+    level = get(requirement_id).level_under(profile)
+    return {Level.MUST: "fail", Level.CLASSIFIED: "pass"}.get(level, "deviation")
+
+
+# --- the sentences ---------------------------------------------------------------------------------------
+_P = "components/parameters/idempotency-key"
+_C = "CatalogConfig.idempotency-key-lifetime"
+S_NO_EFFECT = Said("spec", None, _P, "When present, the server ensures no additional effects for requests that "
+                   "carry the same Idempotency-Key. If a prior request with this key has been finalized, the server "
+                   "returns an equivalent final response without re-running the operation.")
+D_AT_MOST_ONCE = Said("design", None, "§API Changes", "When provided, the server guarantees at most once "
+                      "execution for requests with the same key.")
+D_SAME_KEY = Said("design", None, "§Server Responsibilities", "Same key --> do not re-execute; return the "
+                  "stored/prior response.")
+
+
+def _kit_must(why: str) -> Said:
+    return Said("kit", Level.MUST, "(held under every profile)", why)
+
+
+K_NO_EFFECT = _kit_must("A duplicate with the same key and payload has no additional effect: a retry that "
+                        "executes again duplicates a write, and one answered 409 by its own earlier write makes "
+                        "the client delete files the table references (design document, Example 1a).")
 
 _ALL: list[Requirement] = [
     # --- discovery -------------------------------------------------------------------------------
-    Requirement("DISC-01", "discovery", Level.SHOULD, f"{DESIGN} §Capability Discovery; {OPENAPI} CatalogConfig",
-                "GET /v1/config advertises idempotency support as a top-level, valid ISO-8601 "
-                "`idempotency-key-lifetime`."),
-    Requirement("DISC-02", "discovery", Level.SHOULD, f"{OPENAPI} CatalogConfig.idempotency-key-lifetime",
-                "The lifetime is a top-level field of the config response, not a key inside `defaults` or "
-                "`overrides`."),
-    Requirement("DISC-03", "discovery", Level.SHOULD, f"{KIT}: Java Duration.parse",
-                "The advertised lifetime is one an Iceberg Java client can parse (days, hours, minutes, "
-                "seconds; no years, months or weeks)."),
-    Requirement("DISC-04", "discovery", Level.MUST, f"{DESIGN} §Goals (support is optional and additive)",
-                "A server that does not advertise support processes a mutation carrying an Idempotency-Key "
-                "as an ordinary request.", capability="no-idempotency"),
+    Requirement("DISC-01", "discovery", Level.SHOULD, "", "GET /v1/config advertises idempotency support as a "
+                "top-level, valid ISO-8601 `idempotency-key-lifetime`.", said=(
+                    Said("spec", None, _C, "Client reuse window for an Idempotency-Key (ISO-8601 duration, e.g., "
+                         "PT30M, PT24H). [..] Presence of this field indicates the server supports Idempotency-Key "
+                         "semantics for mutation endpoints."),
+                    Said("design", Level.SHOULD, "§Capability Discovery", "Catalogs SHOULD expose whether "
+                         "idempotency key is supported by returning an ISO-8601 duration for the window"))),
+    Requirement("DISC-02", "discovery", Level.SHOULD, "", "The lifetime is a top-level field of the config "
+                "response, not a key inside `defaults` or `overrides`.", said=(
+                    Said("spec", None, "CatalogConfig (properties overrides, defaults, endpoints, "
+                         "idempotency-key-lifetime)", "idempotency-key-lifetime: type: string, format: duration "
+                         "(a property of CatalogConfig itself, beside `defaults` and `overrides`)"),)),
+    Requirement("DISC-03", "discovery", Level.SHOULD, "", "The advertised lifetime is one an Iceberg Java client can "
+                "parse (days, hours, minutes, seconds; no years, months or weeks).", said=(
+                    Said("kit", Level.SHOULD, "(interoperability; java.time.Duration.parse)", "Iceberg Java reads "
+                         "the lifetime with Duration.parse, which rejects P1W and other year, month or week "
+                         "durations: such a lifetime switches the feature off for Java clients."),)),
+    Requirement("DISC-04", "discovery", Level.SHOULD, "", "A server that does not advertise support processes a "
+                "mutation carrying an Idempotency-Key as an ordinary request.", capability="no-idempotency", said=(
+                    Said("spec", None, _P, "required: false [..] Optional client-provided idempotency key for safe "
+                         "request retries."),
+                    Said("design", None, "§Goals", "Make support for handling idempotency optional so that "
+                         "existing client/server behavior remains unchanged"))),
     # --- key format --------------------------------------------------------------------------------
-    Requirement("KEY-01", "keys", Level.SHOULD, f"{OPENAPI} components/parameters/idempotency-key (uuid, 36 chars)",
-                "A malformed key (not a UUID, wrong length) is rejected with a 4xx and executes nothing."),
-    Requirement("KEY-02", "keys", Level.SHOULD, f"{IETF} §2 (single header field)",
-                "A request carrying the Idempotency-Key header twice is rejected with a 4xx and executes "
-                "nothing."),
+    Requirement("KEY-01", "keys", Level.SHOULD, "", "A malformed key (not a UUID, wrong length) is rejected with a "
+                "4xx and executes nothing.", said=(
+                    Said("spec", None, _P, "schema: type: string, format: uuid, minLength: 36, maxLength: 36 [..] "
+                         "Key format: UUIDv7 in string form (RFC 9562)."),
+                    Said("design", None, "§API Changes", "Key format: UUID (V7 preferred)"))),
+    Requirement("KEY-02", "keys", Level.SHOULD, "", "A request carrying the Idempotency-Key header twice is "
+                "rejected with a 4xx and executes nothing.", said=(
+                    Said("kit", Level.SHOULD, "(two keys)", "A request with two keys has no single key a retry "
+                         "can match; executing it leaves the client no safe retry."),
+                    Said("http", Level.MUST, "§5.3", "A sender MUST NOT generate multiple field lines with the "
+                         "same name in a message [..] unless [..] that field's definition allows multiple field "
+                         "line values to be recombined as a comma-separated list"))),
     # --- replay ------------------------------------------------------------------------------------
-    Requirement("REPLAY-01", "replay", Level.MUST, f"{OPENAPI} idempotency-key; {DESIGN} §Server Responsibilities",
-                "A finalized duplicate (same key, same payload; the retry spells the header in lower case) returns "
-                "the original status and an equivalent body, and the mutation ran exactly once."),
-    Requirement("REPLAY-02", "replay", Level.MUST, f"{OPENAPI} idempotency-key (finalize & replay terminal 4xx)",
-                "A deterministic terminal 4xx is finalized: a retry with the same key gets the stored 4xx even "
-                "after the conflicting state is gone, and executes nothing."),
-    Requirement("REPLAY-03", "replay", Level.MUST, f"{OPENAPI} idempotency-key (do not finalize 5xx)",
-                "A 5xx is never stored: after a failure before persisting, a retry with the same key executes."),
-    Requirement("REPLAY-04", "replay", Level.MUST, f"{DESIGN} Example 1b",
-                "Committed but the answer was lost (503, 500, reset): a retry with the same key returns success "
-                "and the mutation ran exactly once."),
+    Requirement("REPLAY-01", "replay", Level.MUST, "", "A finalized duplicate (same key, same payload; the retry "
+                "spells the header in lower case) returns the original status, the same resource and the "
+                "original's effect, and the mutation ran exactly once.", said=(S_NO_EFFECT, D_SAME_KEY, K_NO_EFFECT)),
+    Requirement("REPLAY-02", "replay", Level.SHOULD, "", "A deterministic terminal 4xx is finalized: a retry with "
+                "the same key gets the stored 4xx even after the conflicting state is gone, and executes nothing.",
+                said=(Said("spec", None, _P, "Finalize & replay: 200, 201, 204, and deterministic terminal 4xx "
+                           "(including 409 such as AlreadyExists, NamespaceNotEmpty, etc.)"),
+                      Said("design", None, "§API Changes, Finalization rules", "Finalize & replay: 200, 201, 204, "
+                           "and deterministic terminal 4xx"))),
+    Requirement("REPLAY-03", "replay", Level.MUST, "", "A 5xx is never stored: after a failure before persisting, a "
+                "retry with the same key executes.", said=(
+                    Said("spec", None, _P, "Do not finalize (not stored/replayed): 5xx"),
+                    Said("design", Level.SHOULD, "§Server behavior", "Transient 5xx MUST SHOULD NOT be stored "
+                         "(MUST struck through in the document)"),
+                    _kit_must("A stored 5xx answers every retry of the operation with the failure: the client can "
+                              "never complete it under its key, and cannot tell whether it ran."))),
+    Requirement("REPLAY-04", "replay", Level.MUST, "", "Committed but the answer was lost (503, 500, reset): a retry "
+                "with the same key returns success and the mutation ran exactly once.", said=(
+                    S_NO_EFFECT,
+                    Said("design", None, "Example 1b", "Server looks up abc123, finds stored success. Returns 200 "
+                         "OK (cached result). Client does not delete files."), K_NO_EFFECT)),
+    Requirement("REPLAY-05", "replay", Level.SHOULD, "", "A replay carries the original response (the state the "
+                "original produced), not one rebuilt from a newer state.", said=(
+                    Said("spec", Level.CLASSIFIED, _P, "The response body may reflect a newer state of the catalog "
+                         "than existed at the time of the commit."),
+                    Said("design", None, "§Server-Side Implementation", "Key known & FINALIZED -> do not "
+                         "re-execute; return the previously finalized response (2xx or deterministic terminal "
+                         "4xx)."))),
     # --- in flight ---------------------------------------------------------------------------------
-    Requirement("INFLIGHT-01", "in-flight", Level.MUST, f"{DESIGN} §In-Flight Duplicates & Key Binding",
-                "A duplicate arriving while the original is in flight never executes a second time; it gets 409 "
-                "or waits and replays the final result."),
-    Requirement("INFLIGHT-02", "in-flight", Level.SHOULD, f"{DESIGN} §Error subtype",
-                "A 409 for an in-flight duplicate carries the machine-readable subtype `request_in_progress`."),
+    Requirement("INFLIGHT-01", "in-flight", Level.MUST, "", "A duplicate arriving while the original is in flight "
+                "never executes a second time; it gets 409 or waits and replays the final result.", said=(
+                    S_NO_EFFECT,
+                    Said("design", Level.MAY, "§Server-Side Implementation", "Key known & IN_PROGRESS -> return "
+                         "409 request_in_progress (server MAY block and then return the final result; MAY include "
+                         "Retry-After)."), K_NO_EFFECT)),
+    Requirement("INFLIGHT-02", "in-flight", Level.SHOULD, "", "A 409 for an in-flight duplicate carries the "
+                "machine-readable subtype `request_in_progress`.", said=(
+                    Said("design", None, "§Error subtype", "request_in_progress -> use with 409 when a duplicate "
+                         "arrives while the original is still running."),
+                    Said("ietf", Level.SHOULD, "§2.7", "If the request is retried, while the original request is "
+                         "still being processed, the resource server SHOULD reply with an HTTP 409 status code"))),
     # --- payload and scope -------------------------------------------------------------------------
-    Requirement("PAYLOAD-01", "payload", Level.SHOULD, f"{DESIGN} §Request Hashing; {IETF} §2.4",
-                "The same key with another payload is rejected with 422 and executes nothing."),
-    Requirement("SCOPE-01", "scope", Level.MUST, f"{DESIGN} §Key Requirements (scoped to operation and resource)",
-                "The same key sent to another operation or resource is not answered with the first request's "
-                "stored response."),
+    Requirement("PAYLOAD-01", "payload", Level.SHOULD, "", "The same key with another payload is rejected with 422 "
+                "and executes nothing.", said=(
+                    Said("design", None, "§Server Responsibilities", "Different payload -> 422 Unprocessable "
+                         "Content (IdempotencyKeyConflict)."),
+                    Said("ietf", Level.SHOULD, "§2.7", "If there is an attempt to reuse an idempotency key with a "
+                         "different request payload, the resource server SHOULD reply with a HTTP 422 status "
+                         "code"))),
+    Requirement("SCOPE-01", "scope", Level.SHOULD, "", "The same key sent to another operation or resource is not "
+                "answered with the first request's stored response.", said=(
+                    Said("spec", Level.CLASSIFIED, _P, "The idempotency key must be globally unique (no reuse "
+                         "across different operations)."),
+                    Said("design", None, "§Standards alignment", "Duplicate recognition is by key within the "
+                         "(operation type, resource id) scope."))),
+    Requirement("SCOPE-02", "scope", Level.SHOULD, "", "A key reused on another operation is answered like any "
+                "well-formed request (2xx, 4xx, or the first's replay), never with a 5xx.", said=(
+                    Said("kit", Level.SHOULD, "(a 5xx for a well-formed request)", "A 5xx tells a client the "
+                         "outcome is unknown: it retries with the same key and gets the same 5xx, and the operation "
+                         "ends as CommitStateUnknown."),)),
     # --- lifetime ----------------------------------------------------------------------------------
-    Requirement("LIFE-01", "lifetime", Level.MUST, f"{DESIGN} §Honor window + grace; {OPENAPI} CatalogConfig",
-                "Duplicates are honoured for at least the advertised lifetime, measured from first acceptance."),
-    Requirement("LIFE-02", "lifetime", Level.MUST, f"{DESIGN} §Token Lifetime & Client Retry Behavior",
-                "A retrying client stops retrying with the same key once the lifetime has elapsed and raises "
-                "IdempotencyWindowExpired.", subject="client"),
+    Requirement("LIFE-01", "lifetime", Level.MUST, "", "Duplicates are honoured for at least the advertised "
+                "lifetime, measured from first acceptance.", said=(
+                    Said("spec", Level.SHOULD, _P, "Catalogs SHOULD NOT expire keys before the end of the "
+                         "advertised token lifetime."),
+                    Said("design", Level.MUST, "§Server Responsibilities", "the server MUST apply duplicate "
+                         "handling for at least the advertised idempotency-key-lifetime, measured from first "
+                         "acceptance of the key"))),
+    Requirement("LIFE-02", "lifetime", Level.MUST, "", "A retrying client stops retrying with the same key once the "
+                "lifetime has elapsed and raises IdempotencyWindowExpired.", subject="client", said=(
+                    Said("spec", Level.SHOULD, _C, "Clients SHOULD NOT reuse an Idempotency-Key after this window "
+                         "elapses; they SHOULD generate a new key for any subsequent attempt."),
+                    Said("design", None, "§Client behavior", "If elapsed > lifetime -> raise "
+                         "IdempotencyWindowExpired and stop automatic retries."))),
     # --- replay failure and crash recovery ---------------------------------------------------------
-    Requirement("RECON-01", "recovery", Level.MUST, f"{DESIGN} §Commit succeeded but idempotency record wasn't finalized",
-                "A finalized record whose response cannot be produced gives 5xx `idempotency_replay_failed` and "
-                "never re-executes.", capability="control-api"),
-    Requirement("RECON-02", "recovery", Level.MUST, f"{DESIGN} §reserve-then-finalize",
-                "An IN_PROGRESS record left by a crash after the commit is reconciled on retry: success, one "
-                "execution.", capability="control-api"),
+    Requirement("RECON-01", "recovery", Level.MUST, "", "A finalized record whose response cannot be produced is "
+                "never executed again; the retry gets a 5xx.", capability="control-api", said=(
+                    S_NO_EFFECT,
+                    Said("design", None, "§Server-Side Implementation", "Replay failure (finalized but prior "
+                         "response cannot be produced) -> do not re-execute; return 5xx"), K_NO_EFFECT)),
+    Requirement("RECON-03", "recovery", Level.SHOULD, "", "That 5xx carries the error subtype "
+                "`idempotency_replay_failed`.", capability="control-api", said=(
+                    Said("design", None, "§Error subtype", "idempotency_replay_failed -> use with 5xx when a prior "
+                         "finalized result cannot be replayed (do not re-execute)."),)),
+    Requirement("RECON-02", "recovery", Level.MUST, "", "An IN_PROGRESS record left by a crash after the commit is "
+                "reconciled on retry: success, one execution.", capability="control-api", said=(
+                    S_NO_EFFECT,
+                    Said("design", None, "§Commit succeeded but idempotency record wasn't finalized", "If the state "
+                         "reflects the request change, mark K -> FINALIZED and return success (original result)."),
+                    K_NO_EFFECT)),
     # --- commit concurrency ------------------------------------------------------------------------
-    Requirement("OCC-01", "concurrency", Level.MUST, f"{TABLE_SPEC}; {OPENAPI} TableRequirement",
-                "A commit whose requirement does not hold gets 409 CommitFailedException and changes nothing."),
-    Requirement("OCC-02", "concurrency", Level.MUST, f"{TABLE_SPEC} (atomic compare-and-swap)",
-                "Of N writers committing on the same base at once, exactly one wins and the others get 409."),
-    Requirement("OCC-03", "concurrency", Level.MUST, f"{TABLE_SPEC} (serial history)",
-                "N x M appends with refresh and retry give N x M snapshots in one linear parent chain with "
-                "increasing sequence numbers."),
-    Requirement("OCC-04", "concurrency", Level.MUST, f"{OPENAPI} commitTransaction",
-                "A multi-table transaction is all or nothing, also when one table's requirement fails."),
+    Requirement("OCC-01", "concurrency", Level.MUST, "", "A commit whose requirement does not hold gets 409 "
+                "CommitFailedException and changes nothing.", said=(
+                    Said("spec", None, "updateTable 409", "Conflict - CommitFailedException, one or more "
+                         "requirements failed. The client may retry."),
+                    _kit_must("Optimistic concurrency: a commit on a stale base that lands silently loses the "
+                              "other writer's change."))),
+    Requirement("OCC-02", "concurrency", Level.MUST, "", "Of N writers committing on the same base at once, exactly "
+                "one wins and the others get 409.", said=(
+                    Said("spec", None, "updateTable", "Requirements are assertions that will be validated before "
+                         "attempting to make and commit changes."),
+                    _kit_must("Optimistic concurrency: the metadata pointer is swapped atomically (compare and "
+                              "swap), so of writers on one base only one lands."))),
+    Requirement("OCC-03", "concurrency", Level.MUST, "", "N x M appends with refresh and retry give N x M snapshots "
+                "in one linear parent chain with increasing sequence numbers.", said=(
+                    _kit_must("Optimistic concurrency: refresh-and-retry gives a serial history."),)),
+    Requirement("OCC-04", "concurrency", Level.MUST, "", "A multi-table transaction is all or nothing, also when one "
+                "table's requirement fails.", said=(
+                    Said("spec", None, "commitTransaction", "Commit updates to multiple tables in an atomic "
+                         "operation"),
+                    _kit_must("A half-applied transaction leaves tables in a state no client wrote."))),
     # --- history -----------------------------------------------------------------------------------
-    Requirement("HIST-01", "history", Level.MUST, f"{KIT} (Jepsen-style history)",
-                "No acknowledged mutation is missing from the final state (no lost write)."),
-    Requirement("HIST-02", "history", Level.MUST, f"{KIT} (Jepsen-style history)",
-                "No mutation is applied more than once (no duplicated write)."),
-    Requirement("INTEG-01", "integrity", Level.MUST, f"{DESIGN} Example 1a; {TABLE_SPEC}",
-                "Every snapshot of a table references a manifest list and manifests that exist in storage."),
+    Requirement("HIST-01", "history", Level.MUST, "", "No acknowledged mutation is missing from the final state "
+                "(no lost write).", said=(_kit_must("History (Jepsen-style): an acknowledged write is never "
+                                                    "lost."),)),
+    Requirement("HIST-02", "history", Level.MUST, "", "No mutation is applied more than once (no duplicated "
+                "write).", said=(_kit_must("History (Jepsen-style): no write is applied twice."),)),
+    Requirement("INTEG-01", "integrity", Level.MUST, "", "Every snapshot of a table references a manifest list and "
+                "manifests that exist in storage.", said=(
+                    Said("design", None, "Example 1a", "Corruption: Metadata references snap-001, but files are "
+                         "missing."),
+                    _kit_must("Integrity: a table whose snapshot references missing files cannot be read."))),
     # --- protocol ----------------------------------------------------------------------------------
-    Requirement("SCHEMA-01", "protocol", Level.SHOULD, f"{OPENAPI}",
-                "Responses conform to the OpenAPI document: declared status codes and body schemas, ErrorModel "
-                "for errors."),
-    Requirement("GEN-01", "generated", Level.MUST, f"{OPENAPI}; {DESIGN}",
-                "Generated well-formed mutations get no 5xx, and a replay with the same key returns the same "
-                "outcome with no further effect."),
-    Requirement("GEN-02", "generated", Level.MUST, f"{KIT} (model-based)",
-                "Under random sequences of mutations, retries and faults, the catalog's state matches a model "
-                "of it after every step."),
+    Requirement("SCHEMA-01", "protocol", Level.SHOULD, "", "Responses conform to the OpenAPI document: declared "
+                "status codes and body schemas, ErrorModel for errors.", said=(
+                    Said("spec", None, "responses and components/schemas", "ErrorModel: JSON error payload "
+                         "returned in a response with further details on the error"),)),
+    Requirement("GEN-01", "generated", Level.MUST, "", "Generated well-formed mutations get no 5xx, and a replay "
+                "with the same key returns the same outcome with no further effect.", said=(S_NO_EFFECT,
+                                                                                             K_NO_EFFECT)),
+    Requirement("GEN-02", "generated", Level.MUST, "", "Under random sequences of mutations, retries and faults, "
+                "the catalog's state matches a model of it after every step.", said=(
+                    _kit_must("Model-based: the state after mutations, retries and faults is the state the "
+                              "acknowledged mutations produce, each once."),)),
     # --- data pipeline -----------------------------------------------------------------------------
-    Requirement("SPARK-01", "spark", Level.MUST, f"{TABLE_SPEC}",
-                "Concurrent Spark appends through the catalog all land, conflicts retried, table intact.",
-                capability="spark"),
-    Requirement("SPARK-02", "spark", Level.MUST, f"{TABLE_SPEC}; seeds/003",
-                "Concurrent UPDATE/DELETE/MERGE conflicts surface as client validation errors, never as a "
-                "corrupt or half-applied table.", capability="spark"),
-    Requirement("SPARK-03", "spark", Level.MUST, f"{TABLE_SPEC}; seeds/003",
-                "Compaction racing with appends and row-level updates leaves an intact table.",
-                capability="spark"),
-    Requirement("SPARK-04", "spark", Level.MUST, f"{DESIGN} Example 1b",
-                "Spark workloads with lost commit answers injected keep the table intact with every "
-                "acknowledged write present once.", capability="spark"),
+    Requirement("SPARK-01", "spark", Level.MUST, "", "Concurrent Spark appends through the catalog all land, "
+                "conflicts retried, table intact.", capability="spark", said=(
+                    _kit_must("History and integrity through a real client: every acknowledged append lands "
+                              "once."),)),
+    Requirement("SPARK-02", "spark", Level.MUST, "", "Concurrent UPDATE/DELETE/MERGE conflicts surface as client "
+                "validation errors, never as a corrupt or half-applied table.", capability="spark", said=(
+                    _kit_must("Optimistic concurrency and integrity through a real client (seeds/003)."),)),
+    Requirement("SPARK-03", "spark", Level.MUST, "", "Compaction racing with appends and row-level updates leaves an "
+                "intact table.", capability="spark", said=(
+                    _kit_must("Integrity through a real client (seeds/003)."),)),
+    Requirement("SPARK-04", "spark", Level.MUST, "", "Spark workloads with lost commit answers injected keep the "
+                "table intact with every acknowledged write present once.", capability="spark", said=(
+                    Said("design", None, "Example 1b", "No corruption: Metadata and data remain consistent."),
+                    K_NO_EFFECT)),
 ]
 
 REQUIREMENTS: dict[str, Requirement] = {r.id: r for r in _ALL}
@@ -147,14 +377,23 @@ def get(requirement_id: str) -> Requirement:
         raise KeyError(f"unknown requirement id {requirement_id!r}; known: {', '.join(REQUIREMENTS)}") from None
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
 def markdown_table() -> str:
-    """The requirements table for docs/requirements.md."""
+    """The requirements table for docs/requirements.md: the level under each profile, then every source's
+    sentence with its own level."""
     lines = [
-        "| id | level | area | statement | source | assumes |",
-        "|---|---|---|---|---|---|",
+        "| id | spec profile | design profile | area | statement | what each source says | assumes |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for r in _ALL:
-        lines.append(
-            f"| {r.id} | {r.level.value} | {r.area} | {r.statement} | {r.source} | {r.capability or ''} |"
-        )
+    for r in REQUIREMENTS.values():
+        if r.said:
+            says = "<br>".join(_cell(f"**{SOURCE_NAMES.get(s.source, s.source)}** {s.where} ({s.word}): "
+                                     f"\u201c{s.quote}\u201d") for s in r.said)
+        else:
+            says = _cell(r.base_source)
+        lines.append(f"| {r.id} | {r.level_under('spec').value} | {r.level_under('design').value} | {r.area} | "
+                     f"{_cell(r.statement)} | {says} | {r.capability or ''} |")
     return "\n".join(lines) + "\n"

@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from ctk.core.requirements import set_profile
+
 GROUP = "ctk"
 
 # (option, dest, ini key, help, kind, default); kind: str | float | bool | list
@@ -52,6 +54,9 @@ _OPTIONS: list[tuple[str, str, str, str, str, object]] = [
     ("--catalog-image", "ctk_catalog_image", "ctk_catalog_image",
      "start this catalog image with testcontainers (port 8181) and test it (needs a Docker engine; skipped with "
      "the reason where there is none)", "str", None),
+    ("--ctk-profile", "ctk_profile", "ctk_profile",
+     "judge by the levels of 'spec' (the merged OpenAPI spec; default) or 'design' (the design document)",
+     "str", "spec"),
     ("--ctk-spark", "ctk_spark", "ctk_spark",
      "also run the Spark pipeline checks (needs pyspark, Java and `ctk spark-jars`)", "bool", False),
 ]
@@ -161,6 +166,10 @@ class CtkOptions:
             catalog_image=values["ctk_catalog_image"],
         )
         opts.validate()
+        try:   # the level every verdict is judged by (ctk.core.requirements)
+            set_profile(str(values["ctk_profile"]))
+        except ValueError as exc:
+            raise OptionError(f"ctk: --ctk-profile: {exc}") from None
         return opts
 
     def validate(self) -> None:

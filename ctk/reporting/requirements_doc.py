@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ctk.core.requirements import REQUIREMENTS, markdown_table
+from ctk.core.requirements import PROFILES, REQUIREMENTS, markdown_table
 
 HEADER = """\
 # Requirements checked by the kit
@@ -21,13 +21,29 @@ HEADER = """\
 Every conformance check names one requirement below, and the reports (conformance.json,
 conformance.html, JUnit properties `ctk.requirement`) group verdicts by these ids.
 
-## Levels
+## Levels and profiles
+
+Each requirement records what every source that speaks to it says, with the sentence (column "what each
+source says"): the merged Iceberg REST OpenAPI spec (what catalog authors implement), the idempotency design
+document (seeds/001, stricter in places), the IETF Idempotency-Key draft (for reference), RFC 9110, and the
+kit's own classification. A sentence that states a rule without an RFC 2119 word counts as SHOULD.
+
+The kit judges by a profile, `--ctk-profile spec` (the default) or `--ctk-profile design`:
+
+- **spec**: the merged spec's level; where the spec is silent (or explicitly allows either behaviour) the
+  requirement is **CLASSIFIED**: the check reports the behaviour it saw and does not judge it.
+- **design**: the design document's level where it speaks, the merged spec's elsewhere.
+- The kit's own MUST holds under both profiles: no additional effect for a duplicate with the same key and
+  payload (finalized, lost answer, in flight, network duplicate), 5xx never stored, optimistic concurrency,
+  history (no lost or duplicated write), integrity.
 
 - **MUST**: breaking it makes a client lose or duplicate writes, or misreport success. A broken MUST is
   a **fail**.
 - **SHOULD**: the documents recommend it; breaking it is a **deviation** (reported, the run still
   passes unless `--ctk-strict`).
 - **MAY**: optional behaviour the kit classifies; breaking it is a deviation.
+- **CLASSIFIED**: not judged under the profile; a behaviour other than the statement's is a **pass** that
+  carries its classification (the report's behaviour profile lists it) and notes the other profile's verdict.
 
 ## Verdicts
 
@@ -61,7 +77,7 @@ def render_markdown() -> str:
 
 def render_text() -> str:
     """A plain-text listing for the terminal."""
-    lines = []
+    lines = []   # one line per requirement: id, level under each profile (spec/design), area, statement
     for r in REQUIREMENTS.values():
         extra = []
         if r.capability:
@@ -69,7 +85,8 @@ def render_text() -> str:
         if r.subject != "server":
             extra.append(f"subject {r.subject}")
         tail = f"  [{'; '.join(extra)}]" if extra else ""
-        lines.append(f"{r.id:<12} {r.level.value:<6} {r.area:<12} {r.statement}{tail}")
+        levels = "/".join(r.level_under(p).value for p in PROFILES)
+        lines.append(f"{r.id:<12} {levels:<18} {r.area:<12} {r.statement}{tail}")
     return "\n".join(lines) + "\n"
 
 

@@ -48,11 +48,11 @@ def _props(el):
 
 
 def test_verdict_properties():
-    props = dict(verdict_properties(Verdict.broken("INFLIGHT-02", "no subtype", endpoint="updateTable",
-                                                   behaviour="in-flight", classification="409")))
-    assert props == {"ctk.requirement": "INFLIGHT-02", "ctk.level": "SHOULD", "ctk.verdict": "deviation",
-                     "ctk.source": props["ctk.source"], "ctk.classification": "409",
-                     "ctk.endpoint": "updateTable", "ctk.behaviour": "in-flight"}
+    props = dict(verdict_properties(Verdict.broken("LIFE-01", "forgotten", endpoint="updateTable",
+                                                   behaviour="lifetime", classification="forgotten")))
+    assert props == {"ctk.requirement": "LIFE-01", "ctk.level": "SHOULD", "ctk.verdict": "deviation",
+                     "ctk.source": props["ctk.source"], "ctk.classification": "forgotten",
+                     "ctk.endpoint": "updateTable", "ctk.behaviour": "lifetime"}
     assert "seeds/001" in props["ctk.source"]
     assert "ctk.endpoint" not in dict(verdict_properties(Verdict.ok("KEY-01")))
 
