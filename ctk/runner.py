@@ -26,6 +26,9 @@ FORWARDED: list[tuple[str, str, str]] = [
     ("--openapi-spec", "value", "OpenAPI document for SCHEMA-01 (default: open-api/ctk-openapi.yaml)"),
     ("--ctk-scenarios", "value", "directory of scenario files (default: scenarios/)"),
     ("--ctk-namespace-prefix", "value", "prefix of the run namespace (default ctk)"),
+    ("--ctk-parent-namespace", "value", "existing namespace (e.g. bronze or a.b) to create the run namespace in"),
+    ("--catalog-property", "append", "storage property K=V for the kit's file reads/writes, pyiceberg names "
+                                     "(repeatable; e.g. s3.endpoint=http://127.0.0.1:9000)"),
     ("--ctk-timeout", "value", "per-request timeout in seconds (default 10)"),
     ("--ctk-max-wait", "value", "longest wait a check may do in seconds (default 30)"),
     ("--ctk-reports", "value", "report directory (default reports/)"),
@@ -110,5 +113,5 @@ def _shown(argv: list[str]) -> list[str]:
     out, hide = [], False
     for a in argv:
         out.append("<redacted>" if hide else a)
-        hide = a in ("--catalog-token", "--catalog-credential", "--catalog-header")
+        hide = a in ("--catalog-token", "--catalog-credential", "--catalog-header", "--catalog-property")
     return out
