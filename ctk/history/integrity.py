@@ -1,7 +1,10 @@
 """Table integrity (INTEG-01): every snapshot's manifest list exists, every manifest it lists exists, and
 (optionally) every live data file of the current snapshot exists; rows of the current snapshot counted
 from manifest entries on request. Reads storage through pyiceberg's FileIO, using the table metadata the
-catalog returned (``load table``), so it sees exactly what a reader of the catalog would see.
+catalog returned (``load table``), so it sees exactly what a reader of the catalog would see, with the storage
+settings the catalog vends with the table plus ``--catalog-property`` (``TableState.storage``), behind the
+kit's loopback guard: storage outside loopback raises ``ctk.http.storage.StorageGuardError`` (inconclusive,
+never a "CORRUPT" table) before anything is read.
 """
 
 from __future__ import annotations
@@ -51,12 +54,14 @@ class IntegrityResult:
         return text + "".join(f"\n  missing {m}" for m in self.missing)
 
 
-def _io_for(metadata: Any, extra_properties: dict[str, str] | None = None) -> Any:
-    from pyiceberg.io import load_file_io
+def _io_for(metadata: Any, settings: Any = None, extra_properties: dict[str, str] | None = None) -> Any:
+    """A guarded FileIO for the table: ``settings`` (a StorageSettings; default: none vended, guard on)
+    with ``extra_properties`` on top."""
+    from ctk.http.storage import StorageSettings
 
-    props = dict(metadata.properties or {})
-    props.update(extra_properties or {})
-    return load_file_io(props, metadata.location)
+    base = settings if settings is not None else StorageSettings()
+    settings = StorageSettings({**base.properties, **(extra_properties or {})}, base.allow_remote)
+    return settings.file_io(metadata.location, "the table's files")
 
 
 def check_integrity(state: TableState | dict[str, Any], count_rows: bool = False, check_data_files: bool = False,
@@ -65,14 +70,19 @@ def check_integrity(state: TableState | dict[str, Any], count_rows: bool = False
     from pyiceberg.manifest import ManifestContent, read_manifest_list
     from pyiceberg.table.metadata import TableMetadataUtil
 
+    from ctk.http.storage import StorageGuardError
+
     raw = state.metadata if isinstance(state, TableState) else state
+    settings = getattr(state, "storage", None) if isinstance(state, TableState) else None
     res = IntegrityResult()
     if not raw:
         res.error = "no table metadata"
         return res
     try:
         metadata = TableMetadataUtil.parse_obj(raw)
-        io = _io_for(metadata, io_properties)
+        io = _io_for(metadata, settings, io_properties)
+    except StorageGuardError:
+        raise
     except Exception as exc:  # noqa: BLE001 - report, do not crash the check
         res.error = f"cannot parse table metadata: {type(exc).__name__}: {exc}"
         return res

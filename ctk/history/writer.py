@@ -6,6 +6,11 @@ which writes the data files, the manifest and the manifest list to storage - and
 requirements and updates into a ``CommitTableRequest`` body. The kit then sends that body itself (plain,
 with a key, through the retrying client, through the interposer...).
 
+Files are written with the storage settings of the table (what the catalog vends with it, asked for with
+``X-Iceberg-Access-Delegation``, plus the user's ``--catalog-property`` values) behind the kit's loopback guard
+(``ctk.http.storage``): a table whose storage would be reached outside loopback raises `StorageBlocked`, which
+is both a `StageError` and a ``PrerequisiteError`` (checks call it inconclusive, with the property to set).
+
 `cleanup_staged()` deletes the staged files, as a client does after it believes the commit failed (a 409):
 when that commit had in fact landed, the table now references a missing manifest list (seed example 1a).
 """
@@ -17,12 +22,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctk.http.client import ns_tuple, table_path
+from ctk.http.storage import StorageGuardError, settings_for
 
 MARKER_KEY = "ctk.op"
 
 
 class StageError(RuntimeError):
     pass
+
+
+class StorageBlocked(StageError, StorageGuardError):
+    """The table's files would be written outside loopback: nothing was written (see ctk.http.storage)."""
 
 
 @dataclass
@@ -44,15 +54,18 @@ class StagedCommit:
         return [self.manifest_list, *self.manifests, *self.data_files]
 
 
-def _table_from_load_result(namespace: tuple[str, ...], name: str, loaded: dict[str, Any]) -> Any:
+def _table_from_load_result(namespace: tuple[str, ...], name: str, loaded: dict[str, Any],
+                            client: Any = None) -> Any:
     from pyiceberg.catalog.noop import NoopCatalog
-    from pyiceberg.io import load_file_io
     from pyiceberg.table import Table
     from pyiceberg.table.metadata import TableMetadataUtil
 
     metadata = TableMetadataUtil.parse_obj(loaded["metadata"])
-    props = {**(metadata.properties or {}), **(loaded.get("config") or {})}
-    io = load_file_io(props, metadata.location)
+    try:
+        io = settings_for(client, loaded, metadata.location).file_io(
+            metadata.location, f"table {'.'.join(namespace)}.{name}'s files")
+    except StorageGuardError as exc:
+        raise StorageBlocked(str(exc)) from None
     return Table((*namespace, name), metadata, loaded.get("metadata-location") or "", io, NoopCatalog("ctk-noop"))
 
 
@@ -76,14 +89,17 @@ def stage_append(client: Any, namespace: Any, name: str, data: Any = None, marke
         loaded = client.load_table(ns, name)
     if not isinstance(loaded, dict) or "metadata" not in loaded:
         raise StageError(f"cannot load table {'.'.join(ns)}.{name} to stage an append")
-    table = _table_from_load_result(ns, name, loaded)
+    table = _table_from_load_result(ns, name, loaded, client)
     if data is None:
         data = _default_rows(table, marker)
     props = dict(snapshot_properties or {})
     if marker is not None:
         props[MARKER_KEY] = marker
     txn = table.transaction()
-    txn.append(data, snapshot_properties=props)
+    try:
+        txn.append(data, snapshot_properties=props)
+    except StorageGuardError as exc:   # a path outside the table location's store
+        raise StorageBlocked(str(exc)) from None
     updates, requirements = txn._updates, txn._requirements  # pyiceberg keeps them until commit_transaction()
     adds = [u for u in updates if isinstance(u, AddSnapshotUpdate)]
     if len(adds) != 1:

@@ -10,16 +10,22 @@
   as they are, and full ``http(s)://`` URLs are used unchanged.
 * Namespaces are encoded per the spec: each level percent-encoded, levels joined by ``%1F``
   (`ns_path()`, `table_path()`, `view_path()`, or ``url_for(template, namespace=(...), table=...)``).
+  A target that advertises another ``namespace-separator`` in /v1/config (e.g. ``%2E``) gets that one:
+  `set_namespace_separator()` makes ``url_for`` put it in place of ``%1F`` in every URL it builds.
+* Table loads and creations carry ``X-Iceberg-Access-Delegation: vended-credentials``, as the Java client and
+  pyiceberg send it, so that catalogs which vend storage settings do; `storage_settings()` turns a load
+  result into the settings of the kit's own file reads and writes (``ctk.http.storage``).
 """
 
 from __future__ import annotations
 
 import json as _json
+import re
 import threading
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, urlencode
 
 import httpx
 
@@ -27,6 +33,24 @@ from ctk.http.exchange import Exchange
 from ctk.target.config import TargetConfig
 
 Namespace = Sequence[str] | str
+
+DEFAULT_SEPARATOR = "%1F"
+# GET .../namespaces/{ns}/tables/{table} (load) and POST .../namespaces/{ns}/tables (create)
+_LOAD_TABLE = re.compile(r"namespaces/[^/?]+/tables/[^/?]+(\?.*)?$")
+_CREATE_TABLE = re.compile(r"namespaces/[^/?]+/tables(\?.*)?$")
+
+
+def encode_separator(value: Any) -> str | None:
+    """The URL form of an advertised ``namespace-separator`` (``%2E`` is sent as ``%2E``, a raw character is
+    percent-encoded where needed); None for a value the kit cannot use (empty, not a string, ``/``)."""
+    if not isinstance(value, str) or not value:
+        return None
+    raw = unquote(value) if "%" in value else value
+    if not raw or "/" in raw:
+        return None
+    if "%" in value:       # already in URL form, as the spec's example (%2E): sent as advertised
+        return DEFAULT_SEPARATOR if raw == "\x1f" else value
+    return quote(raw, safe="")
 
 
 def ns_tuple(namespace: Namespace) -> tuple[str, ...]:
@@ -129,6 +153,11 @@ class CatalogClient:
                  max_connections: int = 64) -> None:
         self.target = target
         self.prefix: str | None = target.prefix
+        self.namespace_separator: str = DEFAULT_SEPARATOR   # URL form; see set_namespace_separator()
+        self.access_delegation: str | None = "vended-credentials"  # sent on table loads and creations
+        self.storage_properties: dict[str, str] = {}        # --catalog-property: FileIO settings of the kit
+        self.storage_allow_remote: bool = False             # --ctk-allow-remote: lift the storage guard
+        self.placement: Any = None                          # ctk.http.placement.Placement of the run
         self.exchanges: list[Exchange] = []
         self._lock = threading.Lock()
         self._auth_lock = threading.Lock()
@@ -158,6 +187,17 @@ class CatalogClient:
     def set_prefix(self, prefix: str | None) -> None:
         self.prefix = (prefix or "").strip("/") or None
 
+    def set_namespace_separator(self, value: Any) -> str:
+        """Use the advertised ``namespace-separator`` (None or unusable: the default ``%1F``); returns it."""
+        self.namespace_separator = encode_separator(value) or DEFAULT_SEPARATOR
+        return self.namespace_separator
+
+    def storage_settings(self, loaded: dict | None, location: str | None = None) -> Any:
+        """`ctk.http.storage.StorageSettings` for a table the catalog returned as ``loaded``."""
+        from ctk.http.storage import settings_for
+
+        return settings_for(self, loaded, location)
+
     def url_for(self, path: str, query: dict[str, Any] | None = None, **params: Any) -> str:
         """The full URL for ``path`` (relative to ``/v1/{prefix}``, see module doc).
 
@@ -180,6 +220,8 @@ class CatalogClient:
             q = urlencode({k: v for k, v in query.items() if v is not None}, doseq=True)
             if q:
                 url += ("&" if "?" in url else "?") + q
+        if self.namespace_separator != DEFAULT_SEPARATOR and "%1F" in url:
+            url = url.replace("%1F", self.namespace_separator)
         return url
 
     # --- auth --------------------------------------------------------------------------------------
@@ -237,6 +279,9 @@ class CatalogClient:
             hdrs.append(("Content-Type", "application/json"))
         if headers:
             hdrs += list(headers.items())
+        if self.access_delegation and self._delegates(method, path) \
+                and not any(k.lower() == "x-iceberg-access-delegation" for k, _ in hdrs):
+            hdrs.append(("X-Iceberg-Access-Delegation", self.access_delegation))
         if idempotency_key is not None:
             hdrs.append((header_name, idempotency_key))
         if raw_headers:
@@ -252,6 +297,13 @@ class CatalogClient:
         if token and not any(k.lower() == "authorization" for k, _ in hdrs):
             hdrs.append(("Authorization", f"Bearer {token}"))
         return self._send(method, url, content=body, headers=hdrs, label=label, timeout=timeout)
+
+    @staticmethod
+    def _delegates(method: str, path: str) -> bool:
+        """A table load or creation (where real clients ask for vended storage credentials)."""
+        rel = path.split("/v1/", 1)[-1] if path.startswith(("http://", "https://", "/v1/")) else path.lstrip("/")
+        m = method.upper()
+        return bool((m == "GET" and _LOAD_TABLE.search(rel)) or (m == "POST" and _CREATE_TABLE.search(rel)))
 
     def _send(self, method: str, url: str, content: bytes | None, headers: list[tuple[str, str]],
               label: str | None, timeout: float | None) -> Exchange:

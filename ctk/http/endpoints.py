@@ -86,7 +86,12 @@ def _schema(extra: bool = False) -> dict:
 
 
 def create_table_body(name: str, properties: dict[str, str] | None = None) -> dict:
-    return {"name": name, "schema": _schema(), "properties": dict(properties or {})}
+    """A CreateTableRequest as the Iceberg Java client sends it: no location (the catalog places the table),
+    the schema with its id and identifier-field-ids, the unpartitioned spec, the unsorted order, stage-create
+    false. Some catalogs require every one of these fields (they answered 500 to the short form)."""
+    return {"name": name, "schema": _schema(), "partition-spec": {"spec-id": 0, "fields": []},
+            "write-order": {"order-id": 0, "fields": []}, "stage-create": False,
+            "properties": dict(properties or {})}
 
 
 def set_properties_update(updates: dict[str, str]) -> dict:
@@ -379,6 +384,11 @@ class Endpoint:
 # --------------------------------------------------------------------------------------------------------
 
 def _child(ctx: Any, stem: str) -> tuple[str, ...]:
+    """A fresh namespace for a case: a child of the run namespace, or - on a target that does not nest
+    namespaces (``client.placement.nested`` False) - a run-unique sibling registered for cleanup."""
+    placement = getattr(ctx.client, "placement", None)
+    if placement is not None and tuple(placement.run) == tuple(ctx.namespace):
+        return placement.child(ctx.unique(stem))
     return tuple(ctx.namespace) + (ctx.unique(stem),)
 
 
@@ -849,22 +859,25 @@ def _append_file(client: Any, ns: tuple[str, ...], name: str, ids: list[int]) ->
     """Append one data file (rows of the kit's schema) with pyiceberg, committed over HTTP by the kit."""
     import pyarrow as pa
     from pyiceberg.catalog.noop import NoopCatalog
-    from pyiceberg.io import load_file_io
     from pyiceberg.table import CommitTableRequest, Table, TableIdentifier
     from pyiceberg.table.metadata import TableMetadataUtil
+
+    from ctk.http.storage import StorageGuardError, settings_for
 
     loaded = Catalog(client)._loaded(table_path(ns, name), f"table {name}")
     if loaded is None:
         raise PrerequisiteError(f"setup: table {name} vanished before its data was written")
     try:
         metadata = TableMetadataUtil.parse_obj(loaded["metadata"])
-        io = load_file_io({**(metadata.properties or {}), **(loaded.get("config") or {})}, metadata.location)
+        io = settings_for(client, loaded, metadata.location).file_io(metadata.location, f"table {name}'s files")
         table = Table((*ns, name), metadata, loaded.get("metadata-location") or "", io, NoopCatalog("ctk-noop"))
         txn = table.transaction()
         txn.append(pa.table({"id": pa.array(ids, pa.int64()), "data": pa.array([f"r{i}" for i in ids])}))
         body = CommitTableRequest(identifier=TableIdentifier(namespace=list(ns), name=name),
                                   requirements=txn._requirements, updates=txn._updates).model_dump(mode="json",
                                                                                                    by_alias=True)
+    except StorageGuardError:
+        raise
     except Exception as exc:  # noqa: BLE001 - storage the kit cannot write to, or a schema it did not expect
         raise PrerequisiteError(f"setup: cannot write a data file to table {name} with pyiceberg: "
                                 f"{type(exc).__name__}: {exc}") from None

@@ -32,6 +32,13 @@ _OPTIONS: list[tuple[str, str, str, str, str, object]] = [
      "directory of scenario files (*.yaml) to run (default: the kit's scenarios/)", "str", None),
     ("--ctk-namespace-prefix", "ctk_namespace_prefix", "ctk_namespace_prefix",
      "prefix of the run namespace the kit creates and removes (default: ctk)", "str", "ctk"),
+    ("--ctk-parent-namespace", "ctk_parent_namespace", "ctk_parent_namespace",
+     "existing namespace (levels joined by '.', e.g. bronze or a.b) to create the run namespace in, for "
+     "catalogs that allow tables only in fixed namespaces; the kit never creates or drops it", "str", None),
+    ("--catalog-property", "ctk_catalog_property", "ctk_catalog_properties",
+     "storage property K=V for the kit's own reads and writes of table files, in pyiceberg's names (repeatable; "
+     "e.g. s3.endpoint=http://127.0.0.1:9000, s3.access-key-id=..., s3.secret-access-key=..., s3.region=...); "
+     "wins over what the catalog vends with a table", "list", None),
     ("--ctk-timeout", "ctk_timeout", "ctk_timeout", "timeout of each HTTP request in seconds (default 10)",
      "float", 10.0),
     ("--ctk-max-wait", "ctk_max_wait", "ctk_max_wait",
@@ -42,7 +49,8 @@ _OPTIONS: list[tuple[str, str, str, str, str, object]] = [
     ("--ctk-reports", "ctk_reports", "ctk_reports", "directory for the reports (default: reports/)", "str",
      "reports"),
     ("--ctk-allow-remote", "ctk_allow_remote", "ctk_allow_remote",
-     "allow a --catalog-url that is not a loopback address", "bool", False),
+     "allow a --catalog-url that is not a loopback address, and reads and writes of table files on storage "
+     "whose endpoint is not loopback (by default the kit refuses them)", "bool", False),
     ("--ctk-examples", "ctk_examples", "ctk_examples",
      "generated checks: examples per operation (schemathesis) and sequences (stateful model), default 5",
      "float", 5.0),
@@ -114,6 +122,8 @@ class CtkOptions:
     openapi_spec: str | None = None
     scenarios: str | None = None
     namespace_prefix: str = "ctk"
+    parent_namespace: tuple[str, ...] = ()
+    catalog_properties: dict[str, str] = field(default_factory=dict)
     timeout: float = 10.0
     max_wait: float = 30.0
     strict: bool = False
@@ -151,6 +161,8 @@ class CtkOptions:
             openapi_spec=values["ctk_openapi_spec"],
             scenarios=values["ctk_scenarios"],
             namespace_prefix=str(values["ctk_namespace_prefix"]),
+            parent_namespace=parse_parent_namespace(values["ctk_parent_namespace"]),
+            catalog_properties=parse_properties(values["ctk_catalog_property"] or []),
             timeout=float(values["ctk_timeout"]),
             max_wait=float(values["ctk_max_wait"]),
             strict=bool(values["ctk_strict"]),
@@ -215,6 +227,29 @@ def parse_headers(items: list[str]) -> dict[str, str]:
             raise OptionError(f"ctk: --catalog-header expects K=V, not {item!r}")
         headers[name.strip()] = value.strip()
     return headers
+
+
+def parse_parent_namespace(text: object) -> tuple[str, ...]:
+    """("a", "b") from "a.b"; () when not given."""
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return ()
+    parts = tuple(p.strip() for p in str(text).strip().split("."))
+    if any(not p for p in parts):
+        raise OptionError(f"ctk: --ctk-parent-namespace must be namespace levels joined by '.', each non-empty, "
+                          f"not {text!r}")
+    return parts
+
+
+def parse_properties(items: list[str]) -> dict[str, str]:
+    """--catalog-property K=V items (also an ini linelist) as a dict; K must not be empty."""
+    props: dict[str, str] = {}
+    for item in items:
+        name, sep, value = str(item).partition("=")
+        if not sep or not name.strip():
+            raise OptionError(f"ctk: --catalog-property expects K=V (e.g. s3.endpoint=http://127.0.0.1:9000), "
+                              f"not {item!r}")
+        props[name.strip()] = value.strip()
+    return props
 
 
 def is_loopback(host: str) -> bool:

@@ -12,6 +12,7 @@ import httpx
 
 from ctk.http.client import CatalogClient
 from ctk.interposer import Interposer
+from ctk.http.placement import Placement
 from ctk.plugin import namespace as nsmod
 from ctk.plugin.options import CtkOptions
 from ctk.target.config import TargetConfig
@@ -52,7 +53,9 @@ class CtkSession:
         self.client: Any = None
         self.discovery: Any = None
         self.context: Any = None
-        self.namespace: str | None = None
+        self.namespace: str | None = None    # the run namespace, levels joined by "." (parent levels first)
+        self.namespace_parts: tuple[str, ...] = ()
+        self.placement: Placement | None = None  # run namespace, nesting support, registered siblings
         self.namespace_created = False
         self.error: str | None = None        # set once the target is known to be unusable
         self.skip_reason: str | None = None  # the target cannot exist here (e.g. no Docker engine): skip, not fail
@@ -106,10 +109,33 @@ class CtkSession:
             connect_timeout=min(o.timeout, 5.0), allow_remote=o.allow_remote or self.server is not None)
         self.client = CatalogClient(self.target)
         self.discovery = discover(self.client)
-        self.namespace = nsmod.run_namespace_name(o.namespace_prefix, self.run_id, self.worker)
-        nsmod.create(self.client, self.namespace, self.run_id)
-        self.namespace_created = True
+        self._place_run_namespace()
         self.context = self._make_context()
+
+    def _place_run_namespace(self) -> None:
+        """Storage settings and the namespace separator on the client, then the run namespace (inside the
+        parent namespace when given) and the probe of whether the target nests namespaces below it."""
+        o = self.options
+        self.client.storage_properties = dict(o.catalog_properties)
+        self.client.storage_allow_remote = bool(o.allow_remote)
+        sep = advertised_separator(self.discovery)
+        used = self.client.set_namespace_separator(sep)
+        if sep is not None:
+            self.server_info["namespace-separator"] = used
+        parent = tuple(o.parent_namespace)
+        if parent:
+            nsmod.check_parent(self.client, parent)
+        parts = parent + (nsmod.run_namespace_name(o.namespace_prefix, self.run_id, self.worker),)
+        self.namespace, self.namespace_parts = ".".join(parts), parts
+        nsmod.create(self.client, parts, self.run_id)
+        self.namespace_created = True
+        if parent:
+            nsmod.check_loadable(self.client, parts)
+        nested, note = nsmod.probe_nesting(self.client, parts)
+        self.placement = Placement(parts, nested, note)
+        self.client.placement = self.placement
+        self.server_info["placement"] = {"run-namespace": self.namespace, "parent": ".".join(parent) or None,
+                                         "nested-namespaces": nested, "probe": note}
 
     def _through_interposer(self, url: str) -> str:
         """Start an interposer (no toxics: a pass-through) in front of the target and return its URL, so
@@ -136,18 +162,17 @@ class CtkSession:
         from ctk.checks.context import CheckContext, CheckOptions
 
         options = CheckOptions(max_wait=self.options.max_wait, strict=self.options.strict)
-        return CheckContext.create(self.client, discovery=self.discovery, namespace=(self.namespace,),
+        return CheckContext.create(self.client, discovery=self.discovery, namespace=self.namespace_parts,
                                    interposer=self.interposer, options=options, create_namespace=False)
 
     def stop(self) -> None:
         """Remove the run namespace (with everything inside) and stop the embedded catalog. Bounded."""
         try:
             if self.namespace_created and self.client is not None and not self.error:
-                self.cleanup_problems = nsmod.drop_tree(self.client, [self.namespace],
-                                                        budget_s=max(30.0, self.options.timeout * 3))
+                self.cleanup_problems = self._drop_own(max(30.0, self.options.timeout * 3))
             elif self.namespace_created and self.client is not None:
                 if probe(self.url, min(self.options.timeout, 5.0), self._auth_headers()) is None:
-                    self.cleanup_problems = nsmod.drop_tree(self.client, [self.namespace], budget_s=30.0)
+                    self.cleanup_problems = self._drop_own(30.0)
                 else:
                     self.cleanup_problems = [f"run namespace {self.namespace} left behind: target unreachable"]
         except Exception as exc:  # noqa: BLE001
@@ -174,6 +199,13 @@ class CtkSession:
                 finally:
                     self.server = None
 
+    def _drop_own(self, budget_s: float) -> list[str]:
+        """Drop the run namespace with its content, then the siblings the kit registered (only those)."""
+        problems = nsmod.drop_tree(self.client, list(self.namespace_parts), budget_s=budget_s)
+        if self.placement is not None and self.placement.siblings:
+            problems += nsmod.drop_siblings(self.client, list(self.placement.siblings), budget_s=budget_s)
+        return problems
+
     # -- health ----------------------------------------------------------------------------------------
 
     def require_healthy(self) -> None:
@@ -188,6 +220,14 @@ class CtkSession:
         if problem:
             self.error = problem + " (the target stopped answering during the run)"
         return self.error
+
+
+def advertised_separator(discovery: Any) -> str | None:
+    """The ``namespace-separator`` /v1/config advertises (overrides win over defaults), or None."""
+    for block in (getattr(discovery, "overrides", None), getattr(discovery, "defaults", None)):
+        if isinstance(block, dict) and block.get("namespace-separator"):
+            return str(block["namespace-separator"])
+    return None
 
 
 def worker_identity(config: Any) -> tuple[str, str]:

@@ -4,6 +4,7 @@ Validates a fresh round of reads and mutations in the run namespace, then every 
 client has recorded so far (the suites run before it in file order)."""
 
 import uuid
+from urllib.parse import quote
 
 from ctk.core.verdicts import Verdict
 from ctk.openapi import SpecError, load_spec
@@ -42,15 +43,17 @@ def test_schema_fresh_round(ctk_session, ctk_client):
     spec, bad = _spec(ctk_session)
     if bad:
         return bad
-    ns = ctk_session.namespace
-    child = f"s_{uuid.uuid4().hex[:8]}"
-    enc = f"{ns}%1F{child}"
+    # a child of the run namespace (a registered run-unique sibling where the target does not nest namespaces)
+    run = tuple(ctk_session.namespace_parts or (ctk_session.namespace,))
+    placement = getattr(ctk_session, "placement", None)
+    levels = placement.child(f"s_{uuid.uuid4().hex[:8]}") if placement else run + (f"s_{uuid.uuid4().hex[:8]}",)
+    enc = "%1F".join(quote(p, safe="") for p in levels)
     mark = len(ctk_client.exchanges)
     c = ctk_client
     c.request("GET", "/v1/config", label="schema: config")
     c.request("GET", "namespaces", label="schema: list namespaces")
-    c.request("POST", "namespaces", json={"namespace": [ns, child], "properties": {"a": "1"}}, label="schema: create")
-    c.request("POST", "namespaces", json={"namespace": [ns, child]}, label="schema: create again (409)")
+    c.request("POST", "namespaces", json={"namespace": list(levels), "properties": {"a": "1"}}, label="schema: create")
+    c.request("POST", "namespaces", json={"namespace": list(levels)}, label="schema: create again (409)")
     c.request("GET", f"namespaces/{enc}", label="schema: load namespace")
     c.request("POST", f"namespaces/{enc}/properties", json={"updates": {"b": "2"}, "removals": ["zz"]},
               label="schema: update properties")
