@@ -1,0 +1,283 @@
+"""A small, deliberately odd Iceberg REST catalog for the kit's own tests.
+
+`OddServer` is an ASGI reverse proxy (Starlette-free, httpx to the upstream, uvicorn in a thread on
+127.0.0.1) in front of the embedded reference catalog. Rules alter what a third-party catalog would do
+differently; each rule is one of the oddities seen on real catalogs:
+
+* `conflict_without_type`    a commit conflict (409) answered with an error body that lacks ``type``
+* `nested_namespaces_unloadable`  creating a nested namespace answers 200, loading it answers 404
+* `drop_view_deletes_metadata`    dropView also deletes the view's metadata file (a later registerView of
+                                  that file fails)
+* `flaky_load_table`         every n-th loadTable answers 503
+* `not_routed`               a route answered 404 with no error model (e.g. POST .../transactions/commit)
+* `snake_case_metadata_location`  loadTable answers ``metadata_location`` instead of ``metadata-location``
+
+A rule is an object with ``before(req) -> Answer | None`` (answer without asking the upstream) and/or
+``after(req, answer) -> Answer | None`` (replace the upstream's answer). ``hits`` counts what it changed,
+so tests can assert that the oddity actually happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import httpx
+import uvicorn
+
+HOP = {"content-length", "transfer-encoding", "connection", "keep-alive"}
+
+
+@dataclass
+class Req:
+    method: str
+    path: str                      # as sent, percent-encoded, without the query
+    query: str
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body or b"null")
+        except ValueError:
+            return None
+
+    def is_(self, method: str, pattern: str) -> bool:
+        return self.method == method and re.search(pattern, self.path) is not None
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: list[tuple[str, str]] = field(default_factory=lambda: [("content-type", "application/json")])
+    body: bytes = b""
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body or b"null")
+        except ValueError:
+            return None
+
+    @classmethod
+    def of(cls, status: int, payload: Any = None) -> "Answer":
+        return cls(status, body=b"" if payload is None else json.dumps(payload).encode())
+
+
+class Rule:
+    def __init__(self) -> None:
+        self.hits = 0
+        self.lock = threading.Lock()
+
+    def hit(self) -> None:
+        with self.lock:
+            self.hits += 1
+
+    def before(self, req: Req) -> Answer | None:
+        return None
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        return None
+
+
+TABLE = r"/namespaces/[^/]+/tables/[^/]+$"
+VIEW = r"/namespaces/[^/]+/views/[^/]+$"
+
+
+class conflict_without_type(Rule):
+    """A table commit answered 409: the error body keeps message and code, loses ``type``."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        if req.is_("POST", TABLE) and answer.status == 409:
+            body = answer.json() or {}
+            err = dict(body.get("error") or {})
+            err.pop("type", None)
+            self.hit()
+            return Answer.of(409, {"error": err})
+        return None
+
+
+class nested_namespaces_unloadable(Rule):
+    """Creating a namespace of two or more levels answers 200; loading one answers 404."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        if req.method == "GET" and re.search(r"/namespaces/[^/]+$", req.path):
+            levels = unquote(req.path.rsplit("/", 1)[1]).split("\x1f")
+            if len(levels) > 1:
+                self.hit()
+                return Answer.of(404, {"error": {"message": f"Namespace does not exist: {'.'.join(levels)}",
+                                                 "type": "NoSuchNamespaceException", "code": 404}})
+        return None
+
+
+class drop_view_deletes_metadata(Rule):
+    """A successful dropView also deletes the view's metadata file from the (local) warehouse."""
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__()
+        self.upstream = upstream
+        self.deleted: list[str] = []
+
+    def before(self, req: Req) -> Answer | None:
+        if req.is_("DELETE", VIEW):
+            r = httpx.get(self.upstream + req.path, timeout=10)
+            loc = (r.json() or {}).get("metadata-location") if r.status_code == 200 else None
+            req.headers.append(("x-odd-view-metadata", loc or ""))
+        return None
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        if req.is_("DELETE", VIEW) and answer.status in (200, 204):
+            loc = dict(req.headers).get("x-odd-view-metadata")
+            if loc:
+                path = Path(urlsplit(loc).path) if loc.startswith("file:") else Path(loc)
+                if path.exists():
+                    path.unlink()
+                    self.deleted.append(str(path))
+                    self.hit()
+        return None
+
+
+class flaky_load_table(Rule):
+    """Every ``every``-th loadTable (GET of a table) answers 503, up to ``limit`` times (None: no limit)."""
+
+    def __init__(self, every: int = 3, limit: int | None = None, status: int = 503) -> None:
+        super().__init__()
+        self.every, self.limit, self.status, self.seen = every, limit, status, 0
+
+    def before(self, req: Req) -> Answer | None:
+        if not req.is_("GET", TABLE):
+            return None
+        with self.lock:
+            self.seen += 1
+            due = self.seen % self.every == 0 and (self.limit is None or self.hits < self.limit)
+        if due:
+            self.hit()
+            return Answer.of(self.status, {"error": {"message": "backend busy", "type": "ServiceUnavailableException",
+                                                     "code": self.status}})
+        return None
+
+
+class not_routed(Rule):
+    """``method`` on paths matching ``pattern`` answers 404 with a plain-text body (no error model)."""
+
+    def __init__(self, method: str, pattern: str) -> None:
+        super().__init__()
+        self.method, self.pattern = method, pattern
+
+    def before(self, req: Req) -> Answer | None:
+        if req.is_(self.method, self.pattern):
+            self.hit()
+            return Answer(404, [("content-type", "text/plain")], b"Not Found")
+        return None
+
+
+class snake_case_metadata_location(Rule):
+    """loadTable answers name the field ``metadata_location`` instead of ``metadata-location``."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        if req.is_("GET", TABLE) and answer.status == 200:
+            body = answer.json()
+            if isinstance(body, dict) and "metadata-location" in body:
+                body["metadata_location"] = body.pop("metadata-location")
+                self.hit()
+                return Answer.of(200, body)
+        return None
+
+
+class OddServer:
+    """`with OddServer(upstream_url, rules) as odd: odd.url` - the proxy, on 127.0.0.1."""
+
+    def __init__(self, upstream: str, rules: list[Rule]):
+        self.upstream = upstream.rstrip("/")
+        self.rules = list(rules)
+        self.url: str | None = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._client: httpx.AsyncClient | None = None
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                msg = await receive()
+                if msg["type"] == "lifespan.startup":
+                    self._client = httpx.AsyncClient(timeout=30)
+                    await send({"type": "lifespan.startup.complete"})
+                elif msg["type"] == "lifespan.shutdown":
+                    if self._client is not None:
+                        await self._client.aclose()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        body = b""
+        while True:
+            msg = await receive()
+            body += msg.get("body", b"")
+            if not msg.get("more_body"):
+                break
+        raw_path = scope.get("raw_path") or scope["path"].encode()
+        req = Req(scope["method"], raw_path.decode("latin-1"), scope.get("query_string", b"").decode("latin-1"),
+                  [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]], body)
+        answer = None
+        for rule in self.rules:
+            answer = await asyncio.to_thread(rule.before, req)
+            if answer is not None:
+                break
+        if answer is None:
+            answer = await self._forward(req)
+            for rule in self.rules:
+                changed = await asyncio.to_thread(rule.after, req, answer)
+                if changed is not None:
+                    answer = changed
+        headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers if k.lower() not in HOP]
+        headers.append((b"content-length", str(len(answer.body)).encode()))
+        await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+        await send({"type": "http.response.body", "body": answer.body})
+
+    async def _forward(self, req: Req) -> Answer:
+        assert self._client is not None
+        url = self.upstream + req.path + (f"?{req.query}" if req.query else "")
+        headers = [(k, v) for k, v in req.headers if k.lower() not in HOP | {"host"} and not k.startswith("x-odd-")]
+        r = await self._client.request(req.method, url, headers=headers, content=req.body)
+        return Answer(r.status_code, [(k, v) for k, v in r.headers.items() if k.lower() not in HOP], r.content)
+
+    def start(self) -> str:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        self._sock = sock
+        config = uvicorn.Config(self, log_level="warning", lifespan="on", access_log=False)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True,
+                                        name=f"odd-server-{port}")
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the odd server did not start")
+            time.sleep(0.02)
+        self.url = f"http://127.0.0.1:{port}"
+        return self.url
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)
+        if getattr(self, "_sock", None) is not None:
+            self._sock.close()
+        self._server = self._thread = None
+        self.url = None
+
+    def __enter__(self) -> "OddServer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

@@ -1,0 +1,205 @@
+"""Verdicts on a deliberately odd catalog name the cause that was observed (issue 15, items 4 and 5).
+
+Each test runs the kit's real checks against the reference catalog behind `odd.OddServer` with one oddity,
+asserts that the oddity happened (the rule's hit counter), and asserts the verdict AND its stated cause."""
+
+from __future__ import annotations
+
+import odd
+
+from ctk.checks import concurrency
+from ctk.core.verdicts import Status
+
+
+def _by(verdicts, requirement):
+    return [v for v in verdicts if v.requirement == requirement]
+
+
+# (a) a commit conflict answered 409 without an error `type` -------------------------------------------------
+
+def test_409_without_type_passes_occ_and_is_a_schema_finding(make_odd):
+    rule = odd.conflict_without_type()
+    ctx, _ = make_odd([rule])
+    occ1 = concurrency.check_requirements(ctx)
+    occ2 = concurrency.check_race(ctx, writers=4)
+    assert rule.hits >= len(concurrency.REQUIREMENT_TYPES) + 3
+    assert len(occ1) == len(concurrency.REQUIREMENT_TYPES)
+    for v in occ1:
+        assert v.status is Status.PASS, v.message
+        assert "409 with an error body without `type`" in v.message
+    [race] = occ2
+    assert race.status is Status.PASS, race.message
+    assert "3 got 409" in race.message
+
+    # the missing `type` is what SCHEMA-01 reports (ErrorModel requires it), as a deviation of that SHOULD
+    from ctk.openapi import load_spec
+    from ctk.suites.test_schema import _verdict
+
+    schema = _verdict(load_spec(None), list(ctx.client.exchanges), "the odd server's answers")
+    assert schema.requirement == "SCHEMA-01" and schema.status is Status.DEVIATION
+    assert "-> 409" in schema.message and "'type' is a required property" in schema.message
+
+
+def test_conflict_answered_400_is_named(make_odd):
+    class conflict_400(odd.Rule):
+        def after(self, req, answer):
+            if req.is_("POST", odd.TABLE) and answer.status == 409:
+                self.hit()
+                return odd.Answer.of(400, {"error": {"message": "Commit validation failed", "type":
+                                                     "BadRequestException", "code": 400}})
+            return None
+
+    rule = conflict_400()
+    ctx, _ = make_odd([rule])
+    verdicts = concurrency.check_requirements(ctx)
+    assert rule.hits
+    for v in verdicts:
+        assert v.status is Status.FAIL
+        assert "a conflict answered 400" in v.message and "do not refresh and retry" in v.message
+
+
+def test_error_with_200_status_is_named(make_odd):
+    class error_200(odd.Rule):
+        def after(self, req, answer):
+            if req.is_("POST", odd.TABLE) and answer.status == 409:
+                self.hit()
+                return odd.Answer.of(200, answer.json())
+            return None
+
+    rule = error_200()
+    ctx, _ = make_odd([rule])
+    [v, *_] = concurrency.check_requirements(ctx)
+    assert rule.hits
+    assert v.status is Status.FAIL and "an error answered with status 200" in v.message
+
+
+# (d) 5xx on some loadTable calls --------------------------------------------------------------------------
+
+def test_5xx_on_every_state_read_is_state_unreadable_not_corrupt_or_lost(make_odd):
+    """Appends are acknowledged, then every load of the table answers 503: nothing can be judged."""
+    class loads_fail_after_commits(odd.Rule):
+        def __init__(self):
+            super().__init__()
+            self.commits = 0
+
+        def after(self, req, answer):
+            if req.is_("POST", odd.TABLE) and answer.status == 200:
+                self.commits += 1
+            return None
+
+        def before(self, req):
+            if req.is_("GET", odd.TABLE) and self.commits >= 4:
+                self.hit()
+                return odd.Answer.of(503, {"error": {"message": "busy", "type": "ServiceUnavailable", "code": 503}})
+            return None
+
+    rule = loads_fail_after_commits()
+    ctx, _ = make_odd([rule])
+    # writers=1, appends=4: the 4 commits land before the loads start to fail, then every state read is 503
+    verdicts = concurrency.check_serial_appends(ctx, writers=1, appends=4)
+    assert rule.hits
+    by = {v.requirement: v for v in verdicts}
+    assert set(by) == {"OCC-03", "HIST-01", "HIST-02", "INTEG-01"}
+    for v in by.values():
+        assert v.status is Status.INCONCLUSIVE, (v.requirement, v.message)
+        assert "state unreadable (503)" in v.message
+        assert "CORRUPT" not in v.message and "missing" not in v.message
+        assert any(e["status"] == 503 for e in v.exchanges)
+
+
+def test_sporadic_5xx_on_loads_does_not_break_the_history_checks(make_odd):
+    rule = odd.flaky_load_table(every=4)
+    ctx, _ = make_odd([rule])
+    verdicts = concurrency.check_serial_appends(ctx, writers=2, appends=3)
+    assert rule.hits
+    for v in verdicts:
+        assert v.status is Status.PASS, (v.requirement, v.message)
+
+
+def test_5xx_under_concurrent_commits_is_commit_state_unknown(make_odd):
+    """Some commits answer 500 after they landed: recorded as info, neither success nor failure."""
+    class commit_500_after_landing(odd.Rule):
+        def after(self, req, answer):
+            if req.is_("POST", odd.TABLE) and answer.status == 200 and self.hits < 2:
+                self.hit()
+                return odd.Answer.of(500, {"error": {"message": "oops", "type": "InternalServerError", "code": 500}})
+            return None
+
+    rule = commit_500_after_landing()
+    ctx, _ = make_odd([rule])
+    verdicts = {v.requirement: v for v in concurrency.check_serial_appends(ctx, writers=2, appends=3)}
+    assert rule.hits == 2
+    occ3 = verdicts["OCC-03"]
+    assert occ3.status is Status.PASS, occ3.message
+    assert "2 commit(s) answered 5xx or nothing (commit state unknown, recorded as info; 2 found landed)" in occ3.message
+    assert verdicts["HIST-02"].status is Status.PASS        # the kit looked before retrying: nothing applied twice
+    assert verdicts["HIST-01"].status is Status.PASS
+    assert len(occ3.details["commit_state_unknown"]) == 2
+
+
+# no vacuous verdicts (item 5) ----------------------------------------------------------------------------------
+
+def test_no_commit_sent_is_inconclusive_not_0_snapshots(make_odd):
+    """Every load of a table fails after creation: the writers cannot stage, no commit is sent."""
+    rule = odd.flaky_load_table(every=1)
+    ctx, _ = make_odd([rule])
+    verdicts = concurrency.check_serial_appends(ctx, writers=2, appends=2, max_attempts=2)
+    assert rule.hits
+    for v in verdicts:
+        assert v.status is Status.INCONCLUSIVE, (v.requirement, v.message)
+        assert "no commit was sent" in v.message and "staging failed" in v.message
+        assert "snapshots instead of" not in v.message and "all 0" not in v.message
+
+
+def test_writer_thread_crash_is_recorded_and_shown(make_odd, monkeypatch):
+    ctx, _ = make_odd([])
+    real = concurrency._commit
+    calls = {"n": 0}
+
+    def crashing(ctx_, staged, label):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("boom in writer")
+        return real(ctx_, staged, label)
+
+    monkeypatch.setattr(concurrency, "_commit", crashing)
+    verdicts = {v.requirement: v for v in concurrency.check_serial_appends(ctx, writers=1, appends=3)}
+    occ3 = verdicts["OCC-03"]
+    assert occ3.status is Status.INCONCLUSIVE, occ3.message
+    assert "writer 0 crashed: RuntimeError: boom in writer" in occ3.message
+    assert any("worker crashed: RuntimeError: boom in writer" in e for e in occ3.details["history_errors"])
+    assert verdicts["HIST-01"].status is Status.PASS and "boom in writer" in verdicts["HIST-01"].message
+
+
+# OCC-04 on a catalog that does not route multi-table transactions -------------------------------------------
+
+def test_unrouted_transactions_are_unsupported(make_odd):
+    rule = odd.not_routed("POST", r"/transactions/commit$")
+    ctx, _ = make_odd([rule])
+    [v] = concurrency.check_transaction(ctx)
+    assert rule.hits == 1
+    assert v.status is Status.UNSUPPORTED, v.message
+    assert "not served by the target" in v.message and "404 without an error model" in v.message
+
+
+# a failing setup step is inconclusive with that step's exchange ------------------------------------------------
+
+def test_setup_failure_is_inconclusive_with_its_exchange(make_odd):
+    class create_table_fails(odd.Rule):
+        def before(self, req):
+            if req.is_("POST", r"/namespaces/[^/]+/tables$"):
+                self.hit()
+                return odd.Answer.of(500, {"error": {"message": "no", "type": "ServerError", "code": 500}})
+            return None
+
+    rule = create_table_fails()
+    ctx, _ = make_odd([rule])
+    verdicts = (concurrency.check_requirements(ctx) + concurrency.check_race(ctx, 3)
+                + concurrency.check_serial_appends(ctx, 1, 1) + concurrency.check_transaction(ctx))
+    assert rule.hits >= 4
+    assert {v.requirement for v in verdicts} == {"OCC-01", "OCC-02", "OCC-03", "OCC-04", "HIST-01", "HIST-02",
+                                                 "INTEG-01"}
+    for v in verdicts:
+        assert v.status is Status.INCONCLUSIVE, (v.requirement, v.message)
+        assert "setup" in v.message and "create table" in v.message and "500" in v.message
+        assert any(e["status"] == 500 for e in v.exchanges)
