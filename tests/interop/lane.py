@@ -86,25 +86,29 @@ def kit_flags() -> set[str]:
     return set(re.findall(r"(--[a-z][a-z0-9-]+)", done.stdout))
 
 
-def known_options(options: list[str], flags: set[str]) -> tuple[list[str], list[str]]:
-    """(options ``ctk run`` accepts, the flags it does not know): every option here takes one value."""
-    kept, unknown = [], []
+def split_options(options: list[str], flags: set[str]) -> tuple[list[str], list[str], list[str]]:
+    """(options ``ctk run`` accepts, options for pytest itself, the flags among them ``ctk run`` does not
+    forward): a plugin option the runner does not list still reaches the plugin after ``--``. Every option
+    here takes one value."""
+    kept, direct, unknown = [], [], []
     for flag, value in zip(options[::2], options[1::2]):
         if flag in flags:
             kept += [flag, value]
-        elif flag not in unknown:
-            unknown.append(flag)
-    return kept, unknown
+        else:
+            direct += [flag, value]
+            if flag not in unknown:
+                unknown.append(flag)
+    return kept, direct, unknown
 
 
 def run_kit(run: KitRun, out: Path, timeout_s: float) -> dict:
     """One ``ctk run`` against the started catalog, traced for connect() when strace is here. Options this
-    kit does not know yet are left out and reported (the run then judges what the kit can do without them)."""
+    ``ctk run`` does not forward go to pytest after ``--`` and are reported."""
     reports = out / run.name
     reports.mkdir(parents=True, exist_ok=True)
-    options, unknown = known_options(run.options, kit_flags())
+    options, direct, unknown = split_options(run.options, kit_flags())
     argv = [sys.executable, "-m", "ctk", "run", "--workers", "0", *options, "--ctk-reports", str(reports),
-            "--", "-p", "no:cacheprovider", "-q", "-rN", *run.pytest_args]
+            "--", *direct, "-p", "no:cacheprovider", "-q", "-rN", *run.pytest_args]
     trace = reports / "connect.trace"
     traced = shutil.which("strace") is not None
     full = (["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect", "-e", "signal=none", "-o", str(trace)] if traced else []) + argv
@@ -140,7 +144,7 @@ def run_kit(run: KitRun, out: Path, timeout_s: float) -> dict:
         "traced": traced,
         "remote_connections": remote_connections(trace) if traced else None,
         "expectation": run.expectation,
-        "unknown_options": unknown,
+        "not_forwarded": unknown,
     }
 
 

@@ -1,0 +1,127 @@
+"""The interop lane's own logic, without any catalog: expectation files (parsing, bad input, comparison with a
+conformance.json), the connection trace reader and the argv shown in the output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctk.core.requirements import REQUIREMENTS
+from interop import expectations
+from interop.expectations import ExpectationError
+from interop.lane import remote_connections, shown, split_options
+
+KNOWN = ["OCC-01", "OCC-04", "SPARK-01"]
+GOOD = """
+# a comment
+OCC-01    pass          # stale assert-ref-snapshot-id gets 409
+OCC-04    unsupported   # transactions/commit is not routed (404)
+
+SPARK-01  not-run       # no --ctk-spark
+"""
+
+
+def report(statuses: dict[str, str | None], results: list[dict] | None = None) -> dict:
+    return {"format": "ctk-conformance/1",
+            "requirements": {rid: {"status": s, "counts": {}} for rid, s in statuses.items()},
+            "results": results or []}
+
+
+def test_parse_reads_verdict_and_reason_per_requirement():
+    parsed = expectations.parse(GOOD, KNOWN)
+    assert {r: e.verdict for r, e in parsed.items()} == {"OCC-01": "pass", "OCC-04": "unsupported",
+                                                        "SPARK-01": "not-run"}
+    assert parsed["OCC-04"].why == "transactions/commit is not routed (404)"
+    assert parsed["OCC-04"].line == 4
+
+
+@pytest.mark.parametrize("text, needle", [
+    (GOOD.replace("# stale assert-ref-snapshot-id gets 409", ""), "OCC-01 pass has no reason"),
+    (GOOD.replace("OCC-01    pass", "OCC-01    passed"), "unknown verdict 'passed' for OCC-01"),
+    (GOOD.replace("OCC-04", "OCC-40"), "unknown requirement 'OCC-40'"),
+    (GOOD + "OCC-01 fail # again\n", "OCC-01 already expected on line 3"),
+    (GOOD.replace("SPARK-01  not-run       # no --ctk-spark", ""), "no expectation for SPARK-01"),
+    (GOOD + "OCC-01\n", "expected 'REQ-ID  verdict  # why'"),
+])
+def test_parse_rejects_bad_files_naming_the_line(text, needle):
+    with pytest.raises(ExpectationError) as err:
+        expectations.parse(text, KNOWN, source="x.txt")
+    assert needle in str(err.value)
+    assert "x.txt" in str(err.value)
+
+
+def test_load_of_a_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(ExpectationError, match="cannot read expectation file .*nope.txt"):
+        expectations.load(tmp_path / "nope.txt", KNOWN)
+
+
+def test_compare_finds_each_differing_requirement_with_its_messages():
+    expected = expectations.parse(GOOD, KNOWN)
+    results = [
+        {"requirement": "OCC-04", "status": "inconclusive", "nodeid": "t[tx]",
+         "message": "a setup step failed: create table answered 422\nexchanges:\n--> POST ..."},
+        {"requirement": "OCC-04", "status": "pass", "nodeid": "t[other]", "message": "fine"},
+    ]
+    got = report({"OCC-01": "pass", "OCC-04": "inconclusive", "SPARK-01": None, "NEW-01": "fail"}, results)
+    mismatches = expectations.compare(expected, got)
+    assert [(m.requirement, m.expected, m.got) for m in mismatches] == [
+        ("OCC-04", "unsupported", "inconclusive"), ("NEW-01", "(no expectation)", "fail")]
+    assert mismatches[0].messages == ("inconclusive [t[tx]]: a setup step failed: create table answered 422",)
+    text = expectations.table(mismatches)
+    assert "OCC-04" in text and "unsupported" in text and "inconclusive" in text
+    assert "transactions/commit is not routed (404)" in text
+    assert "--> POST" not in text                     # exchanges stay in the report, not in the table
+
+
+def test_compare_counts_a_requirement_missing_from_the_report_as_not_run():
+    expected = expectations.parse(GOOD, KNOWN)
+    assert [m.requirement for m in expectations.compare(expected, report({"OCC-01": "pass"}))] == ["OCC-04"]
+    assert expectations.table([]) == "all requirements as expected"
+
+
+def test_compare_refuses_a_document_that_is_not_a_conformance_report():
+    with pytest.raises(ExpectationError, match="no 'requirements'"):
+        expectations.compare(expectations.parse(GOOD, KNOWN), {"format": "other"})
+
+
+def test_expected_exit_follows_the_expected_failures():
+    parsed = expectations.parse(GOOD, KNOWN)
+    assert expectations.expected_exit(parsed) == 0
+    assert expectations.expected_exit(expectations.parse(GOOD.replace("OCC-01    pass", "OCC-01 fail"), KNOWN)) == 1
+
+
+@pytest.mark.parametrize("name", ["lakana", "seaweedfs"])
+def test_committed_expectation_files_cover_every_requirement_with_a_reason(name):
+    parsed = expectations.load(Path(__file__).parent / "expectations" / f"{name}.txt", REQUIREMENTS)
+    assert set(parsed) == set(REQUIREMENTS)
+
+
+def test_remote_connections_lists_only_non_loopback_addresses(tmp_path):
+    trace = tmp_path / "connect.trace"
+    trace.write_text(
+        '10 connect(3, {sa_family=AF_INET, sin_port=htons(8181), sin_addr=inet_addr("127.0.0.1")}, 16) = 0\n'
+        '10 connect(4, {sa_family=AF_INET, sin_port=htons(443), sin_addr=inet_addr("52.216.1.2")}, 16) = -1\n'
+        '11 connect(5, {sa_family=AF_INET6, sin6_port=htons(53), sin6_flowinfo=htonl(0), '
+        'inet_pton(AF_INET6, "2001:db8::1", &sin6_addr), sin6_scope_id=0}, 28) = -1\n'
+        '11 connect(6, {sa_family=AF_INET6, sin6_port=htons(80), sin6_flowinfo=htonl(0), '
+        'inet_pton(AF_INET6, "::ffff:127.0.0.1", &sin6_addr), sin6_scope_id=0}, 28) = 0\n'
+        '12 connect(7, {sa_family=AF_UNIX, sun_path="/run/x.sock"}, 110) = 0\n')
+    assert remote_connections(trace) == ["2001:db8::1:53", "52.216.1.2:443"]
+    assert remote_connections(tmp_path / "absent") == []
+
+
+def test_shown_redacts_tokens_credentials_and_secret_properties():
+    argv = ["ctk", "run", "--catalog-token", "lakana_pat_x_y", "--catalog-credential", "ak:sk",
+            "--catalog-property", "s3.secret-access-key=sk", "--catalog-property", "s3.endpoint=http://127.0.0.1:1"]
+    out = " ".join(shown(argv))
+    assert "lakana_pat_x_y" not in out and "ak:sk" not in out and "=sk" not in out
+    assert "s3.endpoint=http://127.0.0.1:1" in out
+
+
+def test_split_options_hands_flags_ctk_run_does_not_forward_to_pytest():
+    kept, direct, unknown = split_options(["--catalog-url", "u", "--catalog-property", "a=1",
+                                           "--catalog-property", "b=2"], {"--catalog-url"})
+    assert kept == ["--catalog-url", "u"]
+    assert direct == ["--catalog-property", "a=1", "--catalog-property", "b=2"]
+    assert unknown == ["--catalog-property"]
