@@ -290,6 +290,16 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
     if (kp := _keys_problem(attempts)) is not None:
         return run.inconclusive(kp, "client", details)
     copy_ok = copy.isdigit() and int(copy) in endpoint.success
+    first = attempts[0] if attempts else None
+    if (first is not None and first.status not in endpoint.success and final.status not in endpoint.success
+            and not copy_ok and runs < 2):
+        # the request the network copied did not succeed: there was no execution to repeat, so the copy's
+        # answer says nothing about replay (a failed request fails again, replayed or not)
+        details["first_attempt"] = describe(first)
+        return run.inconclusive(
+            f"{endpoint.operation}'s first attempt, the one the network copied, got {describe(first)}, not success: "
+            f"the mutation itself fails on this target, so its duplicate cannot be judged (copy answered {copy}; "
+            f"executions in state: {n})", f"first attempt {describe(first)}", details)
     problems = []
     if final.status not in endpoint.success:
         problems.append(f"the client's final answer was {describe(final)}, not success")

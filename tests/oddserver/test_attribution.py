@@ -203,3 +203,36 @@ def test_setup_failure_is_inconclusive_with_its_exchange(make_odd):
         assert v.status is Status.INCONCLUSIVE, (v.requirement, v.message)
         assert "setup" in v.message and "create table" in v.message and "500" in v.message
         assert any(e["status"] == 500 for e in v.exchanges)
+
+
+# (c) a network duplicate whose first attempt failed -----------------------------------------------------------
+
+def test_network_duplicate_of_a_failed_first_attempt_is_not_executed_again(make_odd):
+    """dropView deletes the metadata file, so the registerView the kit prepares fails: its network copy is
+    judged as the copy of a failed request, not as a second execution."""
+    from ctk.checks.network import check_network_scenario
+
+    holder = {}
+
+    def rules(upstream):
+        holder["rule"] = odd.drop_view_deletes_metadata(upstream)
+        return [holder["rule"]]
+
+    ctx, _ = make_odd(rules, interposer=True)
+    [v] = check_network_scenario(ctx, "registerView", ctx.test_interposer, "network-duplicate")
+    assert holder["rule"].hits >= 2                     # both source views' metadata files are gone
+    assert v.requirement == "HIST-02"
+    assert v.status is Status.INCONCLUSIVE, v.message
+    assert "first attempt, the one the network copied, got 4" in v.message or \
+        "first attempt, the one the network copied, got 5" in v.message
+    assert "executed again" not in v.message
+    assert v.details["first_attempt"].split()[0] == str(v.details["attempts"][0])
+
+
+def test_network_duplicate_still_passes_without_the_oddity(make_odd):
+    from ctk.checks.network import check_network_scenario
+
+    ctx, _ = make_odd([], interposer=True)
+    [v] = check_network_scenario(ctx, "registerView", ctx.test_interposer, "network-duplicate")
+    assert v.status in (Status.PASS, Status.INCONCLUSIVE), v.message
+    assert "first attempt" not in v.message
