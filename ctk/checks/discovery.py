@@ -71,6 +71,20 @@ def check_key_ignored_when_unsupported(run, ctx, endpoint: Endpoint | None = Non
     details = {"status": ex.status, "executions": n}
     if ex.status in endpoint.success and n == 1:
         return run.ok(f"processed normally ({describe(ex)}); executed once", "ignored", details)
+    if ex.status in endpoint.success and n == 0:
+        # success, but no effect visible: a control without a key tells a key problem from a state the kit
+        # cannot observe on this target (e.g. a nested namespace that is created but cannot be loaded)
+        control = endpoint.prepare(ctx)
+        c_before = control.observe()
+        cex = control.send(ctx.client, label="control: the same mutation without a key")
+        cn = control.executions(c_before, control.observe())
+        details.update(control_status=cex.status, control_executions=cn)
+        if cex.status in endpoint.success and cn == 0:
+            return run.inconclusive(
+                f"{endpoint.operation} answered {describe(ex)} with a key and {describe(cex)} without one, but neither "
+                f"effect is visible in state (reading {case.resource} back shows nothing): the kit cannot observe this "
+                "operation on the target, so key handling cannot be judged",
+                "effect not visible", details)
     return broken(run, "a target that does not advertise support processes a mutation that carries an "
                       "Idempotency-Key as an ordinary request",
                       f"{endpoint.operation} with a key got {describe(ex)}; executions visible in state: {n}",

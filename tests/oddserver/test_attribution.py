@@ -236,3 +236,37 @@ def test_network_duplicate_still_passes_without_the_oddity(make_odd):
     [v] = check_network_scenario(ctx, "registerView", ctx.test_interposer, "network-duplicate")
     assert v.status in (Status.PASS, Status.INCONCLUSIVE), v.message
     assert "first attempt" not in v.message
+
+
+# (b) nested namespaces created with 200 but answered 404 on load -----------------------------------------------
+
+def test_unloadable_nested_namespace_is_not_a_key_handling_failure(make_odd):
+    from ctk.checks.discovery import check_key_ignored_when_unsupported
+
+    rule = odd.nested_namespaces_unloadable()
+    ctx, _ = make_odd([rule], idempotency_lifetime=None)
+    [v] = check_key_ignored_when_unsupported(ctx)
+    assert rule.hits
+    assert v.requirement == "DISC-04"
+    assert v.status is Status.INCONCLUSIVE, v.message
+    assert "neither effect is visible in state" in v.message and "key handling cannot be judged" in v.message
+    assert v.details["status"] == 200 and v.details["control_status"] == 200
+
+
+def test_key_ignored_check_still_catches_a_server_that_drops_keyed_mutations(make_odd):
+    """The control keeps DISC-04 sensitive: a server that answers 200 to a keyed create but does nothing."""
+    class keyed_create_ignored(odd.Rule):
+        def before(self, req):
+            if req.is_("POST", r"/namespaces$") and any(k.lower() == "idempotency-key" for k, _ in req.headers):
+                self.hit()
+                return odd.Answer.of(200, {"namespace": req.json()["namespace"], "properties": {}})
+            return None
+
+    from ctk.checks.discovery import check_key_ignored_when_unsupported
+
+    rule = keyed_create_ignored()
+    ctx, _ = make_odd([rule], idempotency_lifetime=None)
+    [v] = check_key_ignored_when_unsupported(ctx)
+    assert rule.hits == 1
+    assert v.status in (Status.FAIL, Status.DEVIATION), v.message     # the level is the registry's
+    assert "executions visible in state: 0" in v.message
