@@ -338,6 +338,15 @@ _ALL: list[Requirement] = [
                     Said("design", None, "Example 1a", "Corruption: Metadata references snap-001, but files are "
                          "missing."),
                     _kit_must("Integrity: a table whose snapshot references missing files cannot be read."))),
+    Requirement("CLIENT-01", "client", Level.MUST, "", "A real client (pyiceberg) creates a table, commits two "
+                "appends, reloads the table and reads every row back; the load answer of a committed table "
+                "carries `metadata-location`.", said=(
+                    Said("spec", None, "LoadTableResult", "The corresponding file location of table metadata "
+                         "should be returned in the `metadata-location` field, unless the metadata is not yet "
+                         "committed. [..] Clients can check whether metadata has changed by comparing metadata "
+                         "locations after the table has been created."),
+                    _kit_must("Real clients must work: what the Java client and pyiceberg send (create bodies, "
+                              "commits) is accepted, and what they read back lets them refresh and commit again."))),
     # --- protocol ----------------------------------------------------------------------------------
     Requirement("SCHEMA-01", "protocol", Level.SHOULD, "", "Responses conform to the OpenAPI document: declared "
                 "status codes and body schemas, ErrorModel for errors.", said=(

@@ -1,0 +1,203 @@
+"""CLIENT-01: a real Iceberg client works against the target end to end.
+
+pyiceberg's `RestCatalog`, pointed at the target with the kit's settings (URI, prefix, warehouse, token or
+OAuth2 credential, extra headers), creates a table in the run namespace, appends twice, reloads the table and
+reads every row back. pyiceberg sends its own requests (create bodies, commit bodies, the access-delegation
+header); the table files are written and read with the kit's storage settings (what the catalog vends with the
+table + ``--catalog-property``) behind the kit's loopback guard.
+
+Judging (what is observed, for the observed cause):
+* setup the client cannot get past through no fault of the requirement - pyiceberg missing, storage outside
+  loopback (the guard), no place to create tables (the kit's own create-table is refused too), the catalog
+  pointing clients at a non-loopback URI - is inconclusive with the reason;
+* the table created but an append, the reload or the read failing, or rows missing/extra, fails, naming the
+  step and the error; when the catalog's load answer for the committed table lacks ``metadata-location``
+  (e.g. calls it ``metadata_location`` or ``metadataLocation``), the finding names that as the cause: clients
+  compare metadata locations to refresh and then commit on a stale base.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ctk.checks.common import guarded
+from ctk.core.verdicts import Verdict
+from ctk.http.client import table_path
+from ctk.http.endpoints import Catalog, PrerequisiteError
+from ctk.http.storage import StorageGuardError
+from ctk.target.config import is_loopback_host
+
+REQ = "CLIENT-01"
+ROWS = ([1, 2, 3], [4, 5, 6])
+MISNAMED = ("metadata_location", "metadataLocation", "metadata-Location", "metadatalocation")
+
+
+class _Inconclusive(Exception):
+    """A setup step of the real client failed for a reason that is not the requirement's."""
+
+
+def catalog_properties(client: Any) -> dict[str, str]:
+    """RestCatalog properties for the kit's target (the URI the kit talks to, the discovered prefix)."""
+    t = client.target
+    props: dict[str, str] = {"uri": t.base_url}
+    if client.prefix:
+        props["prefix"] = client.prefix
+    if t.warehouse:
+        props["warehouse"] = t.warehouse
+    if t.token:
+        props["token"] = t.token
+    if t.credential:
+        props["credential"] = t.credential
+        props["oauth2-server-uri"] = t.base_url.rstrip("/") + "/v1/oauth/tokens"
+        props["scope"] = t.oauth_scope
+    for k, v in (t.headers or {}).items():
+        props[f"header.{k}"] = v
+    props.update(getattr(client, "storage_properties", None) or {})
+    return props
+
+
+def _config_redirects(discovery: Any, allow_remote: bool) -> str | None:
+    """A /v1/config that points clients at a non-loopback URI or token endpoint (pyiceberg would follow it)."""
+    if allow_remote:
+        return None
+    for block in (getattr(discovery, "overrides", None) or {}, getattr(discovery, "defaults", None) or {}):
+        for key in ("uri", "oauth2-server-uri"):
+            value = block.get(key)
+            if isinstance(value, str) and value:
+                from urllib.parse import urlsplit
+
+                host = urlsplit(value).hostname
+                if host and not is_loopback_host(host):
+                    return (f"/v1/config sets {key} = {value}, which is not a loopback address; pyiceberg would "
+                            "go there (pass --ctk-allow-remote to let it)")
+    return None
+
+
+def misnamed_location(body: Any) -> str | None:
+    """The cause when a load answer lacks ``metadata-location``: the spelling it used instead, if any."""
+    if not isinstance(body, dict) or body.get("metadata-location"):
+        return None
+    other = next((k for k in MISNAMED if body.get(k)), None)
+    if other:
+        return (f"the load answer for the committed table names the field `{other}` instead of "
+                "`metadata-location` (LoadTableResult), so clients cannot tell the metadata changed and commit "
+                "on a stale base")
+    return ("the load answer for the committed table has no `metadata-location` (LoadTableResult: it is returned "
+            "unless the metadata is not yet committed), so clients cannot tell the metadata changed")
+
+
+def _with_kit_io(table: Any, client: Any, ns: tuple[str, ...], name: str) -> tuple[Any, Any]:
+    """pyiceberg's table with the kit's guarded FileIO (vended settings + --catalog-property) and the kit's
+    own load answer for it (recorded, asked with the access-delegation header)."""
+    from pyiceberg.table import Table
+
+    ex = client.request("GET", table_path(ns, name), label="real client: load table (kit)")
+    body = ex.json() if ex.status == 200 else None
+    if not isinstance(body, dict):
+        return table, None
+    settings = client.storage_settings(body, table.metadata.location)
+    io = settings.file_io(table.metadata.location, f"table {'.'.join(ns)}.{name}'s files")
+    return Table(table.name(), table.metadata, table.metadata_location, io, table.catalog), body
+
+
+@guarded(REQ, "pyiceberg", needs_support=False, needs_endpoint=False)
+def _pyiceberg(run: Any, ctx: Any, endpoint: Any, budget_s: float) -> Verdict:
+    try:
+        import pyarrow as pa
+        from pyiceberg.catalog.rest import RestCatalog
+        from pyiceberg.schema import Schema
+        from pyiceberg.types import LongType, NestedField, StringType
+    except ImportError as exc:
+        return run.unsupported(f"pyiceberg/pyarrow not installed: {exc}")
+    client = ctx.client
+    redirect = _config_redirects(ctx.discovery, bool(getattr(client, "storage_allow_remote", False)))
+    if redirect:
+        return run.inconclusive(redirect)
+    ns = tuple(ctx.namespace)
+    name = ctx.unique("rc")
+    # a place to create tables: the kit's own create-table (the Java client's body) first
+    probe = ctx.unique("rc_probe")
+    Catalog(client).create_table(ns, probe)
+
+    steps: list[str] = []
+    state: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            steps.append("connect (GET /v1/config)")
+            catalog = RestCatalog("ctk-real-client", **catalog_properties(client))
+            schema = Schema(NestedField(1, "id", LongType(), required=False),
+                            NestedField(2, "data", StringType(), required=False))
+            steps.append("create table")
+            table = catalog.create_table((*ns, name), schema=schema)
+            table, body = _with_kit_io(table, client, ns, name)
+            state["after_create"] = body
+            for i, ids in enumerate(ROWS, 1):
+                steps.append(f"append {i}")
+                table.append(pa.table({"id": pa.array(ids, pa.int64()), "data": pa.array([f"r{x}" for x in ids])}))
+            steps.append("reload")
+            table, body = _with_kit_io(catalog.load_table((*ns, name)), client, ns, name)
+            state["after_appends"] = body
+            steps.append("read")
+            got = table.scan().to_arrow()
+            state["rows"] = sorted(got.column("id").to_pylist())
+            state["snapshots"] = len(table.metadata.snapshots)
+        except BaseException as exc:  # noqa: BLE001 - judged below by the step it happened in
+            state["error"] = exc
+
+    worker = threading.Thread(target=work, name="ctk-real-client", daemon=True)
+    worker.start()
+    worker.join(budget_s)
+    step = steps[-1] if steps else "start"
+    details = {"steps": list(steps), "rows": state.get("rows"), "snapshots": state.get("snapshots")}
+    if worker.is_alive():
+        return run.inconclusive(f"pyiceberg did not finish within {budget_s:.0f} s (at step: {step})",
+                                "timed out", details)
+    cause = misnamed_location(state.get("after_appends")) or misnamed_location(state.get("after_create"))
+    exc = state.get("error")
+    if isinstance(exc, StorageGuardError):
+        return run.inconclusive(f"the real client's table files were not touched: {exc}", "storage guard", details)
+    if exc is not None:
+        text = f"{type(exc).__name__}: {exc}"
+        details["error"] = text[:2000]
+        if step.startswith("connect"):
+            return run.inconclusive(f"pyiceberg could not connect to the catalog: {text}", "connect", details)
+        if step == "create table" and _is_http_4xx(exc):
+            return run.broken("pyiceberg's create-table request accepted where the kit's own create-table was",
+                              f"pyiceberg's create-table failed: {text}", "create rejected", details)
+        happened = f"pyiceberg failed at step '{step}': {text}"
+        if cause:
+            happened += f"\ncause: {cause}"
+        return run.broken("pyiceberg creates a table, appends twice, reloads and reads every row back", happened,
+                          "metadata-location missing" if cause else f"failed at {step}", details)
+    want = sorted(ROWS[0] + ROWS[1])
+    if state.get("rows") != want:
+        happened = f"read back ids {state.get('rows')}, not {want}"
+        if cause:
+            happened += f"\ncause: {cause}"
+        return run.broken(f"the {len(want)} appended rows read back", happened, "rows differ", details)
+    if cause:
+        return run.broken("the load answer of a committed table carries `metadata-location`", cause,
+                          "metadata-location missing", details)
+    return run.ok(f"pyiceberg created a table, appended twice ({state.get('snapshots')} snapshots), reloaded it and "
+                  f"read all {len(want)} rows back", "round trip", details)
+
+
+def _is_http_4xx(exc: BaseException) -> bool:
+    """pyiceberg's mapped REST errors for a 4xx answer (BadRequest, NoSuchNamespace, Forbidden, ...)."""
+    name = type(exc).__name__
+    return name in ("BadRequestError", "NoSuchNamespaceError", "ForbiddenError", "UnauthorizedError",
+                    "TableAlreadyExistsError", "ValidationError", "NotFoundError")
+
+
+def check_pyiceberg(ctx: Any) -> list[Verdict]:
+    """CLIENT-01 with pyiceberg; a refused kit create-table (no place for tables) is inconclusive."""
+    budget = max(60.0, float(getattr(ctx.client.target, "timeout", 10.0)) * 6)
+    try:
+        return _pyiceberg(ctx, None, budget)
+    except PrerequisiteError as exc:  # pragma: no cover - guarded() already turns these into inconclusive
+        return [Verdict.inconclusive(REQ, f"setup failed: {exc}", behaviour="pyiceberg")]
+
+
+__all__ = ["check_pyiceberg", "catalog_properties", "misnamed_location"]
