@@ -43,13 +43,75 @@ def _counters(ctx: Any) -> dict | None:
     return ctx.faults.executions() if ctx.faults.supports("executions") else None
 
 
-def _replay_problems(case: Any, first: Any, retry: Any, extra: int, counted: int | None) -> list[str]:
-    problems = []
+def _metadata(ex: Any) -> dict | None:
+    body = ex.json()
+    md = body.get("metadata") if isinstance(body, dict) else None
+    return md if isinstance(md, dict) else None
+
+
+def _effect_missing(first: Any, retry: Any) -> str | None:
+    """Why the retry's body does not carry the original's effect (None when it does, or when the bodies carry
+    nothing to compare). A newer state is allowed: the original's metadata file is then in the metadata log,
+    its snapshot among the snapshots, its view version among the versions."""
+    a, b = _metadata(first), _metadata(retry)
+    if a is None or b is None:
+        return None
+    fa, fb = first.json(), retry.json()
+    loc = fa.get("metadata-location") if "table-uuid" in a else None   # a view's metadata keeps no file log
+    if loc and loc != fb.get("metadata-location"):
+        log = {e.get("metadata-file") for e in b.get("metadata-log") or [] if isinstance(e, dict)}
+        if loc not in log:
+            return f"the original's metadata file {loc} is neither the replay's nor in its metadata-log"
+    snap = a.get("current-snapshot-id")
+    if snap not in (None, -1) and snap not in {s.get("snapshot-id") for s in b.get("snapshots") or []
+                                               if isinstance(s, dict)}:
+        return f"the original's snapshot {snap} is not among the replay's snapshots"
+    schemas = {s.get("schema-id") for s in b.get("schemas") or [] if isinstance(s, dict)}
+    if a.get("current-schema-id") is not None and schemas and a.get("current-schema-id") not in schemas:
+        return f"the original's schema {a.get('current-schema-id')} is not among the replay's schemas"
+    version = a.get("current-version-id")
+    if version is not None and version not in {v.get("version-id") for v in b.get("versions") or []
+                                               if isinstance(v, dict)}:
+        return f"the original's view version {version} is not among the replay's versions"
+    return None
+
+
+def _newer_state(first: Any, retry: Any) -> str | None:
+    """What shows that a replay that carries the original's effect was rebuilt from a newer state (None: it
+    shows the original's state)."""
+    a, b = _metadata(first), _metadata(retry)
+    if a is None or b is None:
+        return None
+    la, lb = first.json().get("metadata-location"), retry.json().get("metadata-location")
+    if la and lb and la != lb:
+        return f"metadata-location {lb} instead of the original's {la}"
+    if a.get("current-version-id") != b.get("current-version-id"):
+        return f"view version {b.get('current-version-id')} instead of the original's {a.get('current-version-id')}"
+    if a.get("last-updated-ms") != b.get("last-updated-ms"):
+        return f"last-updated-ms {b.get('last-updated-ms')} instead of the original's {a.get('last-updated-ms')}"
+    return None
+
+
+def replay_differences(case: Any, first: Any, retry: Any) -> list[str]:
+    """How the retry's answer differs in meaning from the original's (not byte for byte): another status,
+    another error type, another resource (table-uuid, view-uuid, namespace, plan), or a body without the
+    original's effect. A body that reflects a newer state of the same resource is not a difference."""
     if retry.status != first.status:
-        problems.append(f"the retry got {describe(retry)} instead of the original {describe(first)}")
-    elif case.identity(retry) != case.identity(first):
-        problems.append(f"the retry's body is not equivalent to the original: identity {case.identity(retry)!r} "
-                        f"instead of {case.identity(first)!r}")
+        return [f"the retry got {describe(retry)} instead of the original {describe(first)}"]
+    ea, eb = error_of(first), error_of(retry)
+    if (ea or eb) and ea.get("type") != eb.get("type"):
+        return [f"the retry's error type {eb.get('type')!r} differs from the original's {ea.get('type')!r}"]
+    if case.identity(retry) != case.identity(first):
+        ia, ib = case.identity(first), case.identity(retry)
+        same_kind = isinstance(ia, tuple) and isinstance(ib, tuple) and ia[:2] == ib[:2]
+        what = "another resource" if same_kind else "another kind of body"
+        return [f"the retry's body names {what}: identity {ib!r} instead of {ia!r}"]
+    missing = _effect_missing(first, retry)
+    return [missing] if missing else []
+
+
+def _replay_problems(case: Any, first: Any, retry: Any, extra: int, counted: int | None) -> list[str]:
+    problems = replay_differences(case, first, retry)
     if extra:
         problems.append(f"the state shows the mutation executed again on the retry ({extra} more execution(s) "
                         "after the interfering change)")
@@ -71,30 +133,63 @@ def _retry_with_interference(ctx: Any, case: Any, key: str, label: str, counters
 
 
 # ----------------------------------------------------------------------------------------------------------
-@guarded("REPLAY-01", "finalized-duplicate")
+@guarded("REPLAY-01", "finalized-duplicate", also=(("REPLAY-05", "replay-original-state"),))
 def check_finalized_duplicate(run, ctx, endpoint: Endpoint):
+    """REPLAY-01 (the replay means the original: status, error type, resource, its effect; ran once) and
+    REPLAY-05 (the replay shows the original's state, not a newer one)."""
+    from ctk.checks.common import Run
+
+    run05 = Run(ctx, "REPLAY-05", endpoint, "replay-original-state")
+    run05.mark = run.mark
+
+    def both(v01):
+        return [v01, run05.inconclusive("no replay of the original to compare (see REPLAY-01)", v01.classification)]
+
     case = endpoint.prepare(ctx)
     key = new_key()
     before = case.observe()
     first = case.send(ctx.client, key=key, label="first attempt")
     if (v := _first_success(run, case, first)) is not None:
-        return v
+        return both(v)
     mid = case.observe()
     n1 = case.executions(before, mid)
     if n1 != 1:
-        return run.inconclusive(f"the first attempt succeeded but its effect is not visible in state once "
-                                f"(seen {n1}); cannot count executions")
+        return both(run.inconclusive(f"the first attempt succeeded but its effect is not visible in state once "
+                                     f"(seen {n1}); cannot count executions"))
     retry, extra, counted = _retry_with_interference(ctx, case, key, "retry, same key, lower-case header name")
     problems = _replay_problems(case, first, retry, extra, counted)
-    details = {"key": key, "executions": 1 + extra, "counter_delta": counted}
+    details = {"key": key, "executions": 1 + extra, "counter_delta": counted,
+               "replay_headers": _replay_headers(first, retry)}
     if problems:
         cls = "re-executed" if (extra or counted) else "different response"
-        return broken(run, f"the retry with the same key (header spelled {LOWER!r}) gets the original "
-                          f"{describe(first)} with an equivalent body, and {endpoint.operation} runs exactly once",
-                          "; ".join(problems), cls, details)
+        return both(broken(run, f"the retry with the same key (header spelled {LOWER!r}) gets the original "
+                           f"{describe(first)} for the same resource with the original's effect, and "
+                           f"{endpoint.operation} runs exactly once", "; ".join(problems), cls, details))
     if (v := _blind(run, case, counted, details)) is not None:
-        return v
-    return run.ok(f"replayed {describe(first)}; executed once", "replayed", details)
+        return both(v)
+    newer = _newer_state(first, retry)
+    details["replay"] = "rebuilt from a newer state" if newer else "the original's state"
+    v01 = run.ok(f"replayed {describe(first)} for the same resource"
+                 + (f" (a newer state: {newer})" if newer else "") + "; executed once",
+                 "replayed (newer state)" if newer else "replayed", details)
+    if newer:
+        v05 = broken(run05, "the replay is the original response, with the state the original produced",
+                     f"the replay was rebuilt from a newer state: {newer}", "rebuilt from current state", details)
+    else:
+        v05 = run05.ok("the replay shows the original's state", "stored original", details)
+    return [v01, v05]
+
+
+def _replay_headers(first: Any, retry: Any) -> dict:
+    """Headers a replay carries that tell the client it is one, and whether an ETag came back unchanged."""
+    def low(ex):
+        return {k.lower(): v for k, v in (ex.response_headers or {}).items()}
+
+    a, b = low(first), low(retry)
+    out = {k: b[k] for k in b if "replay" in k or k == "idempotency-key"}
+    if "etag" in a or "etag" in b:
+        out["etag"] = "same" if a.get("etag") == b.get("etag") else f"{a.get('etag')} -> {b.get('etag')}"
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -378,32 +473,48 @@ def check_payload_mismatch(run, ctx, endpoint: Endpoint):
 
 
 # ----------------------------------------------------------------------------------------------------------
-@guarded("SCOPE-01", "key-scope")
+@guarded("SCOPE-01", "key-scope", also=(("SCOPE-02", "key-reuse-no-5xx"),))
 def check_scope(run, ctx, endpoint: Endpoint):
+    """SCOPE-01 (the same key on another operation is not answered with the first's stored response) and
+    SCOPE-02 (nor with a 5xx: a finding of its own, whatever the scope)."""
+    from ctk.checks.common import Run
+
+    run02 = Run(ctx, "SCOPE-02", endpoint, "key-reuse-no-5xx")
+    run02.mark = run.mark
     case = endpoint.prepare(ctx)
     other_ep = ENDPOINTS["updateProperties" if endpoint.operation == "createNamespace" else "createNamespace"]
     other = other_ep.prepare(ctx)
     key = new_key()
     first = case.send(ctx.client, key=key, label="first attempt")
     if (v := _first_success(run, case, first)) is not None:
-        return v
+        return [v, run02.inconclusive(v.message)]
     ob = other.observe()
     second = other.send(ctx.client, key=key, label=f"same key on {other_ep.operation} ({other.resource})")
     oa = other.observe()
     n = other.executions(ob, oa)
-    details = {"key": key, "other_operation": other_ep.operation, "other_executions": n}
-    if second.status in other_ep.success and n == 1:
-        return run.ok(f"the key on {other_ep.operation} was treated as a new request", "executed", details)
-    if second.status is not None and 400 <= second.status < 500 and n == 0 and \
-            case.identity(second) != case.identity(first):
-        return run.ok(f"the key on {other_ep.operation} was rejected ({describe(second)}), not replayed",
-                      f"rejected {second.status}", details)
+    details = {"key": key, "other_operation": other_ep.operation, "other_executions": n,
+               "other_status": second.status}
     replayed = second.status == first.status and case.identity(second) == case.identity(first)
-    return broken(run, f"the same key on another operation ({other_ep.operation}, {other.resource}) is not answered "
-                      f"with the stored response of {endpoint.operation}",
-                      f"it got {describe(second)}" + (" - the first request's stored response" if replayed else "")
-                      + f"; {other_ep.operation} executions visible in state: {n}",
-                      "replayed first" if replayed else f"other: {describe(second)}", details)
+    if second.status is not None and second.status >= 500:
+        v2 = broken(run02, f"the same key on {other_ep.operation} is answered like any well-formed request "
+                    "(2xx, 4xx, or the first's replay), not with a 5xx",
+                    f"it got {describe(second)}; {other_ep.operation} executions visible in state: {n}",
+                    f"5xx: {describe(second)}", details)
+        v1 = run.inconclusive(f"the reused key was answered {describe(second)}: neither a new execution nor a "
+                              "replay (see SCOPE-02)", f"5xx: {describe(second)}", details)
+        return [v1, v2]
+    v2 = run02.ok(f"no 5xx ({describe(second)})", describe(second), details)
+    if second.status in other_ep.success and n == 1:
+        return [run.ok(f"the key on {other_ep.operation} was treated as a new request (scoped per operation "
+                       "and resource)", "per operation", details), v2]
+    if second.status is not None and 400 <= second.status < 500 and n == 0 and not replayed:
+        return [run.ok(f"the key on {other_ep.operation} was rejected ({describe(second)}), not replayed",
+                       f"rejected {second.status}", details), v2]
+    cls = "global (replays the first)" if replayed else f"other: {describe(second)}"
+    return [broken(run, f"the same key on another operation ({other_ep.operation}, {other.resource}) is not "
+                   f"answered with the stored response of {endpoint.operation}",
+                   f"it got {describe(second)}" + (" - the first request's stored response" if replayed else "")
+                   + f"; {other_ep.operation} executions visible in state: {n}", cls, details), v2]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -445,16 +556,23 @@ def check_lifetime(run, ctx, endpoint: Endpoint, fraction: float = 0.9):
 
 
 # ----------------------------------------------------------------------------------------------------------
-@guarded("RECON-01", "replay-failed")
+@guarded("RECON-01", "replay-failed", also=(("RECON-03", "replay-failed-subtype"),))
 def check_replay_failed(run, ctx, endpoint: Endpoint):
+    """RECON-01 (a finalized answer that cannot be produced: 5xx, never a re-execution) and RECON-03 (that
+    5xx carries the subtype idempotency_replay_failed)."""
+    from ctk.checks.common import Run
+
+    run03 = Run(ctx, "RECON-03", endpoint, "replay-failed-subtype")
+    run03.mark = run.mark
     if not ctx.faults.supports("corrupt_stored_response"):
-        return run.unsupported(f"needs the reference control API; this run injects faults via {ctx.faults.name}")
+        why = f"needs the reference control API; this run injects faults via {ctx.faults.name}"
+        return [run.unsupported(why), run03.unsupported(why)]
     case = endpoint.prepare(ctx)
     key = new_key()
     ctx.faults.corrupt_stored_response(FaultMatch.for_case(case, key))
     first = case.send(ctx.client, key=key, label="first attempt (its stored response is made unreadable)")
     if (v := _first_success(run, case, first)) is not None:
-        return v
+        return [v, run03.inconclusive(v.message)]
     retry, extra, counted = _retry_with_interference(ctx, case, key, "retry, same key")
     sub = error_of(retry).get("subtype")
     details = {"key": key, "executions_on_retry": extra, "counter_delta": counted, "subtype": sub}
@@ -463,15 +581,17 @@ def check_replay_failed(run, ctx, endpoint: Endpoint):
         problems.append(f"the retry executed the mutation again (state: {extra}, counter: {counted})")
     if retry.status is None or retry.status < 500:
         problems.append(f"the retry got {describe(retry)}, not a 5xx")
-    elif sub != "idempotency_replay_failed":
-        problems.append(f"the {retry.status} carries subtype {sub!r}, not 'idempotency_replay_failed'")
     if problems:
-        return broken(run, "when the finalized response cannot be produced: 5xx with subtype "
-                          "idempotency_replay_failed, and no re-execution", "; ".join(problems),
-                          "re-executed" if (extra or counted) else describe(retry), details)
+        v1 = broken(run, "when the finalized response cannot be produced: a 5xx, and no re-execution",
+                    "; ".join(problems), "re-executed" if (extra or counted) else describe(retry), details)
+        return [v1, run03.inconclusive("no 5xx without re-execution to inspect (see RECON-01)", v1.classification)]
     if (v := _blind(run, case, counted, details)) is not None:
-        return v
-    return run.ok(f"{describe(retry)}; not re-executed", "replay failed", details)
+        return [v, run03.inconclusive(v.message)]
+    v1 = run.ok(f"{describe(retry)}; not re-executed", "replay failed", details)
+    if sub == "idempotency_replay_failed":
+        return [v1, run03.ok(f"{describe(retry)}", sub, details)]
+    return [v1, broken(run03, "the 5xx carries the subtype idempotency_replay_failed",
+                       f"the {retry.status} carries subtype {sub!r}", f"{retry.status} without subtype", details)]
 
 
 @guarded("RECON-02", "crash-reconciled")
