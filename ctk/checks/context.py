@@ -53,7 +53,7 @@ class CheckContext:
             discovery = discover(client)
         ns = tuple(namespace) if namespace else (f"ctk_{uuid.uuid4().hex[:10]}",)
         if faults is None:
-            faults = detect_injector(client, interposer)
+            faults = detect_injector(client, interposer, scope=".".join(ns))
         ctx = cls(client, discovery, ns, faults, options or CheckOptions())
         if create_namespace:
             Catalog(client).create_namespace(ns)

@@ -15,7 +15,9 @@
 Implementations:
 
 - `ControlFaults`: the reference catalog's control API (``/_ctk/faults``; detected by ``GET /_ctk``).
-  Everything but ``duplicate``.
+  Everything but ``duplicate``. Given a scope (the run namespace) and a control API that offers scopes
+  (``GET /_ctk`` names its ``scope-header``), its rules, counters and clears concern only the requests of this
+  client, which carry that header: workers sharing one catalog do not see each other's faults or executions.
 - `InterposerFaults`: an in-process `ctk.interposer.Interposer` between the client and any target:
   ``lose_answer``, ``delay`` (of the answer only: the server is not held) and ``duplicate``.
 - `NoFaults`: nothing; every method raises `FaultUnsupported`.
@@ -118,11 +120,24 @@ class ControlFaults(FaultInjector):
                               "lose_answer:drop", "fail_before", "delay", "delay:server",
                               "crash_before_finalize", "corrupt_stored_response", "executions"})
 
-    def __init__(self, client: Any):
+    def __init__(self, client: Any, scope: str | None = None, scope_header: str | None = None):
         self.client = client
+        self.scope = scope if scope_header else None
+        self.scope_header = scope_header
+        self.params = {"scope": self.scope} if self.scope else None
+        if self.scope:   # every request of this client names its scope, so rules and counters can tell it apart
+            client.target.headers[scope_header] = self.scope
+        else:
+            self.name = "the reference control API (unscoped: every caller's requests match and count)"
+
+    def for_client(self, client: Any) -> "ControlFaults":
+        """The same control API and scope, through another client (e.g. one per thread)."""
+        return ControlFaults(client, scope=self.scope, scope_header=self.scope_header)
 
     def _add(self, action: str, match: FaultMatch, **extra: Any) -> str:
         doc = {"action": action, "operation": match.operation, "method": match.method, "times": 1, **extra}
+        if self.scope:
+            doc["scope"] = self.scope
         ex = self.client.request("POST", "/_ctk/faults", json=doc, label=f"fault: {action} on {match.operation}")
         if ex.status not in (200, 201):
             raise FaultUnsupported(f"the control API refused fault {doc}: {ex.status or ex.error} "
@@ -152,7 +167,8 @@ class ControlFaults(FaultInjector):
         """A used-up rule leaves the control API's list; polled every 25 ms, bounded by `timeout`."""
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
-            ex = self.client.request("GET", "/_ctk/faults", label="fault: has the held request arrived?")
+            ex = self.client.request("GET", "/_ctk/faults", params=self.params,
+                                     label="fault: has the held request arrived?")
             body = ex.json()
             if ex.status != 200 or not isinstance(body, dict):
                 return None
@@ -163,12 +179,12 @@ class ControlFaults(FaultInjector):
             time.sleep(0.025)
 
     def executions(self) -> dict | None:
-        ex = self.client.request("GET", "/_ctk/executions", label="fault: read execution counters")
+        ex = self.client.request("GET", "/_ctk/executions", params=self.params, label="fault: read execution counters")
         body = ex.json()
         return body if ex.status == 200 and isinstance(body, dict) else None
 
     def clear(self) -> None:
-        self.client.request("DELETE", "/_ctk/faults", label="fault: clear rules")
+        self.client.request("DELETE", "/_ctk/faults", params=self.params, label="fault: clear rules")
 
 
 class CountersOnly(FaultInjector):
@@ -234,15 +250,23 @@ class InterposerFaults(FaultInjector):
         self.names.clear()
 
 
-def has_control_api(client: Any) -> bool:
+def control_api(client: Any) -> dict | None:
+    """The target's ``GET /_ctk`` answer when it has the reference control API, else None."""
     ex = client.request("GET", "/_ctk", label="fault: detect control API")
     body = ex.json()
-    return ex.status == 200 and isinstance(body, dict) and body.get("control") is True
+    return body if ex.status == 200 and isinstance(body, dict) and body.get("control") is True else None
 
 
-def detect_injector(client: Any, interposer: Any = None) -> FaultInjector:
-    if has_control_api(client):
-        return ControlFaults(client)
+def has_control_api(client: Any) -> bool:
+    return control_api(client) is not None
+
+
+def detect_injector(client: Any, interposer: Any = None, scope: str | None = None) -> FaultInjector:
+    """The control API when the target has one (scoped to `scope` where it offers scopes), else the
+    interposer when one is given, else nothing."""
+    info = control_api(client)
+    if info is not None:
+        return ControlFaults(client, scope=scope, scope_header=info.get("scope-header"))
     if interposer is not None:
         return InterposerFaults(interposer)
     return NoFaults()

@@ -3,14 +3,19 @@
 Mounted only when ReferenceSettings.control_api is true (never by default).
 
 ```
-GET    /_ctk                -> {"control": true, "deviation": name|null}
+GET    /_ctk                -> {"control": true, "deviation": name|null, "scope-header": "X-Ctk-Scope"}
 POST   /_ctk/faults         {"action": A, "operation": opId|null, "method": M|null, "path": regex|null,
-                             "status": 503, "seconds": 1.0, "times": 1}  -> {"id": "..."}
-GET    /_ctk/faults         -> {"faults": [rule, ...]}   (active rules with their remaining times)
-DELETE /_ctk/faults         -> clear all rules
-GET    /_ctk/executions     -> {"total": n, "by_operation": {...}, "by_resource": {...}}
+                             "scope": S|null, "status": 503, "seconds": 1.0, "times": 1}  -> {"id": "..."}
+GET    /_ctk/faults[?scope=S]      -> {"faults": [rule, ...]}   (active rules with their remaining times)
+DELETE /_ctk/faults[?scope=S]      -> clear the rules (of that scope only, when given)
+GET    /_ctk/executions[?scope=S]  -> {"total": n, "by_operation": {...}, "by_resource": {...}}
 POST   /_ctk/reset          -> clear rules and counters
 ```
+
+Scopes keep callers that share one catalog apart (the kit's xdist workers, each in its own run namespace): a
+caller names itself with the request header `X-Ctk-Scope: S` on its catalog requests. A rule with a `scope`
+applies only to requests carrying that header value, and `?scope=S` counts only the executions of such
+requests; without a scope, rules match every request and counters count everything.
 
 Actions (a rule matches a mutation when every given selector matches: `operation` equals the operationId,
 `method` equals the HTTP method, `path` is a regular expression searched in the URL path; `times` is how
@@ -41,7 +46,8 @@ ACTIONS = ("delay", "fail-before", "fail-after-commit", "drop-after-commit", "cr
            "corrupt-stored-response")
 DEFAULT_STATUS = {"fail-before": 503, "fail-after-commit": 503, "drop-after-commit": 200,
                   "crash-before-finalize": 500, "delay": 200, "corrupt-stored-response": 200}
-FIELDS = {"action", "operation", "method", "path", "status", "seconds", "times"}
+FIELDS = {"action", "operation", "method", "path", "scope", "status", "seconds", "times"}
+SCOPE_HEADER = "X-Ctk-Scope"
 MAX_DELAY = 600.0
 
 
@@ -56,13 +62,16 @@ class FaultRule:
     operation: str | None = None
     method: str | None = None
     path: str | None = None
+    scope: str | None = None
     status: int = 503
     seconds: float = 0.0
     times: int | None = 1
     applied: int = 0
     _regex: Any = field(default=None, repr=False)
 
-    def matches(self, operation: str, method: str, path: str) -> bool:
+    def matches(self, operation: str, method: str, path: str, scope: str | None = None) -> bool:
+        if self.scope is not None and self.scope != scope:
+            return False
         if self.operation is not None and self.operation != operation:
             return False
         if self.method is not None and self.method != method.upper():
@@ -73,7 +82,7 @@ class FaultRule:
 
     def to_dict(self) -> dict:
         return {"id": self.id, "action": self.action, "operation": self.operation, "method": self.method,
-                "path": self.path, "status": self.status, "seconds": self.seconds, "times": self.times,
+                "path": self.path, "scope": self.scope, "status": self.status, "seconds": self.seconds, "times": self.times,
                 "applied": self.applied}
 
 
@@ -87,7 +96,7 @@ def parse_rule(doc: Any) -> FaultRule:
     action = doc.get("action")
     if action not in ACTIONS:
         raise ControlError(f"'action' must be one of {list(ACTIONS)}, not {action!r}")
-    for name in ("operation", "method", "path"):
+    for name in ("operation", "method", "path", "scope"):
         if doc.get(name) is not None and (not isinstance(doc[name], str) or not doc[name]):
             raise ControlError(f"'{name}' must be a non-empty string or null")
     regex = None
@@ -111,7 +120,7 @@ def parse_rule(doc: Any) -> FaultRule:
         raise ControlError(f"'times' must be a positive integer or null (unlimited), not {times!r}")
     return FaultRule(id=uuid.uuid4().hex[:12], action=action, operation=doc.get("operation"),
                      method=doc["method"].upper() if doc.get("method") else None, path=doc.get("path"),
-                     status=status, seconds=float(seconds), times=times, _regex=regex)
+                     scope=doc.get("scope"), status=status, seconds=float(seconds), times=times, _regex=regex)
 
 
 class Faults:
@@ -123,6 +132,7 @@ class Faults:
         self.by_operation: Counter = Counter()
         self.by_resource: Counter = Counter()
         self.total = 0
+        self.scoped: dict[str, Counter] = {}     # scope -> Counter of (operation, resource)
 
     # -- rules --------------------------------------------------------------------------------------
     def add(self, doc: Any) -> FaultRule:
@@ -131,17 +141,18 @@ class Faults:
             self.rules.append(rule)
         return rule
 
-    def clear(self) -> None:
+    def clear(self, scope: str | None = None) -> None:
         with self._lock:
-            self.rules.clear()
+            self.rules[:] = [] if scope is None else [r for r in self.rules if r.scope != scope]
 
-    def take(self, operation: str, method: str, path: str, keyed: bool) -> dict[str, FaultRule]:
+    def take(self, operation: str, method: str, path: str, keyed: bool,
+             scope: str | None = None) -> dict[str, FaultRule]:
         """The rules applying to this request, by action (first matching rule of each action wins);
         each taken rule uses up one of its `times`."""
         taken: dict[str, FaultRule] = {}
         with self._lock:
             for rule in list(self.rules):
-                if rule.action in taken or not rule.matches(operation, method, path):
+                if rule.action in taken or not rule.matches(operation, method, path, scope):
                     continue
                 if rule.action == "corrupt-stored-response" and not keyed:
                     continue
@@ -152,22 +163,34 @@ class Faults:
         return taken
 
     # -- counters -----------------------------------------------------------------------------------
-    def count_execution(self, operation: str, resource: str) -> None:
+    def count_execution(self, operation: str, resource: str, scope: str | None = None) -> None:
         with self._lock:
             self.total += 1
             self.by_operation[operation] += 1
             self.by_resource[resource] += 1
+            if scope is not None:
+                self.scoped.setdefault(scope, Counter())[(operation, resource)] += 1
 
-    def executions(self) -> dict:
+    def executions(self, scope: str | None = None) -> dict:
         with self._lock:
-            return {"total": self.total, "by_operation": dict(self.by_operation),
-                    "by_resource": dict(self.by_resource)}
+            if scope is None:
+                return {"total": self.total, "by_operation": dict(self.by_operation),
+                        "by_resource": dict(self.by_resource)}
+            pairs = self.scoped.get(scope, Counter())
+            by_operation: Counter = Counter()
+            by_resource: Counter = Counter()
+            for (operation, resource), n in pairs.items():
+                by_operation[operation] += n
+                by_resource[resource] += n
+            return {"scope": scope, "total": sum(pairs.values()), "by_operation": dict(by_operation),
+                    "by_resource": dict(by_resource)}
 
     def reset(self) -> None:
         with self._lock:
             self.rules.clear()
             self.by_operation.clear()
             self.by_resource.clear()
+            self.scoped.clear()
             self.total = 0
 
     # -- control API --------------------------------------------------------------------------------
@@ -181,7 +204,7 @@ class Faults:
                                 status_code=400)
 
         async def info(request: Request) -> Response:
-            return JSONResponse({"control": True, "deviation": settings.deviation})
+            return JSONResponse({"control": True, "deviation": settings.deviation, "scope-header": SCOPE_HEADER})
 
         async def post_fault(request: Request) -> Response:
             raw = await request.body()
@@ -196,15 +219,17 @@ class Faults:
             return JSONResponse({"id": rule.id, "rule": rule.to_dict()})
 
         async def list_faults(request: Request) -> Response:
+            scope = request.query_params.get("scope")
             with self._lock:
-                return JSONResponse({"faults": [r.to_dict() for r in self.rules]})
+                return JSONResponse({"faults": [r.to_dict() for r in self.rules
+                                                if scope is None or r.scope == scope]})
 
         async def clear_faults(request: Request) -> Response:
-            self.clear()
+            self.clear(request.query_params.get("scope"))
             return JSONResponse({"cleared": True})
 
         async def executions(request: Request) -> Response:
-            return JSONResponse(self.executions())
+            return JSONResponse(self.executions(request.query_params.get("scope")))
 
         async def reset(request: Request) -> Response:
             self.reset()

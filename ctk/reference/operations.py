@@ -59,6 +59,9 @@ class Mutation:
     # reconcile or a simulated crash): for work outside the database that must follow only a real change,
     # such as a purge.
     on_commit: Callable[[], None] | None = None
+    # The caller's control-API scope (X-Ctk-Scope header, set by the pipeline; see faults.py): whose fault rules
+    # apply and whose counters an execution counts in.
+    scope: str | None = None
 
     def did_commit(self) -> None:
         if self.on_commit is not None:

@@ -36,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ctk.reference import reconcile as reconcile_mod
-from ctk.reference.faults import Faults, FaultRule
+from ctk.reference.faults import SCOPE_HEADER, Faults, FaultRule
 from sqlalchemy.exc import IntegrityError
 
 from ctk.reference.idempotency import (FINALIZED, IN_PROGRESS, Record, RecordStore, StoredResponseError,
@@ -164,6 +164,7 @@ class Pipeline:
 
     # -- entry point --------------------------------------------------------------------------------
     async def handle(self, request: Request, mutation: Mutation) -> Response:
+        mutation.scope = request.headers.get(SCOPE_HEADER)     # whose fault rules and counters (control API)
         values = request.headers.getlist(HEADER.lower())
         dev = self.deviation
         if not values:
@@ -194,7 +195,7 @@ class Pipeline:
     def _take_faults(self, request: Request, mutation: Mutation, keyed: bool) -> dict[str, FaultRule]:
         if not self.settings.control_api or not self.faults.rules:
             return {}
-        return self.faults.take(mutation.operation, request.method, request.url.path, keyed)
+        return self.faults.take(mutation.operation, request.method, request.url.path, keyed, mutation.scope)
 
     async def _unkeyed(self, request: Request, mutation: Mutation, faults: dict | None = None) -> Response:
         faults = self._take_faults(request, mutation, keyed=False) if faults is None else faults
@@ -208,7 +209,7 @@ class Pipeline:
     def _execute_plain(self, mutation: Mutation) -> OpResult:
         try:
             with self.engine.begin() as conn:
-                self.faults.count_execution(mutation.operation, mutation.resource)
+                self.faults.count_execution(mutation.operation, mutation.resource, mutation.scope)
                 result = mutation.execute(conn)
             mutation.did_commit()
             return result
@@ -403,7 +404,7 @@ class Pipeline:
                                                status=FINALIZED, response=text, ref=ref)
                     except IntegrityError:
                         raise _KeyTaken() from None
-                self.faults.count_execution(mutation.operation, mutation.resource)
+                self.faults.count_execution(mutation.operation, mutation.resource, mutation.scope)
             mutation.did_commit()
             if self._storable(result.status):      # its record went in with it
                 self._remember_finalized(scope)
@@ -421,7 +422,7 @@ class Pipeline:
                 except IntegrityError:
                     return None          # another process finalized this key meanwhile: replay its answer
                 self._remember_finalized(scope)
-            self.faults.count_execution(mutation.operation, mutation.resource)
+            self.faults.count_execution(mutation.operation, mutation.resource, mutation.scope)
             return result
         except Exception:
             # A duplicate that ran while its original held the key (IN_PROGRESS on the reserve path, or already
@@ -465,7 +466,7 @@ class Pipeline:
                 if recover and self.deviation != "no-reconcile":
                     result = self._reconcile(conn, mutation, created_at)
                 if result is None:
-                    self.faults.count_execution(mutation.operation, mutation.resource)
+                    self.faults.count_execution(mutation.operation, mutation.resource, mutation.scope)
                     result = mutation.execute(conn)
                     executed = True
                 if "crash-before-finalize" in faults:     # as if the process died after the commit

@@ -35,7 +35,8 @@ class _LifetimeBatch:
         client = CatalogClient(self.session.target)
         client.set_prefix(self.session.client.prefix)
         self.clients.append(client)
-        faults = CountersOnly(ControlFaults(client)) if base.faults.supports("executions") else NoFaults()
+        faults = CountersOnly(base.faults.for_client(client)) if isinstance(base.faults, ControlFaults) \
+            else NoFaults()
         ctx = CheckContext(client, base.discovery, base.namespace, faults, base.options)
         return check_lifetime(ctx, ENDPOINTS[operation])
 

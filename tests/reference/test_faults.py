@@ -18,7 +18,8 @@ def tiny(tmp_path):
 
 def test_info(tiny):
     r = tiny.client.get("/_ctk")
-    assert r.status_code == 200 and r.json() == {"control": True, "deviation": None}
+    assert r.status_code == 200
+    assert r.json() == {"control": True, "deviation": None, "scope-header": "X-Ctk-Scope"}
 
 
 def test_control_api_absent_unless_enabled(tmp_path):
@@ -84,6 +85,27 @@ def test_matching_by_operation_method_and_path(tiny):
     assert tiny.client.delete("/items/a").status_code == 503
     assert tiny.post("/items/a/bump", {}).status_code == 418
     assert exists(tiny.engine, "a")
+
+
+def test_scoped_rules_and_counters_concern_only_their_callers_requests(tiny):
+    """Two callers (the kit's xdist workers) share one catalog: each one's rules, counters and clears."""
+    a, b = {"X-Ctk-Scope": "run_gw0"}, {"X-Ctk-Scope": "run_gw1"}
+    rule = tiny.fault(action="fail-before", status=502, scope="run_gw0")
+    assert tiny.post("/items/b1", {}, headers=b).status_code == 201     # another scope: untouched
+    assert tiny.post("/items/x", {}).status_code == 201                 # no scope: untouched
+    assert [r["id"] for r in tiny.client.get("/_ctk/faults", params={"scope": "run_gw0"}).json()["faults"]] == [rule]
+    assert tiny.client.get("/_ctk/faults", params={"scope": "run_gw1"}).json()["faults"] == []
+    assert tiny.post("/items/a1", {}, headers=a).status_code == 502     # its own scope: taken
+    tiny.post("/items/a2", {}, headers=a)
+    tiny.post("/items/b2", {}, headers=b)
+    assert tiny.client.get("/_ctk/executions", params={"scope": "run_gw0"}).json()["total"] == 1
+    assert tiny.client.get("/_ctk/executions", params={"scope": "run_gw1"}).json()["total"] == 2
+    assert tiny.client.get("/_ctk/executions", params={"scope": "nobody"}).json()["total"] == 0
+    assert tiny.executions()["total"] == 4                              # unscoped: everything
+    tiny.fault(action="fail-before", scope="run_gw0", times=None)
+    keep = tiny.fault(action="fail-before", scope="run_gw1", times=None)
+    assert tiny.client.delete("/_ctk/faults", params={"scope": "run_gw0"}).status_code == 200
+    assert [r["id"] for r in tiny.client.get("/_ctk/faults").json()["faults"]] == [keep]
 
 
 def test_fail_after_commit_persists_then_fails_and_replays(tiny):
