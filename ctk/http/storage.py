@@ -81,14 +81,15 @@ def guard_problem(path: str, props: dict[str, str], what: str = "table files") -
         return None
     lead = f"{what} live at {path}; "
 
-    def hint(*names: str) -> str:
-        return ("pass " + " ".join(f"--catalog-property {n}" for n in names) + f" {ALLOW_HINT}")
+    def hint(*names: str, also: str = "") -> str:
+        return ("pass " + " ".join(f"--catalog-property {n}" for n in names) + (f" {also}" if also else "")
+                + f" {ALLOW_HINT}")
 
     if scheme in S3_SCHEMES:
         endpoint = props.get("s3.endpoint")
         if not endpoint:
             return (lead + "no s3.endpoint is set, so pyiceberg would contact the public AWS endpoint; "
-                    + hint("s3.endpoint=http://127.0.0.1:PORT") + " (and s3.access-key-id / s3.secret-access-key)")
+                    + hint("s3.endpoint=http://127.0.0.1:PORT", also="(and s3.access-key-id / s3.secret-access-key)"))
         if host := _nonloopback(endpoint):
             return lead + f"s3.endpoint {endpoint} is not a loopback address ({host}); " + \
                 hint("s3.endpoint=http://127.0.0.1:PORT")
