@@ -1,0 +1,100 @@
+"""(e) A crashed check is a verdict `error` in conformance.json/html, counted in the overall and the exit code
+(issue 15, item 6); a run against the odd server (409 without `type`) shows SCHEMA-01's finding in the report."""
+
+from __future__ import annotations
+
+import json
+
+import odd
+import pytest
+
+from ctk.reference.server import ReferenceServer
+from ctk.reference.settings import ReferenceSettings
+
+CRASHING = """
+import pytest
+from ctk.checks.common import guarded
+from ctk.core.verdicts import Verdict
+
+
+@guarded("OCC-02", "race", needs_support=False, needs_endpoint=False)
+def _crashing(run, ctx, endpoint):
+    ctx.client.request("GET", "namespaces", label="the last exchange before the crash")
+    raise ZeroDivisionError("division by zero inside the check")
+
+
+@pytest.mark.ctk
+def test_guarded_crash(ctk_context):
+    return _crashing(ctk_context, None)
+
+
+@pytest.mark.ctk
+def test_occ_01_crash_outside_any_guard(ctk_client):
+    ctk_client.request("GET", "namespaces", label="listed before the KeyError")
+    return {}["metadata-location"]
+
+
+@pytest.mark.ctk
+def test_crash_naming_no_requirement():
+    raise RuntimeError("nobody said which requirement")
+
+
+@pytest.mark.ctk
+def test_fine():
+    return Verdict.ok("KEY-01", "ran")
+"""
+
+
+@pytest.fixture(scope="module")
+def reference_url(tmp_path_factory):
+    with ReferenceServer(ReferenceSettings(warehouse=str(tmp_path_factory.mktemp("wh")))) as srv:
+        yield srv.url
+
+
+def test_crashed_check_is_an_error_verdict_in_the_reports(pytester: pytest.Pytester, reference_url):
+    pytester.makepyfile(test_crashing=CRASHING)
+    result = pytester.runpytest_subprocess("test_crashing.py", "--catalog-url", reference_url, "-p", "no:html",
+                                           "--ctk-reports", "rep", timeout=120)
+    result.assert_outcomes(passed=1, failed=3)
+    assert result.ret == 1
+    data = json.loads((pytester.path / "rep" / "conformance.json").read_text())
+    errors = {r["requirement"]: r for r in data["results"] if r["status"] == "error"}
+    assert set(errors) == {"OCC-02", "OCC-01", "(unknown)"}, data["results"]
+    assert data["counts"]["error"] == 3 and data["counts"]["pass"] == 1
+    assert data["overall"] == "error" or (data["overall"] is None and data["subset"])   # a subset has none
+    assert data["requirements"]["OCC-02"]["status"] == "error"
+    g = errors["OCC-02"]
+    assert "the check crashed (race): ZeroDivisionError: division by zero inside the check" in g["message"]
+    assert "the last exchange before the crash" in g["message"]            # the last exchange, named
+    assert g["exchanges"] and g["exchanges"][-1]["label"] == "the last exchange before the crash"
+    assert "ZeroDivisionError" in g["details"]["traceback"]
+    u = errors["OCC-01"]
+    assert "KeyError: 'metadata-location'" in u["message"] and "listed before the KeyError" in u["message"]
+    assert "RuntimeError: nobody said which requirement" in errors["(unknown)"]["message"]
+    html = (pytester.path / "rep" / "conformance.html").read_text()
+    assert "ZeroDivisionError" in html and "s-error" in html and ">ERROR<" in html
+    out = result.stdout.str()
+    assert "OCC-02 (MUST) ERROR" in out and "3 error" in out
+
+
+def test_suite_run_against_the_odd_server_reports_schema_finding_not_occ_failure(pytester: pytest.Pytester,
+                                                                                  reference_url):
+    """The built-in concurrency and schema suites through `pytest --catalog-url` on a catalog whose commit
+    conflicts lack `type`: OCC-01/02 pass, SCHEMA-01 names the 409 body."""
+    with odd.OddServer(reference_url, [odd.conflict_without_type()]) as server:
+        result = pytester.runpytest_subprocess(
+            "--catalog-url", server.url, "-p", "no:html", "--ctk-reports", "rep",
+            "--pyargs", "ctk.suites.test_concurrency", "ctk.suites.test_schema",
+            "-k", "requirements or race or recorded", timeout=300)
+    data = json.loads((pytester.path / "rep" / "conformance.json").read_text())
+    summary = data["summary"] if "summary" in data else data.get("requirements", {})
+    by = {}
+    for r in data["results"]:
+        by.setdefault(r["requirement"], []).append(r)
+    assert by["OCC-01"] and all(r["status"] == "pass" for r in by["OCC-01"]), by["OCC-01"]
+    assert all(r["status"] == "pass" for r in by["OCC-02"])
+    [schema] = by["SCHEMA-01"]
+    assert schema["status"] == "deviation" and "-> 409" in schema["message"]
+    assert "'type' is a required property" in schema["message"]
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert summary is not None
