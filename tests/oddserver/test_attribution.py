@@ -6,6 +6,7 @@ asserts that the oddity happened (the rule's hit counter), and asserts the verdi
 from __future__ import annotations
 
 import odd
+import pytest
 
 from ctk.checks import concurrency
 from ctk.core.verdicts import Status
@@ -270,3 +271,17 @@ def test_key_ignored_check_still_catches_a_server_that_drops_keyed_mutations(mak
     assert rule.hits == 1
     assert v.status in (Status.FAIL, Status.DEVIATION), v.message     # the level is the registry's
     assert "executions visible in state: 0" in v.message
+
+
+# (f) `metadata_location` instead of `metadata-location` ----------------------------------------------------
+
+def test_snake_case_metadata_location_is_named_as_the_cause(make_odd):
+    """The field is optional in LoadTableResult, so the schema alone passes it; the real-client check names it."""
+    real_client = pytest.importorskip("ctk.checks.real_client", reason="the real-client check is not built yet")
+    rule = odd.snake_case_metadata_location()
+    ctx, _ = make_odd([rule])
+    verdicts = real_client.check_pyiceberg(ctx)
+    assert rule.hits
+    [v] = [v for v in verdicts if v.requirement == real_client.REQ]
+    assert v.status in (Status.FAIL, Status.DEVIATION), v.message
+    assert "metadata_location" in v.message and "`metadata-location`" in v.message
