@@ -8,13 +8,14 @@ and no paths are given, it runs its built-in suites (ctk/suites) and scenario fi
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from typing import Any
 
 import pytest
 
 from ctk.core.verdicts import VerdictError
-from ctk.plugin import outcomes
+from ctk.plugin import exits, outcomes, traffic
 from ctk.plugin.collection import ScenarioFile, default_args, is_scenario_path, is_suite_item
 from ctk.plugin.fixtures import (  # noqa: F401 - fixtures registered by import
     ctk_client, ctk_context, ctk_discovery, ctk_namespace, ctk_openapi, ctk_session, ctk_target,
@@ -25,10 +26,12 @@ from ctk.plugin.session import CtkSession, worker_identity
 from ctk.plugin.state import COLLECTOR_KEY, OPTIONS_KEY, SESSION_KEY, get_options, get_session
 
 VERDICTS_KEY = pytest.StashKey[list]()
+INTERRUPTS_KEY = pytest.StashKey[exits.Interrupts]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+    exits.add_option(parser)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -39,6 +42,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[OPTIONS_KEY] = options
     if not options.active:
         return
+    exits.fail_on(config)   # a bad --ctk-fail-on is a usage error before anything starts
+    interrupts = exits.Interrupts(forward=_xdist_controller(config))
+    interrupts.install()
+    config.stash[INTERRUPTS_KEY] = interrupts
     run_id, worker = worker_identity(config)
     config.stash[SESSION_KEY] = CtkSession(options, run_id=run_id, worker=worker)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
@@ -102,6 +109,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
         if problem:
             pyfuncitem.stash[VERDICTS_KEY] = []
             pytest.fail(f"target unusable: {problem}", pytrace=False)
+    if session is not None:
+        for v in verdicts:
+            _name_users_url(v, session)
     stored: list[dict[str, Any]] = []
     pyfuncitem.stash[VERDICTS_KEY] = stored
     try:
@@ -113,6 +123,17 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
             except (KeyError, TypeError):
                 pass
     return True
+
+
+def _name_users_url(verdict: Any, session: CtkSession) -> None:
+    """Messages and recorded exchanges name the URL the user gave, not the internal interposer's port."""
+    verdict.message = session.public(verdict.message or "")
+    exchanges = []
+    for ex in verdict.exchanges or []:
+        if isinstance(ex, dict) and isinstance(ex.get("url"), str):
+            ex = {**ex, "url": session.public(ex["url"])}
+        exchanges.append(ex)
+    verdict.exchanges = exchanges
 
 
 def _strict(config: pytest.Config) -> bool:
@@ -177,6 +198,63 @@ def _collector_of(report: pytest.TestReport) -> VerdictCollector | None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     _CONFIGS.append(session.config)
+    if _xdist_controller(session.config):
+        _check_target_first(session.config)
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    return not hasattr(config, "workerinput") and bool(getattr(config.option, "numprocesses", None)) \
+        and getattr(config.option, "dist", "no") != "no"
+
+
+def _check_target_first(config: pytest.Config, items: list[pytest.Item] | None = None) -> None:
+    """Before any check: is the target usable at all? If not, one error naming the cause, a report saying why
+    and exit code 6, instead of every check failing the same way. Without xdist, once collection shows a ctk
+    check will run (the session starts as it would for the first check); on the xdist controller before its
+    workers start, with a trial session of its own (URL targets only: the embedded catalog is the kit's)."""
+    collector: VerdictCollector | None = config.stash.get(COLLECTOR_KEY, None)
+    session = get_session(config)
+    if collector is None or session is None or config.option.collectonly:
+        return
+    if items is None:       # the xdist controller, at session start
+        if not session.options.catalog_url:
+            return
+        from ctk.plugin.session import CtkSession
+
+        trial = CtkSession(session.options, run_id=session.run_id, worker="preflight")
+        try:
+            trial.start()
+            problem = trial.error
+        finally:
+            trial.stop()
+    else:
+        if not any(item.get_closest_marker("ctk") for item in items):
+            return
+        session.start()
+        problem = session.error
+        if problem and not session.skip_reason:
+            session.stop()
+    if session.skip_reason or not problem:
+        return
+    collector.unusable = problem
+    line = f"ctk: the target is unusable, no check ran: {problem}"
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if items is None:       # pytest_sessionfinish will not run: write the report here
+        written = collector.write(config.stash[OPTIONS_KEY].reports)
+        lines = [line] + [f"report: {p}" for p in written]
+    else:
+        lines = [line]
+    for text in lines:
+        if tr is not None:
+            tr.write_line(text, red=True, bold=text is line)
+        else:
+            print(text, file=sys.stderr)
+    pytest.exit(f"target unusable (exit {exits.EXIT_UNUSABLE_TARGET})", returncode=exits.EXIT_UNUSABLE_TARGET)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput") and not _xdist_controller(session.config):
+        _check_target_first(session.config, list(session.items))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -185,8 +263,76 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     collector: VerdictCollector | None = config.stash.get(COLLECTOR_KEY, None)
     if collector is None:
+        if hasattr(config, "workerinput") and get_session(config) is not None:   # an xdist worker: its traffic
+            config.workeroutput[traffic.KEY] = traffic.summarize(get_session(config),
+                                                                 config.stash[OPTIONS_KEY].openapi_spec)
         return
+    _add_all_traffic_verdict(session, collector)
+    interrupts = config.stash.get(INTERRUPTS_KEY, None)
+    collector.interrupted = exitstatus == exits.EXIT_INTERRUPTED or bool(interrupts and interrupts.received)
+    collector.selection = _selection(session)
+    own = get_session(config)
+    if own is not None and own.cleanup_problems:
+        collector.cleanup_problems = list(own.cleanup_problems)
     collector.write(config.stash[OPTIONS_KEY].reports)
+    hits = exits.fail_on_hits(collector.counts().elements(), exits.fail_on(config))
+    if hits and session.exitstatus == exits.EXIT_OK:
+        collector.fail_on_hits = hits
+        session.exitstatus = exits.EXIT_MUST_BROKEN
+
+
+TRAFFIC_KEY = pytest.StashKey[list]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """xdist controller: keep each worker's SCHEMA-01 traffic summary."""
+    summary = (getattr(node, "workeroutput", None) or {}).get(traffic.KEY)
+    if summary:
+        node.config.stash.setdefault(TRAFFIC_KEY, []).append(summary)
+
+
+def _add_all_traffic_verdict(session: pytest.Session, collector: VerdictCollector) -> None:
+    """Under xdist, when SCHEMA-01 ran: one more SCHEMA-01 verdict judging every worker's traffic."""
+    summaries = session.config.stash.get(TRAFFIC_KEY, [])
+    if not summaries or not any(d.get("requirement") == traffic.REQ for d, *_ in collector.results):
+        return
+    v = traffic.verdict(summaries)
+    if v is None:
+        return
+    strict = _strict(session.config)
+    failing = v.status.value == "fail" or (strict and v.status.value == "deviation")
+    collector.results.append((v.to_dict(), traffic.NODEID, 0.0, "failed" if failing else "passed"))
+    if failing and session.exitstatus == exits.EXIT_OK:
+        session.exitstatus = exits.EXIT_MUST_BROKEN
+
+
+def _selection(session: pytest.Session) -> dict[str, Any]:
+    """What the user narrowed the run to (-k, -m, paths, deselected tests); empty for the whole kit."""
+    config = session.config
+    sel: dict[str, Any] = {}
+    if getattr(config.option, "keyword", ""):
+        sel["keyword"] = config.option.keyword
+    if getattr(config.option, "markexpr", ""):
+        sel["markers"] = config.option.markexpr
+    if config.args_source == pytest.Config.ArgsSource.ARGS and config.args:
+        sel["paths"] = list(config.args)
+    for flag in ("lf", "failedfirst", "stepwise", "exitfirst"):
+        if getattr(config.option, flag, False):
+            sel[flag] = True
+    deselected = config.stash.get(DESELECTED_KEY, 0)
+    if deselected:
+        sel["deselected"] = deselected
+    return sel
+
+
+DESELECTED_KEY = pytest.StashKey[int]()
+
+
+def pytest_deselected(items) -> None:
+    if items and _CONFIGS:
+        config = items[0].config
+        config.stash[DESELECTED_KEY] = config.stash.get(DESELECTED_KEY, 0) + len(items)
 
 
 def _add_junit_statistics(config: pytest.Config) -> None:
@@ -206,6 +352,9 @@ def _add_junit_statistics(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     """After junitxml wrote its file (its pytest_sessionfinish): add the suite statistics."""
     _add_junit_statistics(config)
+    interrupts = config.stash.get(INTERRUPTS_KEY, None)
+    if interrupts is not None:
+        interrupts.uninstall()
     if config in _CONFIGS:
         _CONFIGS.remove(config)
 
@@ -223,5 +372,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         tr.write_line("cleanup problems: " + "; ".join(session.cleanup_problems), yellow=True)
     for path in collector.written:
         tr.write_line(f"report: {path}")
+    if collector.fail_on_hits:
+        tr.write_line("exit 1 (--ctk-fail-on): " + ", ".join(f"{n} {s}" for s, n in collector.fail_on_hits.items()),
+                      red=True)
     for err in collector.errors:
         tr.write_line(f"report problem: {err}", red=True)

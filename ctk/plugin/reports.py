@@ -25,6 +25,12 @@ class VerdictCollector:
         self.written: list[str] = []
         self.errors: list[str] = []
         self.report: Any = None
+        self.started_at = _now_iso()                       # when the run began (the plugin is configured)
+        self.unusable: str | None = None                   # why the target could not be used at all
+        self.interrupted = False                           # Ctrl-C / SIGTERM: partial results
+        self.selection: dict[str, Any] = {}                # -k / -m / paths / deselected: a subset run
+        self.cleanup_problems: list[str] = []
+        self.fail_on_hits: dict[str, int] = {}
 
     def add_report(self, report: pytest.TestReport) -> None:
         for d in getattr(report, "ctk_verdicts", None) or []:
@@ -43,7 +49,11 @@ class VerdictCollector:
     def build(self) -> Any:
         from ctk.reporting.model import RunReport
 
-        rep = RunReport.begin(self.target_url, options=_options_dict(self.options))
+        rep = RunReport.begin(self.target_url, options=_options_dict(self.options), started_at=self.started_at)
+        rep.problem = self.unusable
+        rep.state = "unusable-target" if self.unusable else ("interrupted" if self.interrupted else "complete")
+        rep.selection = dict(self.selection)
+        rep.cleanup_problems = list(self.cleanup_problems)
         if self.server_info:
             rep.set_server_info(self.server_info)
         if self.discovery is not None:
@@ -108,6 +118,11 @@ class VerdictCollector:
         c = self.counts()
         total = sum(c.values())
         lines = [f"ctk verdicts ({total}): " + ", ".join(f"{c.get(s, 0)} {s}" for s in STATUSES)]
+        if self.interrupted:
+            lines.append("run interrupted: the results are partial")
+        if self.selection:
+            lines.append("subset run (" + ", ".join(f"{k}={v}" for k, v in self.selection.items())
+                         + "): no overall verdict for the requirements it did not run")
         by_req: dict[str, Counter] = {}
         for d, *_ in self.results:
             by_req.setdefault(d.get("requirement", "?"), Counter())[d.get("status")] += 1
@@ -115,6 +130,12 @@ class VerdictCollector:
             cc = by_req[rid]
             lines.append(f"  {rid:<12} " + ", ".join(f"{n} {s}" for s, n in sorted(cc.items())))
         return lines
+
+
+def _now_iso() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _safe_url(url: str) -> str:

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 
 from ctk.http.client import CatalogClient
-from ctk.interposer import Interposer
 from ctk.http.placement import Placement
+from ctk.interposer import Interposer
 from ctk.plugin import namespace as nsmod
 from ctk.plugin.options import CtkOptions
 from ctk.target.config import TargetConfig
@@ -25,19 +25,65 @@ class TargetUnavailable(RuntimeError):
     """The catalog did not answer (hangs, refuses, died): every ctk test fails with this message."""
 
 
-def probe(url: str, timeout: float, headers: dict[str, str] | None = None) -> str | None:
-    """GET {url}/v1/config with a hard timeout. None when the server answers with any HTTP status, else the
-    problem in one line naming the URL and the timeout."""
-    target = f"{url}/v1/config"
+def _snippet(text: str, limit: int = 120) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def probe(url: str, timeout: float, headers: dict[str, str] | None = None, credential: str | None = None,
+          warehouse: str | None = None, strict: bool = False) -> str | None:
+    """GET {url}/v1/config with a hard timeout; None when the target is usable, else the problem in one line
+    that names the user's URL and the cause: nothing listening (refused), timed out, not HTTP, credentials
+    rejected (401/403, also by the OAuth2 token endpoint for ``credential``) and, with ``strict``, any other
+    non-200 answer or one that is not a JSON object. Without ``strict`` any HTTP answer counts as alive."""
+    hdrs = dict(headers or {})
     try:
-        with httpx.Client(timeout=httpx.Timeout(timeout), trust_env=False) as c:
-            c.get(target, headers=headers or {})
-        return None
+        with httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)), trust_env=False) as c:
+            if credential and strict:
+                client_id, _, secret = credential.partition(":")
+                r = c.post(f"{url}/v1/oauth/tokens", data={"grant_type": "client_credentials", "client_id": client_id,
+                                                           "client_secret": secret, "scope": "catalog"})
+                token = (_json_object(r) or {}).get("access_token") if r.status_code == 200 else None
+                if r.status_code in (400, 401, 403) and not token:
+                    return (f"catalog at {url} rejected the client credentials: POST /v1/oauth/tokens answered "
+                            f"HTTP {r.status_code} {_snippet(r.text)}")
+                if not token:
+                    return (f"catalog at {url} gave no token for the client credentials: POST /v1/oauth/tokens "
+                            f"answered HTTP {r.status_code} {_snippet(r.text)}")
+                hdrs["Authorization"] = f"Bearer {token}"
+            r = c.get(f"{url}/v1/config", headers=hdrs, params={"warehouse": warehouse} if warehouse else None)
     except httpx.TimeoutException as exc:
         return (f"catalog at {url} did not answer GET /v1/config within the {timeout:g} s timeout "
                 f"({type(exc).__name__}); is it hanging?")
+    except httpx.ConnectError as exc:
+        return f"catalog at {url} is unreachable: connection refused, nothing listening? ({_snippet(str(exc))})"
+    except (httpx.RemoteProtocolError, httpx.LocalProtocolError, httpx.DecodingError) as exc:
+        return (f"catalog at {url} does not speak HTTP: GET /v1/config failed: {type(exc).__name__}: "
+                f"{_snippet(str(exc))}")
     except httpx.HTTPError as exc:
-        return f"catalog at {url} is unreachable: GET /v1/config failed: {type(exc).__name__}: {exc}"
+        return f"catalog at {url} is unreachable: GET /v1/config failed: {type(exc).__name__}: {_snippet(str(exc))}"
+    if not strict:
+        return None
+    if r.status_code in (401, 403):
+        how = "rejected the credentials" if hdrs.get("Authorization") else "requires credentials"
+        return (f"catalog at {url} {how}: GET /v1/config answered HTTP {r.status_code} {_snippet(r.text)} "
+                "(give --catalog-token or --catalog-credential ID:SECRET)")
+    if r.status_code != 200:
+        return f"catalog at {url} answered HTTP {r.status_code} to GET /v1/config: {_snippet(r.text)}"
+    if _json_object(r) is None:
+        kind = r.headers.get("content-type", "no content type")
+        return (f"catalog at {url} answered GET /v1/config with something that is not a JSON object ({kind}): "
+                f"{_snippet(r.text)}")
+    return None
+
+
+def _json_object(r: httpx.Response) -> dict | None:
+    """The response's body when it is a JSON object, else None."""
+    try:
+        body = r.json()
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
 
 
 class CtkSession:
@@ -74,8 +120,24 @@ class CtkSession:
         self.started = True
         try:
             self._start()
+        except nsmod.NamespaceError as exc:
+            self.error = self.error or f"run namespace not creatable: {exc}"
         except Exception as exc:  # noqa: BLE001 - reported to every test
             self.error = self.error or f"{type(exc).__name__}: {exc}"
+        if self.error:
+            self.error = self.public(self.error)
+
+    def public(self, text: str) -> str:
+        """``text`` with the internal interposer's URL replaced by the URL the user gave (or the embedded one)."""
+        from urllib.parse import urlsplit
+
+        inner = getattr(self.target, "url", None)
+        if text and inner and self.url and inner != self.url:
+            text = text.replace(inner, self.url)
+            inner_host, user_host = urlsplit(inner).netloc, urlsplit(self.url).netloc
+            if inner_host and user_host:
+                text = text.replace(inner_host, user_host)
+        return text
 
     def _start(self) -> None:
         o = self.options
@@ -99,7 +161,8 @@ class CtkSession:
             self.url = self.server.start().rstrip("/")
             self.server_info["embedded"] = True
             self.server_info["settings"] = dict(EMBEDDED_SETTINGS)
-        problem = probe(self.url, o.timeout, self._auth_headers())
+        problem = probe(self.url, o.timeout, self._auth_headers(), credential=o.catalog_credential,
+                        warehouse=o.warehouse, strict=True)
         if problem:
             self.error = problem
             return

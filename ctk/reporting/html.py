@@ -97,6 +97,8 @@ dl.kv dt{font-weight:600}
 dl.kv dd{margin:0}
 footer{margin-top:32px;border-top:1px solid #d0d7de;padding-top:8px;color:#57606a}
 .legend td:first-child{width:140px}
+.banner{border:1px solid;border-left:6px solid;border-radius:4px;padding:8px 12px;margin:12px 0}
+.banner pre{background:#fff}
 """
 
 
@@ -162,7 +164,7 @@ def render_exchanges_html(exchanges: list[dict[str, Any]], limit: int = 20) -> s
 
 def render_conformance(report: RunReport) -> str:
     """The whole conformance.html page for one run."""
-    overall = report.overall()
+    overall = report.overall_claim()
     counts = report.counts()
     rcounts = report.requirement_counts()
     summary = report.summary()
@@ -189,9 +191,10 @@ def render_conformance(report: RunReport) -> str:
         f'<div class="chips"><span class="small">Requirements:</span>{chips_req or "<span class=small>none</span>"}</div>'
         f'<div class="chips"><span class="small">Checks:</span>{chips_res or "<span class=small>none</span>"}</div>'
         "</div>"
-        f'<div class="overall {status_class(overall)}" id="overall">Overall: {esc(OVERALL_TEXT[overall])}</div>'
+        f'<div class="overall {status_class(overall)}" id="overall">Overall: {esc(overall_text(report))}</div>'
         "</header>"
     )
+    out.append(_run_state(report))
     if findings:
         out.append('<h3>Needs attention</h3><ul class="glance">' + "".join(
             f'<li>{badge(r.status)} <a href="#{anchor[id(r)]}"><b>{esc(r.requirement)}</b></a> '
@@ -281,6 +284,44 @@ def render_conformance(report: RunReport) -> str:
 
     out.append(legend())
     return page(f"CTK conformance: {report.label}", "\n".join(out))
+
+
+def overall_text(report: RunReport) -> str:
+    """The overall line: the verdict, or why there is none (unusable target, subset, interrupted)."""
+    claim = report.overall_claim()
+    if report.state == "unusable-target":
+        return "UNUSABLE TARGET: no check ran (see below why)"
+    if not report.partial:
+        return OVERALL_TEXT[claim]
+    what = "interrupted run" if report.state == "interrupted" else "subset run"
+    if claim is not None:
+        return f"{OVERALL_TEXT[claim]} (in the checks of this {what})"
+    return (f"NO OVERALL VERDICT: {what}, {report.requirements_run()} of {len(REQUIREMENTS)} requirements "
+            "had checks")
+
+
+def _run_state(report: RunReport) -> str:
+    """Banners for a run that is not a complete one, and cleanup problems."""
+    out = []
+    if report.state == "unusable-target":
+        out.append('<section class="banner s-fail" id="unusable"><b>The target is unusable; no check ran.</b> '
+                   f'<pre>{esc(scrub_text(report.problem))}</pre>'
+                   '<span class="small">Fix the cause and run again; the exit code was 6.</span></section>')
+    if report.state == "interrupted":
+        out.append('<section class="banner s-inconclusive" id="interrupted"><b>Interrupted.</b> The run was stopped '
+                   "(Ctrl-C or SIGTERM) before every check ran: the results below are partial, and requirements "
+                   "without results were not judged.</section>")
+    if report.subset:
+        sel = "; ".join(f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
+                        for k, v in report.selection.items())
+        out.append('<section class="banner s-unsupported" id="subset"><b>Subset run.</b> '
+                   f"Selection: <code>{esc(sel)}</code>. {report.requirements_run()} of {len(REQUIREMENTS)} "
+                   "requirements had checks; the others show NOT RUN and no overall verdict is claimed for "
+                   "them.</section>")
+    if report.cleanup_problems:
+        out.append('<section class="banner s-deviation" id="cleanup"><b>Cleanup problems</b> (left in the target):'
+                   "<ul>" + "".join(f"<li>{esc(p)}</li>" for p in report.cleanup_problems) + "</ul></section>")
+    return "\n".join(out)
 
 
 def _finding(r: Result, anchor: str) -> str:

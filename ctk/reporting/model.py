@@ -235,6 +235,10 @@ class RunReport:
     kit_version: str = __version__
     options: dict[str, Any] = field(default_factory=dict)
     results: list[Result] = field(default_factory=list)
+    state: str = "complete"                  # complete | interrupted | unusable-target
+    problem: str | None = None               # why the target was unusable
+    selection: dict[str, Any] = field(default_factory=dict)   # -k / -m / paths / deselected: a subset run
+    cleanup_problems: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.target_url = redact_url(self.target_url)
@@ -243,9 +247,13 @@ class RunReport:
     # -- building ---------------------------------------------------------------------------------
 
     @classmethod
-    def begin(cls, target_url: str | None, name: str | None = None, options: dict[str, Any] | None = None) -> "RunReport":
-        """Start a report now for ``target_url`` (credentials are removed from it)."""
-        return cls(target_url=target_url, target_name=name, options=dict(options or {}))
+    def begin(cls, target_url: str | None, name: str | None = None, options: dict[str, Any] | None = None,
+              started_at: str | None = None) -> "RunReport":
+        """Start a report for ``target_url`` (credentials are removed from it), begun at ``started_at`` (now)."""
+        rep = cls(target_url=target_url, target_name=name, options=dict(options or {}))
+        if started_at:
+            rep.started_at = started_at
+        return rep
 
     def set_server_info(self, info: dict[str, Any]) -> None:
         """Record what the server reported about itself (redacted, JSON-safe)."""
@@ -308,6 +316,30 @@ class RunReport:
     def overall(self) -> str | None:
         """The worst status of the run, or None when nothing ran."""
         return worst(r.status for r in self.results)
+
+    @property
+    def subset(self) -> bool:
+        """The user narrowed the run (-k, -m, paths, deselected tests)."""
+        return bool(self.selection)
+
+    @property
+    def partial(self) -> bool:
+        """Not every check ran: a subset, an interrupted run or an unusable target."""
+        return self.subset or self.state != "complete"
+
+    def overall_claim(self) -> str | None:
+        """The overall verdict the report may claim. A partial run claims only what it found broken (fail,
+        deviation): its passes say nothing about the requirements it did not run, so otherwise None."""
+        found = self.overall()
+        if self.state == "unusable-target":
+            return None
+        if self.partial and found not in ("fail", "deviation"):
+            return None
+        return found
+
+    def requirements_run(self) -> int:
+        """How many registry requirements have at least one result."""
+        return sum(1 for s in self.summary().values() if s.status is not None)
 
     def matrix(self) -> dict[str, dict[str, dict[str, Any]]]:
         """endpoint -> behaviour -> {status, classifications, requirements, count} for results that name both."""
@@ -387,7 +419,13 @@ class RunReport:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "options": self.options,
-            "overall": self.overall(),
+            "state": self.state,
+            "problem": scrub_text(self.problem),
+            "selection": self.selection,
+            "subset": self.subset,
+            "cleanup_problems": self.cleanup_problems,
+            "overall": self.overall_claim(),
+            "worst_observed": self.overall(),
             "counts": self.counts(),
             "requirement_counts": self.requirement_counts(),
             "status_order": list(STATUS_ORDER),
@@ -412,6 +450,8 @@ class RunReport:
             server_info=t.get("server_info") or {}, discovery=t.get("discovery") or {},
             started_at=data.get("started_at") or "", finished_at=data.get("finished_at"),
             kit_version=data.get("kit_version") or "", options=data.get("options") or {},
+            state=data.get("state") or "complete", problem=data.get("problem"),
+            selection=data.get("selection") or {}, cleanup_problems=data.get("cleanup_problems") or [],
         )
         rep.results = [Result.from_dict(r) for r in data.get("results") or []]
         return rep

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -96,13 +97,13 @@ def test_runner_argv_with_url_and_secrets():
 
 
 def test_ctk_run_exit_status(tmp_path, monkeypatch):
-    """`ctk run` against a dead URL: every test fails, exit status non-zero, reports still written."""
+    """`ctk run` against a dead URL: no check runs, exit status 6 (unusable target), the report says why."""
     from ctk.cli import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sc").mkdir()
     code = main(["run", "--workers", "0", "--catalog-url", "http://127.0.0.1:9", "--ctk-timeout", "1", "--ctk-scenarios",
                  str(tmp_path / "sc"), "--", "-q", "-x", "-p", "no:cacheprovider", "-k", "test_discovery"])
-    assert code == 1
-    assert (tmp_path / "reports" / "junit.xml").is_file()
-    assert (tmp_path / "reports" / "conformance.json").is_file()
+    assert code == 6
+    data = json.loads((tmp_path / "reports" / "conformance.json").read_text())
+    assert data["state"] == "unusable-target" and "http://127.0.0.1:9" in data["problem"]

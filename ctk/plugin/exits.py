@@ -1,0 +1,133 @@
+"""How a ctk run ends: its exit codes, `--ctk-fail-on`, and SIGTERM handled like Ctrl-C.
+
+Exit codes (the same for `pytest --catalog-url ...` and `ctk run`):
+
+    0  no MUST broken (deviations, inconclusive and unsupported results allowed, unless --ctk-fail-on names them)
+    1  a MUST broken (a check failed), or a result --ctk-fail-on names
+    2  interrupted (Ctrl-C, SIGINT or SIGTERM); partial reports are written and marked "interrupted"
+    3  internal error (pytest's own code)
+    4  usage error (bad option value; pytest's own code)
+    5  no tests collected (e.g. -k matched nothing; pytest's own code)
+    6  the target is unusable (nothing listening, no answer, not HTTP, not JSON, credentials rejected,
+       run namespace not creatable): one error naming the cause, no checks run, a report saying why
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from typing import Any, Iterable
+
+import pytest
+
+EXIT_OK = 0
+EXIT_MUST_BROKEN = 1
+EXIT_INTERRUPTED = 2
+EXIT_USAGE = 4
+EXIT_UNUSABLE_TARGET = 6
+
+FAIL_ON_CHOICES = ("deviation", "inconclusive", "unsupported")
+
+
+def add_option(parser: pytest.Parser) -> None:
+    parser.getgroup("ctk").addoption(
+        "--ctk-fail-on", dest="ctk_fail_on", default=None, metavar="STATUS[,STATUS]",
+        help="also exit 1 when a result has one of these statuses (comma-separated: "
+             f"{', '.join(FAIL_ON_CHOICES)}); tests keep their outcome, only the exit code changes")
+
+
+def fail_on(config: pytest.Config) -> frozenset[str]:
+    """The statuses named by --ctk-fail-on; a usage error naming the option as typed for anything else."""
+    raw = config.getoption("ctk_fail_on", default=None)
+    if not raw:
+        return frozenset()
+    chosen = {part.strip().lower() for part in str(raw).split(",") if part.strip()}
+    unknown = sorted(chosen - set(FAIL_ON_CHOICES))
+    if unknown or not chosen:
+        raise pytest.UsageError(f"ctk: --ctk-fail-on {raw!r}: expected a comma-separated list of "
+                                f"{', '.join(FAIL_ON_CHOICES)}")
+    return frozenset(chosen)
+
+
+def fail_on_hits(statuses: Iterable[str | None], chosen: frozenset[str]) -> dict[str, int]:
+    """How many results have each status that --ctk-fail-on names."""
+    hits: dict[str, int] = {}
+    for s in statuses:
+        if s in chosen:
+            hits[s] = hits.get(s, 0) + 1
+    return hits
+
+
+# --- SIGTERM ---------------------------------------------------------------------------------------
+
+
+class Interrupts:
+    """SIGTERM (CI cancelling a job, `docker stop`) handled as Ctrl-C: pytest stops, tears its fixtures down
+    (the run namespace is removed), writes partial reports and exits 2. The first signal also goes on to
+    the process's children (pytest-xdist workers) as SIGINT, so each removes its own run namespace; a
+    second SIGTERM while cleaning up is ignored (cleanup is bounded by its own budget)."""
+
+    def __init__(self, forward: bool = False) -> None:
+        self.forward = forward          # pass the signal on to child processes (the xdist controller's workers)
+        self.received: int | None = None
+        self._previous: Any = None
+
+    def install(self) -> None:
+        if os.name != "posix":
+            return
+        try:
+            self._previous = signal.signal(signal.SIGTERM, self._on_sigterm)
+        except ValueError:   # not the main thread (e.g. an embedding application): leave it alone
+            self._previous = None
+
+    def uninstall(self) -> None:
+        if self._previous is not None:
+            try:
+                signal.signal(signal.SIGTERM, self._previous)
+            except ValueError:
+                pass
+            self._previous = None
+
+    def _on_sigterm(self, signum: int, _frame: Any) -> None:
+        if self.received is not None:
+            return
+        self.received = signum
+        if self.forward:
+            forward_to_children(signal.SIGINT)
+        sys.stderr.write("\nctk: SIGTERM received: stopping, removing the run namespace, writing partial reports\n")
+        raise KeyboardInterrupt
+
+
+def children(pid: int | None = None) -> list[int]:
+    """Direct child processes of ``pid`` (this process by default), from /proc; [] where there is none."""
+    pid = os.getpid() if pid is None else pid
+    out = []
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            out = [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        try:
+            for entry in os.listdir("/proc"):
+                if entry.isdigit():
+                    try:
+                        with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                            stat = f.read()
+                        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                            out.append(int(entry))
+                    except (OSError, ValueError, IndexError):
+                        continue
+        except OSError:
+            pass
+    return out
+
+
+def forward_to_children(signum: int) -> list[int]:
+    sent = []
+    for child in children():
+        try:
+            os.kill(child, signum)
+            sent.append(child)
+        except OSError:
+            pass
+    return sent
