@@ -98,3 +98,20 @@ def test_suite_run_against_the_odd_server_reports_schema_finding_not_occ_failure
     assert "'type' is a required property" in schema["message"]
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert summary is not None
+
+
+def test_schema_judges_every_xdist_workers_traffic(pytester: pytest.Pytester, reference_url):
+    """Under xdist each worker validates its own traffic at its end; the controller adds one SCHEMA-01 verdict
+    over all of it, so a 409 without `type` seen by any worker is in the report."""
+    with odd.OddServer(reference_url, [odd.conflict_without_type()]) as server:
+        result = pytester.runpytest_subprocess(
+            "--catalog-url", server.url, "-p", "no:html", "--ctk-reports", "rep", "-n", "2",
+            "--pyargs", "ctk.suites.test_concurrency", "ctk.suites.test_schema",
+            "-k", "requirements or race or recorded", timeout=300)
+    data = json.loads((pytester.path / "rep" / "conformance.json").read_text())
+    [every] = [r for r in data["results"] if r["requirement"] == "SCHEMA-01" and r["behaviour"] == "all-traffic"]
+    assert every["status"] == "deviation", every["message"]
+    assert "-> 409" in every["message"] and "'type' is a required property" in every["message"]
+    assert every["details"]["workers"] and all(w.startswith("gw") for w in every["details"]["workers"])
+    assert every["nodeid"] == "ctk::SCHEMA-01[all traffic]"
+    assert result.ret == 0, result.stdout.str()[-3000:]
