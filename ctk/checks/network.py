@@ -48,11 +48,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ctk.checks.common import Run, counter_delta, describe, error_of, guarded, single_execution_problems
+from ctk.checks.common import (Run, counter_delta, describe, error_of, guarded, setup_failed,
+                               single_execution_problems)
 from ctk.checks.faults import FaultMatch
 from ctk.core.verdicts import Verdict
 from ctk.history.checkers import check_effects
 from ctk.history.recorder import History
+from ctk.history.writer import StageError
 from ctk.http.endpoints import ENDPOINTS, Endpoint, PrerequisiteError, get_endpoint
 from ctk.http.keys import new_key
 from ctk.http.retrying import IdempotencyWindowExpired, RetryingClient
@@ -429,10 +431,13 @@ def run_seed_example(ctx: Any, interposer: Any, variants: tuple[str, ...] = ("1a
         try:
             r = _seed_run(ctx, interposer, keyed, opts)
         except PrerequisiteError as exc:
-            out.append(run.inconclusive(f"a prerequisite step failed: {exc}"))
+            out.append(run.inconclusive(setup_failed(exc)))
             continue
-        except Exception as exc:  # noqa: BLE001 - staging with pyiceberg can fail on exotic targets
-            out.append(run.inconclusive(f"staging the append failed: {type(exc).__name__}: {exc}"))
+        except StageError as exc:    # staging with pyiceberg can fail on exotic targets: a setup step
+            out.append(run.inconclusive(f"a setup step failed: staging the append: {exc}"))
+            continue
+        except Exception as exc:  # noqa: BLE001 - anything else is the check crashing: an error verdict
+            out.append(run.crashed(exc))
             continue
         final, integ, hist, staged = r["final"], r["integrity"], r["history_check"], r["staged"]
         details = {"variant": variant, "attempts": _statuses(r["attempts"]), "key": r["key"],
@@ -440,6 +445,16 @@ def run_seed_example(ctx: Any, interposer: Any, variants: tuple[str, ...] = ("1a
                    "snapshot_id": staged.snapshot_id, "history": r["history"].to_list()}
         if not keyed:
             details.update(control=True, expected="fail")
+        if r["state"].unreadable:       # nothing to judge: never "corrupt" or "missing" on a 5xx read
+            if r["state"].exchange is not None:
+                run.extra.append(r["state"].exchange)
+            why = f"{r['state'].error} after the append: the table cannot be judged"
+            out.append(run.inconclusive(why, "state unreadable", details))
+            if keyed:
+                rrun = Run(ctx, "REPLAY-04", ep, "seed-1b")
+                rrun.mark = run.mark
+                out.append(rrun.inconclusive(why, "state unreadable", details))
+            continue
         if integ.ok:
             out.append(run.ok(f"example {variant}: attempts {_statuses(r['attempts'])}; table {integ}", "intact",
                               details))

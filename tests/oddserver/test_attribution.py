@@ -285,3 +285,33 @@ def test_snake_case_metadata_location_is_named_as_the_cause(make_odd):
     [v] = [v for v in verdicts if v.requirement == real_client.REQ]
     assert v.status in (Status.FAIL, Status.DEVIATION), v.message
     assert "metadata_location" in v.message and "`metadata-location`" in v.message
+
+
+def test_seed_example_with_unreadable_state_is_not_corrupt(make_odd):
+    """Example 1b through the interposer; after the append every load answers 503: inconclusive, not CORRUPT."""
+    from ctk.checks.network import run_seed_example
+
+    class loads_fail_after_a_commit(odd.Rule):
+        def __init__(self):
+            super().__init__()
+            self.committed = False
+
+        def after(self, req, answer):
+            if req.is_("POST", odd.TABLE) and answer.status == 200:
+                self.committed = True
+            return None
+
+        def before(self, req):
+            if req.is_("GET", odd.TABLE) and self.committed:
+                self.hit()
+                return odd.Answer.of(503, {"error": {"message": "busy", "type": "Unavailable", "code": 503}})
+            return None
+
+    rule = loads_fail_after_a_commit()
+    ctx, _ = make_odd([rule], interposer=True)
+    verdicts = run_seed_example(ctx, ctx.test_interposer, variants=("1b",))
+    assert rule.hits
+    assert {v.requirement for v in verdicts} == {"INTEG-01", "REPLAY-04"}
+    for v in verdicts:
+        assert v.status is Status.INCONCLUSIVE, v.message
+        assert "state unreadable (503)" in v.message and "CORRUPT" not in v.message
