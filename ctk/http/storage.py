@@ -37,6 +37,7 @@ HDFS_SCHEMES = frozenset({"hdfs", "viewfs"})
 LOCAL_SCHEMES = frozenset({"", "file"})
 
 ALLOW_HINT = "or --ctk-allow-remote"
+REMOTE_HINT = "pass --ctk-allow-remote to let the kit go there"
 
 
 class StorageGuardError(PrerequisiteError):
@@ -94,10 +95,11 @@ def guard_problem(path: str, props: dict[str, str], what: str = "table files") -
             return lead + f"s3.endpoint {endpoint} is not a loopback address ({host}); " + \
                 hint("s3.endpoint=http://127.0.0.1:PORT")
         for key in ("s3.proxy-uri", "s3.signer.uri", "s3.signer.endpoint"):
-            if key == "s3.signer.endpoint" and not _host(props.get(key, "")) and props.get(key):
+            value = props.get(key)
+            if key == "s3.signer.endpoint" and value and "://" not in value:
                 continue  # a path relative to s3.signer.uri
-            if host := _nonloopback(props.get(key)):
-                return lead + f"{key} {props[key]} is not a loopback address ({host}); {ALLOW_HINT[3:]}"
+            if host := _nonloopback(value):
+                return lead + f"{key} {value} is not a loopback address ({host}); {REMOTE_HINT}"
         if props.get("s3.role-arn") or props.get("client.role-arn"):
             return lead + "an S3 role ARN is set, so pyarrow would ask the public AWS STS endpoint for credentials; " \
                 + f"pass static keys (s3.access-key-id / s3.secret-access-key) {ALLOW_HINT}"
@@ -129,7 +131,7 @@ def guard_problem(path: str, props: dict[str, str], what: str = "table files") -
             return lead + f"the HDFS name node {host or '(default)'} is not a loopback address; " + \
                 hint("hdfs.host=127.0.0.1")
         return None
-    return lead + f"the kit cannot tell where {scheme}:// storage is, so it does not touch it; {ALLOW_HINT[3:]}"
+    return lead + f"the kit cannot tell where {scheme}:// storage is, so it does not touch it; {REMOTE_HINT}"
 
 
 @dataclass
