@@ -5,7 +5,12 @@ or a catalog URL; reports in reports/ (junit.xml, report.html, conformance.json,
     ctk run --catalog-url http://127.0.0.1:8181      # your catalog
     ctk run --ctk-strict -- -k idempotency -n 2      # anything after -- goes to pytest as is
 
-Exit status: pytest's (0 all passed or skipped, 1 some test failed, ...): non-zero on any failure.
+Exit status (ctk.plugin.exits): 0 no MUST broken, 1 a MUST broken (or a status --ctk-fail-on names),
+2 interrupted, 4 usage error, 5 no tests selected, 6 the target is unusable.
+
+SIGINT and SIGTERM are passed on to the pytest child (and its xdist workers) as SIGINT, once: they stop,
+remove their run namespaces and write partial reports marked "interrupted". A second signal is passed on
+again (pytest then stops cleaning up); the child is killed if it has not ended CHILD_GRACE_S after that.
 """
 
 from __future__ import annotations
@@ -13,7 +18,12 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import importlib.util
+import os
+import signal
 import sys
+import time
+
+CHILD_GRACE_S = 60.0
 
 # (flag, kind, help); forwarded to pytest as the plugin's option of the same name.
 FORWARDED: list[tuple[str, str, str]] = [
@@ -37,6 +47,9 @@ FORWARDED: list[tuple[str, str, str]] = [
     ("--ctk-spark", "flag", "also run the Spark pipeline checks (needs `ctk spark-jars`)"),
     ("--ctk-examples", "value", "generated checks: examples (default 5)"),
     ("--ctk-seed", "value", "generated checks: seed (default derandomized)"),
+    ("--ctk-steps", "value", "stateful model: steps per sequence (default 10)"),
+    ("--ctk-gen-budget", "value", "wall-clock budget of each generated check in seconds (default 30)"),
+    ("--ctk-fail-on", "value", "also exit 1 on these statuses: deviation,inconclusive,unsupported"),
 ]
 
 
@@ -86,10 +99,16 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
     if extra and extra[0] == "--":
         extra = extra[1:]
     workers = getattr(args, "workers", 0) or 0
-    if workers > 0 and _xdist_installed() and not any(a == "-n" or a.startswith("-n") or a.startswith("--numprocesses")
-                                                      for a in extra):
+    if workers > 0 and not any(a == "-n" or a.startswith("-n") or a.startswith("--numprocesses") for a in extra):
+        if not _xdist_installed():   # a base dependency: never drop to one process silently
+            raise RunnerError(f"--workers {workers} needs pytest-xdist, which is not installed in {sys.executable}; "
+                              "install it (pip install pytest-xdist) or pass --workers 0 for one process")
         argv += ["-n", str(workers)]
     return argv + extra
+
+
+class RunnerError(RuntimeError):
+    """`ctk run` cannot start pytest as asked."""
 
 
 def _xdist_installed() -> bool:
@@ -100,13 +119,59 @@ def run(args: argparse.Namespace) -> int:
     """pytest in a child interpreter (a clean import state for assertion rewriting); its exit status."""
     import subprocess
 
-    argv = pytest_argv(args)
+    try:
+        argv = pytest_argv(args)
+    except RunnerError as exc:
+        print(f"ctk run: {exc}", file=sys.stderr)
+        return 4
     target = args.catalog_url or "the embedded reference catalog"
     print(f"ctk run: conformance kit against {target}; pytest {' '.join(_shown(argv))}", file=sys.stderr)
+    # Its own process group, so that a terminal's Ctrl-C reaches the child only through us (once), and we can
+    # pass SIGINT/SIGTERM on to the child and its xdist workers together.
+    child = subprocess.Popen([sys.executable, "-m", "pytest", *argv], start_new_session=True)
+    return wait_forwarding(child)
+
+
+def wait_forwarding(child) -> int:
+    """Wait for ``child``, passing SIGINT and SIGTERM on to its process group as SIGINT; its exit status."""
+    received: list[int] = []
+
+    def forward(signum, _frame):
+        received.append(signum)
+        try:
+            os.killpg(child.pid, signal.SIGINT)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return subprocess.call([sys.executable, "-m", "pytest", *argv])
-    except KeyboardInterrupt:
-        return 130
+        while True:
+            try:
+                code = child.wait(timeout=0.5)
+                break
+            except Exception:  # noqa: BLE001 - subprocess.TimeoutExpired: keep waiting
+                pass
+            if len(received) >= 2 and not _wait_until_gone(child, CHILD_GRACE_S):
+                try:
+                    os.killpg(child.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                code = child.wait()
+                print("ctk run: pytest did not stop after a second signal; killed", file=sys.stderr)
+                break
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    return 2 if code < 0 else code
+
+
+def _wait_until_gone(child, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            return True
+        time.sleep(0.2)
+    return child.poll() is not None
 
 
 def _shown(argv: list[str]) -> list[str]:

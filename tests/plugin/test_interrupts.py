@@ -1,0 +1,145 @@
+"""SIGTERM cleans up like Ctrl-C: once checks are running in a run against `ctk serve`, SIGTERM (to `ctk run`,
+or to pytest itself) ends the run with exit 2, partial reports marked "interrupted", and no namespace of the
+run left in the target. `ctk cleanup` removes leftovers of earlier runs, and only the kit's own."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from ctk.plugin.exits import EXIT_INTERRUPTED
+
+
+@pytest.fixture(scope="module")
+def served():
+    """`ctk serve --control-api` in its own process (the catalog outlives the runs we interrupt)."""
+    proc = subprocess.Popen([sys.executable, "-m", "ctk", "serve", "--control-api", "--lifetime", "PT4S",
+                             "--grace", "PT2S"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        yield url
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+
+
+def _top(url: str) -> list[str]:
+    r = httpx.get(f"{url}/v1/namespaces", timeout=10)
+    r.raise_for_status()
+    return [ns[0] for ns in r.json()["namespaces"]]
+
+
+def _busy(url: str) -> bool:
+    """Some run namespace already holds something: checks are running."""
+    for name in _top(url):
+        if name.startswith("ctk_") and not name.endswith("_preflight"):
+            enc = name
+            kids = httpx.get(f"{url}/v1/namespaces", params={"parent": enc}, timeout=10).json().get("namespaces")
+            tables = httpx.get(f"{url}/v1/namespaces/{enc}/tables", timeout=10).json().get("identifiers")
+            if kids or tables:
+                return True
+    return False
+
+
+def _wait_busy(url: str, proc: subprocess.Popen, limit: float = 180.0) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the run ended before its checks got going"
+        if _busy(url):
+            return
+        time.sleep(0.2)
+    pytest.fail("no check started within the time limit")
+
+
+@pytest.mark.parametrize("how", ["ctk-run-xdist", "pytest-one-process"])
+def test_sigterm_leaves_no_namespace(served, tmp_path, how):
+    before = [n for n in _top(served) if n.startswith("ctk_")]
+    assert not before, before
+    reports = tmp_path / "rep"
+    if how == "ctk-run-xdist":
+        cmd = [sys.executable, "-m", "ctk", "run", "--catalog-url", served, "--workers", "2",
+               "--ctk-reports", str(reports), "--", "-p", "no:cacheprovider"]
+    else:
+        cmd = [sys.executable, "-m", "pytest", "--catalog-url", served, "--ctk-reports", str(reports),
+               "-p", "no:cacheprovider"]
+    log = open(tmp_path / "out.txt", "w")
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait_busy(served, proc)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(150)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+    out = (tmp_path / "out.txt").read_text()
+    assert code == EXIT_INTERRUPTED, out[-3000:]
+    left = [n for n in _top(served) if n.startswith("ctk_")]
+    assert left == [], (left, out[-3000:])
+    data = json.loads((reports / "conformance.json").read_text())
+    assert data["state"] == "interrupted" and data["overall"] in (None, "fail", "deviation")
+    assert "Interrupted." in (reports / "conformance.html").read_text()
+    print(f"{how}: exit {code} {took:.1f} s after SIGTERM, results {len(data['results'])}")
+
+
+def _ns(url: str, name: list[str], props: dict | None = None) -> None:
+    r = httpx.post(f"{url}/v1/namespaces", json={"namespace": name, "properties": props or {}}, timeout=10)
+    assert r.status_code == 200, r.text
+
+
+def test_cleanup_removes_only_the_kits_own(served, capsys):
+    from ctk.cli import main
+
+    _ns(served, ["ctk_deadbeef_gw0"], {"ctk.run-id": "deadbeef"})       # a marked run namespace
+    _ns(served, ["ctk_deadbeef_gw0", "child"])                           # with a child
+    _ns(served, ["ctk_deadbeef_gw0_sib"])                                # and a registered-style sibling
+    _ns(served, ["ctk_cafe0000_gw1"])                                    # same pattern, no marker: not ours
+    _ns(served, ["ctk_12345678_main"], {"ctk.run-id": "87654321"})       # marker of another id: not ours
+    _ns(served, ["mine"], {"ctk.run-id": "deadbeef"})                    # the user's
+    try:
+        assert main(["cleanup", "--catalog-url", served, "--dry-run"]) == 0
+        assert "would remove ctk_deadbeef_gw0 (run deadbeef) (+1 sibling namespaces)" in capsys.readouterr().out
+        assert "ctk_deadbeef_gw0" in _top(served)
+        assert main(["cleanup", "--catalog-url", served]) == 0
+        left = _top(served)
+        assert "ctk_deadbeef_gw0" not in left and "ctk_deadbeef_gw0_sib" not in left
+        assert {"ctk_cafe0000_gw1", "ctk_12345678_main", "mine"} <= set(left)
+        assert main(["cleanup", "--catalog-url", served]) == 0
+        assert "no leftover run namespaces" in capsys.readouterr().out
+    finally:
+        for name in ("ctk_cafe0000_gw1", "ctk_12345678_main", "mine"):
+            httpx.delete(f"{served}/v1/namespaces/{name}", timeout=10)
+
+
+def test_cleanup_of_an_unusable_target(capsys):
+    from ctk.cli import main
+
+    assert main(["cleanup", "--catalog-url", "http://127.0.0.1:9", "--ctk-timeout", "1"]) == 6
+    assert "did not answer GET /v1/config" in capsys.readouterr().err
+
+
+def test_runner_forwards_signals_to_the_child_group(tmp_path):
+    """`ctk run`'s wait_forwarding: SIGTERM to us reaches the child's process group as SIGINT."""
+    script = ("import signal, sys, time\n"
+              "signal.signal(signal.SIGINT, lambda *a: sys.exit(2))\n"
+              "print('ready', flush=True)\n"
+              "time.sleep(60)\n")
+    runner = ("import subprocess, sys\n"
+              "from ctk.runner import wait_forwarding\n"
+              f"child = subprocess.Popen([sys.executable, '-c', {script!r}], start_new_session=True)\n"
+              "sys.exit(wait_forwarding(child))\n")
+    proc = subprocess.Popen([sys.executable, "-c", runner], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 2
