@@ -359,9 +359,10 @@ class SeaweedFS(Catalog):
     def runs(self) -> list[KitRun]:
         return [
             KitRun("seaweedfs", self.base_options() + self.storage_options(), expectation="seaweedfs"),
-            # without the storage settings: the kit must stop with a message naming s3.endpoint, before any
-            # write; the concurrency suite is the first to write table files
-            KitRun("seaweedfs-no-storage", self.base_options(), pytest_args=["-k", "test_concurrency"]),
+            # without the storage settings: the kit must stop with a message naming s3.endpoint before any
+            # read or write of table files; the concurrency and real-client suites are the ones that write them
+            KitRun("seaweedfs-no-storage", self.base_options(),
+                   pytest_args=["-k", "test_concurrency or test_real_client"]),
         ]
 
 

@@ -108,7 +108,7 @@ def run_kit(run: KitRun, out: Path, timeout_s: float) -> dict:
     reports.mkdir(parents=True, exist_ok=True)
     options, direct, unknown = split_options(run.options, kit_flags())
     argv = [sys.executable, "-m", "ctk", "run", "--workers", "0", *options, "--ctk-reports", str(reports),
-            "--", *direct, "-p", "no:cacheprovider", "-q", "-rN", *run.pytest_args]
+            "--", *direct, "-p", "no:cacheprovider", "-q", *run.pytest_args]
     trace = reports / "connect.trace"
     traced = shutil.which("strace") is not None
     full = (["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect", "-e", "signal=none", "-o", str(trace)] if traced else []) + argv

@@ -35,6 +35,7 @@ EXPECTATIONS = HERE / "expectations"
 # start + every kit run of one catalog; the driver cuts its kit runs short at this, the test waits a bit longer
 LANE_DEADLINE_S = {"lakana": 120.0, "seaweedfs": 150.0}
 STOP_GRACE_S = 30.0
+REPORTS_ENV = "CTK_INTEROP_REPORTS"  # where each lane's reports are kept (default reports/interop/)
 NETNS_ENV = "CTK_INTEROP_NETNS"       # 0/off: no network namespace even where one is possible (the fallback)
 
 
@@ -133,6 +134,25 @@ def _end_group(pid: int) -> None:
             time.sleep(0.1)
 
 
+def _reports_dir() -> Path:
+    return Path(os.environ.get(REPORTS_ENV) or HERE.parent.parent / "reports" / "interop")
+
+
+def _keep(out: Path, dest: Path) -> Path:
+    """Copy what a reader of a failed lane needs (lane.json, logs, each run's reports; not the catalog's data)
+    to ``dest``, which pytest does not rotate away."""
+    wanted = ("lane.json", "driver.log", "*.log", "conformance.json", "conformance.html", "junit.xml",
+              "report.html", "connect.trace")
+    shutil.rmtree(dest, ignore_errors=True)
+    for path in out.rglob("*"):
+        relative = path.relative_to(out)
+        if path.is_file() and any(path.match(p) for p in wanted) and "data" not in relative.parts \
+                and "lake" not in relative.parts:
+            (dest / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, dest / relative)
+    return dest
+
+
 def _run_lane(name: str, confinement: Confinement, tmp_path_factory) -> Lane:
     package = CATALOGS[name].package
     try:
@@ -169,9 +189,11 @@ def _run_lane(name: str, confinement: Confinement, tmp_path_factory) -> Lane:
         log = (out / "driver.log").read_text(errors="replace")[-3000:]
         pytest.fail(f"{name}: the lane driver wrote no lane.json (exit {popen.returncode}):\n{log}", pytrace=False)
     result = json.loads(lane_json.read_text())
+    kept = _keep(out, _reports_dir() / name)
     lane = Lane(name, out, result, confinement, seconds)
     runs = ", ".join(f"{run} {r.get('seconds', '-')} s exit {r.get('rc', r.get('skipped'))}"
                      for run, r in result["runs"].items())
+    _say(f"{name}: reports of every run kept in {kept}")
     _say(f"{name}: {seconds:.1f} s in all ({confinement.mode}); catalog ready in {result.get('startup_s')} s; "
          f"kit: {runs or 'no run'}" + (f"; ERROR {result['error']}" if result.get("error") else ""))
     for run, r in result["runs"].items():
@@ -226,24 +248,39 @@ def test_seaweedfs_verdicts_as_expected(seaweedfs):
     _judge(seaweedfs, "seaweedfs")
 
 
+# what reads or writes table files, so what the storage guard must stop when no endpoint is known
+STORAGE_REQUIREMENTS = ("OCC-01", "OCC-02", "OCC-03", "HIST-01", "HIST-02", "INTEG-01", "CLIENT-01")
+
+
 def test_seaweedfs_without_storage_settings_stops_and_names_s3_endpoint(seaweedfs):
-    """SeaweedFS vends no endpoint with its tables: without --catalog-property the kit must stop before its
-    first write, naming the property to set, and must not have tried any address outside loopback."""
-    run = seaweedfs.run("seaweedfs-no-storage")
-    log = (seaweedfs.out / "seaweedfs-no-storage" / "kit.log").read_text(errors="replace")
-    report_path = seaweedfs.out / "seaweedfs-no-storage" / "conformance.json"
-    report = report_path.read_text(errors="replace") if report_path.exists() else ""
+    """SeaweedFS vends no endpoint with its tables: without --catalog-property the kit must stop before any
+    read or write of table files with a message naming s3.endpoint, where the user sees it (the run's
+    output, its exit status), and must not have tried any address outside loopback."""
+    name = "seaweedfs-no-storage"
+    run = seaweedfs.run(name)
+    log = (seaweedfs.out / name / "kit.log").read_text(errors="replace")
+    report = seaweedfs.conformance(name)
     problems = []
-    if "s3.endpoint" not in log and "s3.endpoint" not in report:
-        problems.append("no message naming s3.endpoint in the kit's output or report")
-    if run["rc"] == 0:
-        problems.append("the kit exited 0: it did not stop")
     if run["traced"] and run["remote_connections"]:
         problems.append(f"the kit connected outside loopback: {run['remote_connections']}")
+    for result in report.get("results") or []:
+        if result.get("requirement") not in STORAGE_REQUIREMENTS:
+            continue
+        if result.get("status") == "pass":
+            problems.append(f"{result['requirement']} passed without any storage settings: {result.get('message')}")
+        elif "s3.endpoint" not in (result.get("message") or ""):
+            problems.append(f"{result['requirement']} {result.get('status')} for another cause than the missing "
+                            f"s3.endpoint: {(result.get('message') or '')[:400]}")
+    ran = {r.get("requirement") for r in report.get("results") or []}
+    if not ran & set(STORAGE_REQUIREMENTS):
+        problems.append(f"none of {', '.join(STORAGE_REQUIREMENTS)} ran")
+    if "s3.endpoint" not in log:
+        problems.append("the kit's output does not name s3.endpoint (the message is only in the reports)")
+    if run["rc"] == 0:
+        problems.append("the kit exited 0: the run did not stop, a CI job would pass without any storage check")
     if problems:
         pytest.fail(f"seaweedfs without storage settings ({' '.join(run['argv'])}), exit {run['rc']}:\n"
-                    + "\n".join(problems) + f"\n--- kit output (tail) ---\n{seaweedfs.kit_log('seaweedfs-no-storage')}",
-                    pytrace=False)
+                    + "\n".join(f"- {p}" for p in problems)
+                    + f"\n--- kit output (tail) ---\n{seaweedfs.kit_log(name)}", pytrace=False)
     if not run["traced"]:
-        _say("seaweedfs-no-storage: strace not found, so connection attempts were not traced "
-             f"({seaweedfs.confinement.note})")
+        _say(f"{name}: strace not found, so connection attempts were not traced ({seaweedfs.confinement.note})")
