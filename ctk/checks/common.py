@@ -108,6 +108,11 @@ def guarded(requirement: str, behaviour: str, needs_support: bool = True, needs_
 def setup_failed(exc: PrerequisiteError) -> str:
     """The reason of an inconclusive verdict whose setup step failed, naming that step's exchange."""
     ex = getattr(exc, "exchange", None)
+    if ex is not None and ex.method == "GET" and (ex.status is None or ex.status >= 500) \
+            and (ex.label or "").startswith(("observe", "state", "read")):
+        what = f"{ex.status}" if ex.status is not None else f"no answer: {ex.error}"
+        return (f"state unreadable ({what}): reading catalog state failed, so nothing can be judged: {exc} "
+                f"(exchange: {ex.method} {ex.url} -> {describe(ex)})")
     text = f"a setup step failed, so the requirement could not be exercised: {exc}"
     if ex is not None:
         text += f" (setup exchange: {ex.method} {ex.url} -> {describe(ex)})"

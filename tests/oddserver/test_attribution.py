@@ -315,3 +315,17 @@ def test_seed_example_with_unreadable_state_is_not_corrupt(make_odd):
     for v in verdicts:
         assert v.status is Status.INCONCLUSIVE, v.message
         assert "state unreadable (503)" in v.message and "CORRUPT" not in v.message
+
+
+def test_5xx_while_observing_an_endpoint_case_is_state_unreadable(make_odd):
+    """The idempotency checks observe state through loads; a 503 there is named, never a failure."""
+    from ctk.checks import run_endpoint_checks
+
+    rule = odd.flaky_load_table(every=1)
+    ctx, _ = make_odd([rule])
+    verdicts = run_endpoint_checks(ctx, "updateTable", ["finalized-duplicate"])
+    assert rule.hits and verdicts
+    for v in verdicts:
+        assert v.status is Status.INCONCLUSIVE, v.message
+        assert v.message.startswith("state unreadable (503)"), v.message
+        assert any(e["status"] == 503 for e in v.exchanges)
