@@ -27,6 +27,7 @@ import logging
 import re
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from datetime import timedelta
 
@@ -36,6 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ctk.reference import reconcile as reconcile_mod
+from ctk.reference import variants
 from ctk.reference.faults import SCOPE_HEADER, Faults, FaultRule
 from sqlalchemy.exc import IntegrityError
 
@@ -119,6 +121,10 @@ class Pipeline:
     def __init__(self, engine, settings):
         self.engine, self.settings = engine, settings
         self.deviation: str | None = settings.deviation
+        # the choices the spec leaves open (key format and scope, payload binding, in-flight answer, replay,
+        # lifetime): the reference's own, or an allowed variant's (ctk.reference.variants)
+        self.variant = variants.for_settings(settings)
+        self._rebuilds = type(self.variant).replay is not variants.Behaviour.replay
         self.records = RecordStore(engine)
         # metadata file location -> metadata JSON, for answers stored by reference (set by the catalog)
         self.resolve_ref: Resolver | None = None
@@ -160,7 +166,7 @@ class Pipeline:
         lifetime: timedelta = self.settings.lifetime
         if self.deviation == "short-lifetime":
             return now + lifetime.total_seconds() / 10
-        return now + (lifetime + self.settings.grace).total_seconds()
+        return self.variant.expiry(now)
 
     # -- entry point --------------------------------------------------------------------------------
     async def handle(self, request: Request, mutation: Mutation) -> Response:
@@ -178,17 +184,16 @@ class Pipeline:
             return render(error_result(400, "BadRequestException",
                                        f"the {HEADER} header must be given once, got {len(values)} values"))
         key = values[0].strip()
-        if UUID_RE.match(key):
+        if UUID_RE.match(key) and self.variant.accept_key(uuid.UUID(key)):
             key = key.lower()
         elif dev == "accept-malformed-key":
             key = key if 0 < len(key) <= 200 else "sha256:" + hashlib.sha256(key.encode()).hexdigest()
         else:
             return render(error_result(400, "BadRequestException",
-                                       f"the {HEADER} header must be a UUID string of 36 characters "
-                                       f"(e.g. 0190f1e2-3a4b-7c5d-8e9f-0a1b2c3d4e5f), got {values[0][:60]!r}"))
+                                       f"the {HEADER} header must be {self.variant.key_rule()} in its 36-character "
+                                       f"form (e.g. 0190f1e2-3a4b-7c5d-8e9f-0a1b2c3d4e5f), got {values[0][:60]!r}"))
         origin = (mutation.operation, mutation.resource, mutation.principal)
-        scope = ("*", "*", key, "*") if dev == "scope-ignored" else (mutation.operation, mutation.resource, key,
-                                                                     mutation.principal)
+        scope = self.variant.scope(mutation, key)
         return await self._keyed(request, mutation, scope, origin, canonical_hash(mutation.body))
 
     # -- without a key ------------------------------------------------------------------------------
@@ -293,8 +298,8 @@ class Pipeline:
                 races += 1
                 continue
             held_hash, held_origin = here if here is not None else (rec.request_hash, rec.origin)
-            if held_hash != request_hash and dev != "no-payload-check" and (
-                    dev != "scope-ignored" or held_origin == origin_of(*origin)):
+            if held_hash != request_hash and self.variant.check_payload and (
+                    self.variant.scoped or held_origin == origin_of(*origin)):
                 return self._payload_conflict(mutation)
             if rec is not None and rec.status == FINALIZED:
                 if dev == "no-replay":
@@ -310,6 +315,8 @@ class Pipeline:
                         500, "IdempotencyReplayFailedException",
                         f"the finalized response of this {HEADER} cannot be produced ({exc}); "
                         "the request was not executed again", subtype="idempotency_replay_failed"))
+                if self._rebuilds:
+                    result = await run_in_threadpool(self.variant.replay, self.engine, mutation, result)
                 return self._replay(result)
             if rec is not None and self._stale(rec, now):      # IN_PROGRESS left by a crash
                 owner = await run_in_threadpool(self.records.take_over, rec)
@@ -320,7 +327,7 @@ class Pipeline:
             # in flight: an IN_PROGRESS record, or a request running on the fast path here
             if dev == "in-flight-reexecutes":
                 return await self._unkeyed(request, mutation, faults={})
-            if self.settings.in_flight == "wait" and loop.time() < deadline:
+            if self.variant.in_flight == "wait" and loop.time() < deadline:
                 await asyncio.sleep(min(POLL_SECONDS, max(0.0, deadline - loop.time())))
                 look_up = True
                 continue
@@ -337,7 +344,7 @@ class Pipeline:
             f"for {mutation.operation}; use a new key for a new request"))
 
     def _in_progress(self) -> Response:
-        subtype = None if self.deviation == "in-flight-plain-409" else "request_in_progress"
+        subtype = self.variant.in_progress_subtype
         return render(error_result(409, "RequestInProgressException",
                                    f"a request with this {HEADER} is still in progress; retry later",
                                    subtype=subtype, headers={"Retry-After": "1"}))

@@ -98,6 +98,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--in-flight", choices=("reject", "wait"), default=None,
                         help="in-flight duplicates: 409 (reject) or wait and replay")
     parser.add_argument("--deviation", default=None, help="deviation profile (ctk.reference.deviations)")
+    from ctk.reference.variants import VARIANTS
+
+    parser.add_argument("--variant", default=None, choices=list(VARIANTS), metavar="NAME",
+                        help="allowed-variant profile: another path the spec allows ("
+                             + "; ".join(f"{v.name}: {v.path}" for v in VARIANTS.values()) + ")")
     parser.add_argument("--control-api", action="store_true", default=None, help="enable /_ctk test hooks")
     parser.add_argument("--token", default=None, help="require Authorization: Bearer <token>")
     parser.add_argument("--planning-mode", choices=("sync", "async"), default=None,
@@ -112,7 +117,8 @@ def settings_from_args(args: argparse.Namespace) -> ReferenceSettings:
     settings = ReferenceSettings.from_env(
         host=args.host, port=args.port, warehouse=args.warehouse, database_url=args.database_url,
         prefix=args.prefix, idempotency_lifetime=None if disable else lifetime, idempotency_grace=args.grace,
-        in_flight=args.in_flight, deviation=args.deviation, control_api=args.control_api, token=args.token,
+        in_flight=args.in_flight, deviation=args.deviation, variant=getattr(args, "variant", None),
+        control_api=args.control_api, token=args.token,
         planning_mode=getattr(args, "planning_mode", None), plan_task_size=getattr(args, "plan_task_size", None))
     if disable:
         settings.idempotency_lifetime = None

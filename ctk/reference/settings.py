@@ -35,6 +35,7 @@ class ReferenceSettings:
     max_body_bytes: int = 8 * 1024 * 1024
     control_api: bool = False                   # enable /_ctk/... test hooks (never on by default)
     deviation: str | None = None                # name of a deviation profile (ctk.reference.deviations)
+    variant: str | None = None                  # name of an allowed-variant profile (ctk.reference.variants)
     token: str | None = None                    # when set, requests must carry "Authorization: Bearer <token>"
     planning_mode: str = "sync"                 # planTableScan: "sync" (answer completed) or "async" (answer
                                                 # submitted; the plan completes on fetchPlanningResult)
@@ -57,6 +58,13 @@ class ReferenceSettings:
             from ctk.reference.deviations import get_profile
 
             get_profile(self.deviation)  # raises with the list of known profiles
+        if self.variant is not None:
+            from ctk.reference.variants import get_variant
+
+            get_variant(self.variant)    # raises with the list of known variants
+            if self.deviation is not None:
+                raise ValueError(f"give a deviation profile or a variant profile, not both "
+                                 f"({self.deviation!r} and {self.variant!r})")
 
     @property
     def lifetime(self) -> timedelta | None:

@@ -155,9 +155,22 @@ def test_malformed_key_is_400_naming_the_header(tiny, bad):
     assert tiny.executions()["total"] == 0 and not exists(tiny.engine, "a")
 
 
-def test_any_uuid_version_accepted(tiny):
-    for i, key in enumerate([str(uuid.uuid1()), str(uuid.uuid4()).upper(), "0190f1e2-3a4b-7c5d-8e9f-0a1b2c3d4e5f"]):
+def test_uuidv7_keys_accepted_in_either_case(tiny):
+    for i, key in enumerate([new_key(), new_key().upper(), "0190f1e2-3a4b-7c5d-8e9f-0a1b2c3d4e5f"]):
         assert tiny.post(f"/items/v{i}", {}, key=key).status_code == 201
+    key = new_key()
+    assert tiny.post("/items/c", {}, key=key.upper()).status_code == 201
+    r = tiny.post("/items/c", {}, key=key)      # the same key in lower case: a replay, not a second execution
+    assert r.status_code == 201 and r.headers.get("Idempotent-Replayed") == "true"
+
+
+@pytest.mark.parametrize("key", [str(uuid.uuid1()), str(uuid.uuid4()), str(uuid.uuid4()).upper()])
+def test_other_uuid_versions_rejected_by_default_and_accepted_by_the_any_uuid_variant(make, key):
+    s = make()
+    r = s.post("/items/a", {}, key=key)
+    assert r.status_code == 400 and "UUIDv7" in r.json()["error"]["message"]
+    assert s.executions()["total"] == 0
+    assert make(variant="any-uuid").post("/items/a", {}, key=key).status_code == 201
 
 
 def test_repeated_header_is_400(tiny):

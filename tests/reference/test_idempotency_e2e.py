@@ -7,6 +7,8 @@ import threading
 import time
 import uuid
 
+import uuid6
+
 import httpx
 import pytest
 from sqlalchemy import insert
@@ -19,7 +21,7 @@ SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "
 
 
 def key() -> str:
-    return str(uuid.uuid4())
+    return str(uuid6.uuid7())
 
 
 @pytest.fixture

@@ -15,6 +15,8 @@ import threading
 import time
 import uuid
 
+import uuid6
+
 import httpx
 import uvicorn
 from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, delete, insert, select, update
@@ -32,7 +34,7 @@ items = Table("items", meta, Column("name", String(100), primary_key=True), Colu
 
 
 def new_key() -> str:
-    return str(uuid.uuid4())
+    return str(uuid6.uuid7())
 
 
 def make_app(settings: ReferenceSettings, db_path: str):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import uuid6
+
 from sqlalchemy import create_engine
 
 from ctk.reference.operations import Mutation
@@ -59,7 +61,7 @@ def test_a_waiting_duplicate_does_not_run_the_commit_on_every_poll(make_referenc
         before = set(os.listdir(directory))
         assert c.post("/_ctk/faults", json={"action": "delay", "operation": "updateTable", "seconds": 1.5,
                                             "times": 1}).status_code in (200, 201)
-        key = {"Idempotency-Key": str(uuid.uuid4())}
+        key = {"Idempotency-Key": str(uuid6.uuid7())}
         body = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"b": "2"}}]}
         out = {}
         first = threading.Thread(target=lambda: out.setdefault(

@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime
 import re
 import uuid
+
+import uuid6
 from pathlib import Path
 
 import httpx
@@ -326,7 +328,7 @@ def test_malformed_plan_requests_are_400(served, body):
 
 def test_plan_replay_same_key_same_plan(served):
     make_events(served)
-    key = str(uuid.uuid4())
+    key = str(uuid6.uuid7())
     a = served.plan({"select": ["id"]}, key=key)
     b = served.plan({"select": ["id"]}, key=key)
     assert a.status_code == b.status_code == 200 and a.json() == b.json()
@@ -342,7 +344,7 @@ def test_plan_replay_in_async_mode_returns_the_same_plan_id(tmp_path):
     s = Served(tmp_path, planning_mode="async")
     try:
         make_events(s)
-        key = str(uuid.uuid4())
+        key = str(uuid6.uuid7())
         a, b = s.plan({}, key=key).json(), s.plan({}, key=key).json()
         assert a == b and a["status"] == "submitted"
         listed = s.http.get(s.url + "/_ctk/plans", params={"namespace": "db", "table": "events"}).json()["plans"]
@@ -355,7 +357,7 @@ def test_fetch_scan_tasks_replay_same_key_same_tasks(served):
     make_events(served)
     pid = served.plan({}).json()["plan-id"]
     tokens = served.req("GET", f"{T}/plan/{pid}").json()["plan-tasks"]
-    key = str(uuid.uuid4())
+    key = str(uuid6.uuid7())
     a = served.req("POST", f"{T}/tasks", json={"plan-task": tokens[0]}, key=key)
     b = served.req("POST", f"{T}/tasks", json={"plan-task": tokens[0]}, key=key)
     assert a.status_code == b.status_code == 200 and a.json() == b.json()
@@ -367,13 +369,13 @@ def test_fetch_scan_tasks_replay_same_key_same_tasks(served):
 def test_cancel_replay_same_key(served):
     make_events(served)
     pid = served.plan({}).json()["plan-id"]
-    key = str(uuid.uuid4())
+    key = str(uuid6.uuid7())
     assert served.req("DELETE", f"{T}/plan/{pid}", key=key).status_code == 204
     r = served.req("DELETE", f"{T}/plan/{pid}", key=key)
     assert r.status_code == 204 and r.headers.get("Idempotent-Replayed") == "true"
     assert served.executions("cancelPlanning") == 1
-    missing = str(uuid.uuid4())
-    key2 = str(uuid.uuid4())
+    missing = str(uuid6.uuid7())
+    key2 = str(uuid6.uuid7())
     err(served.req("DELETE", f"{T}/plan/{missing}", key=key2), 404, "NoSuchPlanIdException")
     r = served.req("DELETE", f"{T}/plan/{missing}", key=key2)
     assert r.status_code == 404 and r.headers.get("Idempotent-Replayed") == "true"
@@ -391,7 +393,7 @@ def test_crash_before_finalize_is_reconciled(served, op, path_of, body_of):
     method = "DELETE" if op == "cancelPlanning" else "POST"
     rule = served.http.post(served.url + "/_ctk/faults", json={"action": "crash-before-finalize", "operation": op})
     assert rule.status_code in (200, 201), rule.text
-    key = str(uuid.uuid4())
+    key = str(uuid6.uuid7())
     before = served.executions(op)
     first = served.req(method, path_of(pid, token), json=body_of(token), key=key)
     assert first.status_code == 500
@@ -529,7 +531,7 @@ def test_planning_on_postgres(pg, tmp_path):
     s = Served(tmp_path, database_url=pg.url)
     try:
         table = make_events(s)
-        key = str(uuid.uuid4())
+        key = str(uuid6.uuid7())
         first, tasks, _ = all_tasks(s, {"filter": {"type": "gt", "term": "id", "value": 5}}, key=key)
         assert len(tasks) == 2 and set(paths(tasks)) < set(local_paths(table))
         again = s.plan({"filter": {"type": "gt", "term": "id", "value": 5}}, key=key)

@@ -6,6 +6,8 @@ import json
 import os
 import uuid
 
+import uuid6
+
 import httpx
 import pytest
 
@@ -325,7 +327,7 @@ def test_replayed_drop_with_purge_does_not_purge_the_table_now_under_that_name(c
     same name (the fast path runs the drop before it finds the key taken, then rolls it back)."""
     mk_ns(client, "db")
     mk_table(client)
-    key = {"Idempotency-Key": str(uuid.uuid4())}
+    key = {"Idempotency-Key": str(uuid6.uuid7())}
     purge = {"purgeRequested": "true"}
     assert client.delete("/namespaces/db/tables/t", params=purge, headers=key).status_code == 204
     again = mk_table(client)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+import uuid6
 
 from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
@@ -102,7 +103,7 @@ def test_answers_stored_by_reference_on_postgres(pg_url, tmp_path):
     from ctk.reference.idempotency import records
 
     settings = ReferenceSettings(warehouse=str(tmp_path / "wh"), database_url=pg_url)
-    key = {"Idempotency-Key": str(uuid.uuid4())}
+    key = {"Idempotency-Key": str(uuid6.uuid7())}
     body = {"name": "byref", "schema": SCHEMA}
     engine = create_engine(pg_url.replace("postgresql://", "postgresql+psycopg://", 1))
     try:

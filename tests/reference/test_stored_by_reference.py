@@ -9,6 +9,8 @@ import json
 import os
 import uuid
 
+import uuid6
+
 import httpx
 import pytest
 from sqlalchemy import create_engine, select
@@ -97,7 +99,7 @@ def _refs(engine) -> dict[str, str | None]:
 
 def test_create_and_commit_replay_from_the_metadata_file_and_survive_a_purge(catalog):
     client, engine = catalog
-    create_key, commit_key = str(uuid.uuid4()), str(uuid.uuid4())
+    create_key, commit_key = str(uuid6.uuid7()), str(uuid6.uuid7())
     create_body = {"name": "t", "schema": SCHEMA, "properties": {"a": "1"}}
     commit_body = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"b": "2"}}]}
     created = client.post("/namespaces/db/tables", json=create_body, headers={"Idempotency-Key": create_key})
@@ -127,7 +129,7 @@ def test_create_and_commit_replay_from_the_metadata_file_and_survive_a_purge(cat
 def test_referenced_file_gone_is_500_replay_failed_and_no_reexecution(catalog):
     client, engine = catalog
     assert client.post("/namespaces/db/tables", json={"name": "t", "schema": SCHEMA}).status_code == 200
-    key = str(uuid.uuid4())
+    key = str(uuid6.uuid7())
     body = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"b": "2"}}]}
     first = client.post("/namespaces/db/tables/t", json=body, headers={"Idempotency-Key": key})
     assert first.status_code == 200
@@ -145,7 +147,7 @@ def test_referenced_file_gone_is_500_replay_failed_and_no_reexecution(catalog):
 
 def test_purge_keeps_every_file_when_the_answers_cannot_be_copied(catalog, reference, monkeypatch):
     client, _engine = catalog
-    key = str(uuid.uuid4())
+    key = str(uuid6.uuid7())
     created = client.post("/namespaces/db/tables", json={"name": "t", "schema": SCHEMA},
                           headers={"Idempotency-Key": key})
     assert created.status_code == 200
@@ -168,7 +170,7 @@ def _metadata_files(created: dict) -> set[str]:
 def test_duplicate_of_a_key_finalized_here_replays_without_running_the_commit_first(catalog):
     client, _engine = catalog
     created = client.post("/namespaces/db/tables", json={"name": "t", "schema": SCHEMA}).json()
-    key = {"Idempotency-Key": str(uuid.uuid4())}
+    key = {"Idempotency-Key": str(uuid6.uuid7())}
     body = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"b": "2"}}]}
     first = client.post("/namespaces/db/tables/t", json=body, headers=key)
     files = _metadata_files(created)
@@ -180,7 +182,7 @@ def test_duplicate_of_a_key_finalized_here_replays_without_running_the_commit_fi
 def test_key_finalized_here_whose_record_is_gone_executes_again(catalog, reference):
     client, _engine = catalog
     assert client.post("/namespaces/db/tables", json={"name": "t", "schema": SCHEMA}).status_code == 200
-    key = {"Idempotency-Key": str(uuid.uuid4())}
+    key = {"Idempotency-Key": str(uuid6.uuid7())}
     body = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"b": "2"}}]}
     first = client.post("/namespaces/db/tables/t", json=body, headers=key)
     reference.app.state.pipeline.records.clear()      # as the sweep does once the lifetime is over

@@ -1,0 +1,212 @@
+"""Allowed-variant profiles of the reference catalog: each takes another path the merged spec allows.
+
+The counterpart of the deviation profiles (ctk.reference.deviations): a deviation breaks one rule and the kit
+must catch it (sensitivity); a variant behaves as some real catalog does where the spec leaves the choice open,
+and the kit must pass it under the default `spec` profile (specificity) - while the `design` profile gives the
+verdict the design document gives. Selected with ``ctk serve --variant NAME`` or
+ReferenceSettings(variant=NAME).
+
+Each variant is a small `Behaviour` subclass: the hooks the mutation pipeline (ctk.reference.pipeline) asks
+where a catalog may choose - key format, key scope, payload binding, in-flight answer, what a replay answers
+with, how long a key is honoured. The reference's own choices are the base class. Three deviation profiles
+(scope-ignored, no-payload-check, in-flight-plain-409) are the same behaviours, judged against the design
+document; `for_settings` gives them the same strategy.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from ctk.reference.operations import Mutation, OpResult
+
+
+class Behaviour:
+    """The reference catalog's own path at each open choice."""
+
+    name = "reference"
+    in_flight = "reject"                    # "reject": 409 at once; "wait": wait for the original and replay
+    in_progress_subtype: str | None = "request_in_progress"
+    check_payload = True                    # same key, another payload: 422
+    scoped = True                           # keys are scoped to (operation, resource, principal)
+
+    def __init__(self, settings: Any):
+        self.settings = settings
+        if settings is not None and getattr(settings, "in_flight", "reject") == "wait":
+            self.in_flight = "wait"
+
+    # -- keys ---------------------------------------------------------------------------------------
+    def accept_key(self, parsed: uuid.UUID) -> bool:
+        """Whether a key that is a canonical UUID is accepted: the spec's format, UUIDv7."""
+        return parsed.version == 7
+
+    def key_rule(self) -> str:
+        return "a UUIDv7 (RFC 9562)"
+
+    def scope(self, mutation: Mutation, key: str) -> tuple:
+        return (mutation.operation, mutation.resource, key, mutation.principal)
+
+    # -- replay and lifetime ------------------------------------------------------------------------
+    def replay(self, engine: Any, mutation: Mutation, stored: OpResult) -> OpResult:
+        """The answer to a finalized duplicate: the stored one."""
+        return stored
+
+    def expiry(self, now: float) -> float:
+        return now + (self.settings.lifetime + self.settings.grace).total_seconds()
+
+
+class InflightWait(Behaviour):
+    name = "inflight-wait"
+    in_flight = "wait"
+
+    def __init__(self, settings: Any):
+        super().__init__(settings)
+        self.in_flight = "wait"
+
+
+class InflightPlain409(Behaviour):
+    name = "inflight-409-plain"
+    in_progress_subtype = None
+
+
+class PayloadUnchecked(Behaviour):
+    name = "payload-unchecked"
+    check_payload = False
+
+
+class KeysGlobal(Behaviour):
+    name = "keys-global"
+    scoped = False
+
+    def scope(self, mutation: Mutation, key: str) -> tuple:
+        return ("*", "*", key, "*")
+
+
+class AnyUuid(Behaviour):
+    name = "any-uuid"
+
+    def accept_key(self, parsed: uuid.UUID) -> bool:
+        return True
+
+    def key_rule(self) -> str:
+        return "a UUID"
+
+
+class LifetimeGrace(Behaviour):
+    """Honours keys past the advertised lifetime: a grace of at least half the lifetime (Lakekeeper adds PT5M
+    to PT30M)."""
+
+    name = "lifetime-grace"
+
+    def expiry(self, now: float) -> float:
+        lifetime = self.settings.lifetime.total_seconds()
+        return now + lifetime + max(self.settings.grace.total_seconds(), lifetime / 2)
+
+
+class RepliesRebuilt(Behaviour):
+    """Replays a table's or view's answer from its current state (as Polaris and Lakekeeper do): the same
+    resource, the original's change in its history, possibly later changes too. When the resource is gone or
+    is another one now, the stored answer."""
+
+    name = "replies-rebuilt"
+
+    def replay(self, engine: Any, mutation: Mutation, stored: OpResult) -> OpResult:
+        body = stored.body
+        if not (200 <= stored.status < 300 and isinstance(body, dict) and isinstance(body.get("metadata"), dict)):
+            return stored
+        try:
+            rebuilt = _rebuild(engine, mutation, body)
+        except Exception:  # noqa: BLE001 - anything unreadable: answer what was stored
+            return stored
+        return stored if rebuilt is None else OpResult(stored.status, rebuilt, dict(stored.headers))
+
+
+def _target(mutation: Mutation) -> tuple[str, list[str], str] | None:
+    """(kind, namespace, name) of the table or view a mutation's answer describes."""
+    from ctk.reference import store
+
+    ns_key, _, rest = mutation.resource.partition("/")
+    parts = rest.split("/")
+    if parts[0] in ("tables", "views") and len(parts) == 2:
+        return parts[0][:-1], store.ns_tuple(ns_key), parts[1]
+    if parts[0] in ("tables", "register", "views", "register-view") and len(parts) == 1:
+        name = (json.loads(mutation.body or b"{}") or {}).get("name")
+        kind = "view" if parts[0] in ("views", "register-view") else "table"
+        return (kind, store.ns_tuple(ns_key), name) if isinstance(name, str) else None
+    return None
+
+
+def _rebuild(engine: Any, mutation: Mutation, body: dict) -> dict | None:
+    from ctk.reference import store
+    from ctk.reference.catalog import table_result
+    from ctk.reference.views import view_result
+
+    target = _target(mutation)
+    if target is None:
+        return None
+    kind, ns, name = target
+    with store.read_connection(engine) as conn:
+        loaded = (store.load_table if kind == "table" else store.load_view)(conn, ns, name)
+    if loaded is None:
+        return None
+    if kind == "table":
+        out = table_result(loaded.metadata_location, loaded.metadata)
+        same = out["metadata"].get("table-uuid") == body["metadata"].get("table-uuid")
+        if same and isinstance(body.get("config"), dict):
+            out["config"] = body["config"]
+    else:
+        out = view_result(loaded.metadata_location, loaded.metadata)
+        same = out["metadata"].get("view-uuid") == body["metadata"].get("view-uuid")
+    return out if same else None
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    path: str                          # the allowed path it takes, in one line
+    behaviour: type[Behaviour]
+    shows: dict[str, str]              # behaviour-profile row -> what the kit must observe (a substring)
+    design: dict[str, str]             # requirement -> the verdict the design document gives
+
+
+VARIANTS: dict[str, Variant] = {v.name: v for v in [
+    Variant("inflight-wait", "an in-flight duplicate waits for the original and gets its replayed answer",
+            InflightWait, {"in-flight": "waits and replays"}, {"INFLIGHT-01": "pass", "INFLIGHT-02": "unsupported"}),
+    Variant("inflight-409-plain", "an in-flight duplicate gets 409 without the request_in_progress subtype",
+            InflightPlain409, {"in-flight": "409 without subtype"}, {"INFLIGHT-01": "pass", "INFLIGHT-02": "deviation"}),
+    Variant("payload-unchecked", "the same key with another payload replays the first answer (no payload binding)",
+            PayloadUnchecked, {"payload-mismatch": "replays the first"}, {"PAYLOAD-01": "deviation"}),
+    Variant("keys-global", "keys are looked up by the key alone (no operation or resource scope)",
+            KeysGlobal, {"key-scope": "global"}, {"SCOPE-01": "deviation"}),
+    Variant("replies-rebuilt", "a replay is rebuilt from the resource's current state (may reflect a newer state)",
+            RepliesRebuilt, {"replay": "rebuilt from current state"}, {"REPLAY-01": "pass", "REPLAY-05": "deviation"}),
+    Variant("lifetime-grace", "keys are honoured for a grace period past the advertised lifetime",
+            LifetimeGrace, {"lifetime": "grace after the lifetime"}, {"LIFE-01": "pass", "LIFE-03": "pass"}),
+    Variant("any-uuid", "any UUID version is accepted as a key, not only UUIDv7",
+            AnyUuid, {"key-formats": "any UUID"}, {"KEY-01": "pass"}),
+]}
+
+# deviation profiles that are one of these behaviours (allowed by the merged spec, not by the design document)
+DEVIATION_BEHAVIOURS: dict[str, type[Behaviour]] = {
+    "scope-ignored": KeysGlobal, "no-payload-check": PayloadUnchecked, "in-flight-plain-409": InflightPlain409}
+
+
+def get_variant(name: str) -> Variant:
+    try:
+        return VARIANTS[name]
+    except KeyError:
+        raise ValueError(f"unknown variant profile {name!r}; known: {', '.join(VARIANTS)}") from None
+
+
+def for_settings(settings: Any) -> Behaviour:
+    """The strategy of a catalog's settings: its variant's, a deviation's that is one, else the reference's."""
+    if getattr(settings, "variant", None):
+        return get_variant(settings.variant).behaviour(settings)
+    cls = DEVIATION_BEHAVIOURS.get(getattr(settings, "deviation", None) or "", Behaviour)
+    return cls(settings)
+
+
+def help_text() -> str:
+    return "; ".join(f"{v.name}: {v.path}" for v in VARIANTS.values())
