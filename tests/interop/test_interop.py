@@ -14,6 +14,7 @@ A catalog that cannot be installed (no route to the index) skips the lane with p
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -35,6 +37,7 @@ EXPECTATIONS = HERE / "expectations"
 # start + every kit run of one catalog; the driver cuts its kit runs short at this, the test waits a bit longer
 LANE_DEADLINE_S = {"lakana": 120.0, "seaweedfs": 150.0}
 STOP_GRACE_S = 30.0
+PR_SET_PDEATHSIG = 1
 REPORTS_ENV = "CTK_INTEROP_REPORTS"  # where each lane's reports are kept (default reports/interop/)
 NETNS_ENV = "CTK_INTEROP_NETNS"       # 0/off: no network namespace even where one is possible (the fallback)
 
@@ -112,6 +115,18 @@ class Lane:
             return "(no kit.log)"
 
 
+def _end_with_parent(sig: int) -> Callable[[], None]:
+    """For the driver's child before exec: ``sig`` when this test process dies, even by SIGKILL. Without a
+    namespace SIGTERM (the driver stops its catalog); with one SIGKILL, because unshare --fork ignores SIGTERM
+    and its death is what ends the namespace, and so every process in it (--kill-child)."""
+    def arm() -> None:
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, sig)
+        except (OSError, AttributeError):
+            pass
+    return arm
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -170,7 +185,8 @@ def _run_lane(name: str, confinement: Confinement, tmp_path_factory) -> Lane:
     started = time.monotonic()
     popen = subprocess.Popen([*confinement.prefix, *driver], env=env, cwd=HERE.parent.parent,
                              stdout=open(out / "driver.log", "wb"), stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL, start_new_session=True)
+                             stdin=subprocess.DEVNULL, start_new_session=True,
+                             preexec_fn=_end_with_parent(signal.SIGKILL if confinement.prefix else signal.SIGTERM))
     try:
         popen.wait(timeout=deadline + STOP_GRACE_S)
     except subprocess.TimeoutExpired:
