@@ -46,7 +46,8 @@ NO_TOXICS: list[Any] = []
 class ReqMeta:
     """A request on its way: what its answer needs (method for framing, toxics matched at its head)."""
 
-    __slots__ = ("method", "target", "toxics", "head", "body", "version", "primary_done", "sent_at")
+    __slots__ = ("method", "target", "toxics", "head", "body", "version", "primary_done", "sent_at", "answer_at",
+                 "answer_status")
 
     def __init__(self, method: str, target: str, version: str, toxics: list[Any]):
         self.method = method
@@ -55,6 +56,8 @@ class ReqMeta:
         self.toxics = toxics
         self.primary_done: asyncio.Event | None = None
         self.sent_at = 0.0
+        self.answer_at: float | None = None      # set for duplicated requests only (the coroutine path)
+        self.answer_status: int | None = None
 
 
 class FastHttpMixin:

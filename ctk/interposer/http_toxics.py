@@ -12,7 +12,19 @@ HTTP toxic types (extra types in the Toxiproxy API; ``stream`` is ignored for th
                          (SO_LINGER 0: a TCP RST).
 - ``duplicate_request``  send the request twice upstream (the copy on a separate connection, after the
                          first answer arrived, or at the same time with ``parallel``: true); the client gets
-                         the first answer, the copy's answer is discarded (its status is counted).
+                         the first answer, the copy's answer is not delivered (its status is counted).
+                         ``copies`` (1-8, default 1): how many copies. With ``parallel`` the request is read
+                         whole and the copies' connections are opened first, then the original and every
+                         copy are written upstream in the same turn of the event loop (a burst released
+                         together). Each burst ends with one ``duplicate_burst`` event: for the original and
+                         every copy when it was forwarded and when its answer began (first bytes of the head,
+                         ms from the first forward), its status and (copies) its body, and ``overlapped``:
+                         whether a later request reached the server before an earlier one's answer began.
+- ``record_response``    change nothing; record the matched answer (status and body, bounded) as an event, so
+                         that an answer the client never got (a slow link past its timeout) is still known.
+
+Toxics that take the answer away from the client (``drop_response``, ``replace_status``, ``reset_after_bytes``,
+``delay_response``) record what they took in their event the same way (``status``, ``body``).
 
 Attributes common to all: ``method`` (exact, case-insensitive), ``path`` (regular expression searched in
 the request target, query included), ``header`` (name that must be present), ``header_value`` (exact value
@@ -36,12 +48,17 @@ HTTP_TOXICS: dict[str, dict[str, Any]] = {
     "delay_request": {"delay_ms": 0},
     "delay_response": {"delay_ms": 0},
     "reset_after_bytes": {"bytes": 0},
-    "duplicate_request": {"parallel": False},
+    "duplicate_request": {"parallel": False, "copies": 1},
+    "record_response": {},
 }
+MAX_COPIES = 8
+#: bytes of an answer body kept in an event
+BODY_KEEP = 64 << 10
 MATCH_ATTRIBUTES = {"method": None, "path": None, "header": None, "header_value": None, "times": 0}
 
 #: toxics acting on the answer (the response pump buffers the answer for these)
-RESPONSE_SIDE = frozenset({"drop_response", "replace_status", "delay_response", "reset_after_bytes"})
+RESPONSE_SIDE = frozenset({"drop_response", "replace_status", "delay_response", "reset_after_bytes",
+                           "record_response"})
 
 STATUS_TEXT = {
     500: ("Internal Server Error", "ServerErrorException"),
@@ -110,7 +127,7 @@ def validate_http_attributes(typ: str, attrs: dict[str, Any]) -> dict[str, Any]:
             raise ToxicError(f"attribute 'path' is not a valid regular expression: {exc}") from None
     if out["header_value"] is not None and out["header"] is None:
         raise ToxicError("attribute 'header_value' needs 'header'")
-    for key in ("times", "delay_ms", "bytes", "status"):
+    for key in ("times", "delay_ms", "bytes", "status", "copies"):
         if key in out:
             v = out[key]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
@@ -118,9 +135,51 @@ def validate_http_attributes(typ: str, attrs: dict[str, Any]) -> dict[str, Any]:
             out[key] = int(v)
     if "status" in out and not (100 <= out["status"] <= 599):
         raise ToxicError(f"attribute 'status' must be an HTTP status code, got {out['status']!r}")
+    if "copies" in out and not (1 <= out["copies"] <= MAX_COPIES):
+        raise ToxicError(f"attribute 'copies' must be between 1 and {MAX_COPIES}, got {out['copies']!r}")
     if "parallel" in out and not isinstance(out["parallel"], bool):
         raise ToxicError("attribute 'parallel' must be true or false")
     return out
+
+
+def body_text(data: bytes, chunked: bool = False) -> str:
+    """An answer body as text for an event: de-chunked when ``chunked``, at most BODY_KEEP bytes."""
+    if chunked:
+        data = dechunk(data)
+    return data[:BODY_KEEP].decode("utf-8", "replace")
+
+
+def dechunk(data: bytes) -> bytes:
+    """The payload of a complete chunked body (raw framing bytes); what can be parsed when it is cut short."""
+    out, pos = [], 0
+    while True:
+        end = data.find(b"\r\n", pos)
+        if end < 0:
+            break
+        try:
+            size = chunk_size(data[pos:end])
+        except HttpProtocolError:
+            break
+        if size == 0:
+            break
+        out.append(data[end + 2:end + 2 + size])
+        pos = end + 2 + size + 2
+    return b"".join(out)
+
+
+def overlap(requests: list[dict[str, Any]]) -> dict[str, Any]:
+    """Whether requests with the same key overlapped at the server, from the interposer's clock: a request
+    reached the server (``sent``) before an earlier one's answer began (``answered``; None: it never began).
+    Returns ``{"overlapped": bool, "pair": [earlier, later] (indexes into `requests`) or None, "lead_ms": how
+    long before the earlier answer began the later one was forwarded}``."""
+    order = sorted((i for i, r in enumerate(requests) if r.get("sent") is not None), key=lambda i: requests[i]["sent"])
+    for pos, j in enumerate(order):
+        for i in order[:pos]:
+            answered = requests[i].get("answered")
+            if answered is None or requests[j]["sent"] < answered:
+                lead = None if answered is None else round((answered - requests[j]["sent"]) * 1000, 3)
+                return {"overlapped": True, "pair": [i, j], "lead_ms": lead}
+    return {"overlapped": False, "pair": None, "lead_ms": None}
 
 
 def error_response(status: int, keep_alive: bool, message: str | None = None) -> bytes:

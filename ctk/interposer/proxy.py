@@ -1016,6 +1016,14 @@ class Connection(fp.FastHttpMixin):
                         meta.primary_done = asyncio.Event()
                 self.queue.append(meta)
                 expect = "100-continue" in head.tokens("expect")
+                if dup is not None and dup.attributes.get("parallel") and not expect:
+                    try:
+                        await self._burst_out(dup, meta, head, kind, length)
+                    except ht.HttpProtocolError as exc:
+                        proxy.event("client_protocol_error", error=str(exc), peer=self.peer)
+                        self.close("client protocol error in a body")
+                        return
+                    continue
                 try:
                     if kind == "none" or (kind == "length" and length == 0):
                         raw = head.raw
@@ -1060,42 +1068,133 @@ class Connection(fp.FastHttpMixin):
         # else: the answers still due are delivered, then the response side closes the connection
 
     async def _duplicate(self, t: Toxic, meta: ReqMeta, raw: bytes) -> None:
+        """Copies sent after the original went out (after its answer unless ``parallel``), one after another."""
         proxy = self.proxy
-        try:
-            if not t.attributes.get("parallel") and meta.primary_done is not None:
-                try:
-                    await asyncio.wait_for(meta.primary_done.wait(), DUPLICATE_TIMEOUT)
-                except asyncio.TimeoutError:
-                    pass
+        if not t.attributes.get("parallel") and meta.primary_done is not None:
+            try:
+                await asyncio.wait_for(meta.primary_done.wait(), DUPLICATE_TIMEOUT)
+            except asyncio.TimeoutError:
+                pass
+        copies = []
+        for _ in range(int(t.attributes.get("copies") or 1)):
             proxy.counters.injected["duplicate_request"] += 1
-            status = await asyncio.wait_for(self._send_copy(meta, raw), DUPLICATE_TIMEOUT)
-            proxy.counters.duplicate_statuses[str(status)] += 1
-            proxy.event("duplicate_request", toxic=t.name, method=meta.method, target=meta.target, status=status)
+            try:
+                conn = await asyncio.wait_for(self._open_copy(), CONNECT_TIMEOUT)
+            except (OSError, asyncio.TimeoutError) as exc:
+                conn = exc
+            else:
+                conn[1].write(raw)
+                conn = (*conn, asyncio.get_running_loop().time())
+            copies.append(await self._copy_answer(t, meta, conn))
+        await self._burst_event(t, meta, copies)
+
+    async def _open_copy(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        host, port = self.proxy.upstream
+        return await asyncio.open_connection(host, port, limit=ht.MAX_HEAD)
+
+    async def _burst_out(self, t: Toxic, meta: ReqMeta, head: ht.Head, kind: str, length: int) -> None:
+        """``duplicate_request`` with ``parallel``: read the whole request, open the copies' connections, then
+        write the original and every copy upstream in one turn of the loop; a side task reads the answers."""
+        up = self.up
+        assert up is not None
+        loop = asyncio.get_running_loop()
+        parts = [head.raw]
+
+        async def keep(b: bytes) -> None:
+            parts.append(b)
+
+        if kind == "length" and length:
+            try:
+                parts.append(await self.c_reader.readexactly(length))
+            except asyncio.IncompleteReadError:
+                raise ht.HttpProtocolError("connection closed in the middle of a body") from None
+        elif kind == "chunked":
+            await ht.read_body(self.c_reader, kind, length, keep)
+        raw = b"".join(parts)
+        n = int(t.attributes.get("copies") or 1)
+        opened = await asyncio.gather(*(asyncio.wait_for(self._open_copy(), CONNECT_TIMEOUT) for _ in range(n)),
+                                      return_exceptions=True)
+        self.proxy.counters.injected["duplicate_request"] += n
+        await up.send(raw)
+        meta.sent_at = loop.time()
+        conns: list[Any] = []
+        for c in opened:
+            if isinstance(c, BaseException):
+                conns.append(c)
+                continue
+            c[1].write(raw)
+            conns.append((*c, loop.time()))
+        task = asyncio.ensure_future(self._burst_answers(t, meta, conns))
+        self.proxy.side_tasks.add(task)
+        task.add_done_callback(self.proxy.side_tasks.discard)
+
+    async def _burst_answers(self, t: Toxic, meta: ReqMeta, conns: list[Any]) -> None:
+        copies = await asyncio.gather(*(self._copy_answer(t, meta, c) for c in conns))
+        await self._burst_event(t, meta, list(copies))
+
+    async def _copy_answer(self, t: Toxic, meta: ReqMeta, conn: Any) -> dict[str, Any]:
+        """Read one copy's answer (its connection from `_open_copy` with the time it was written, or the error
+        that kept it from being opened); counts its status and returns what the burst event says of it."""
+        proxy = self.proxy
+        if isinstance(conn, BaseException):
+            proxy.counters.duplicate_statuses["error"] += 1
+            proxy.event("duplicate_request", toxic=t.name, method=meta.method, target=meta.target, error=repr(conn))
+            return {"role": "copy", "sent": None, "answered": None, "status": None, "error": repr(conn)}
+        reader, writer, sent = conn
+        try:
+            status, answered, body = await asyncio.wait_for(self._read_answer(reader, meta.method), DUPLICATE_TIMEOUT)
         except (OSError, asyncio.TimeoutError, ht.HttpProtocolError, asyncio.IncompleteReadError) as exc:
             proxy.counters.duplicate_statuses["error"] += 1
             proxy.event("duplicate_request", toxic=t.name, method=meta.method, target=meta.target, error=repr(exc))
-
-    async def _send_copy(self, meta: ReqMeta, raw: bytes) -> int:
-        host, port = self.proxy.upstream
-        reader, writer = await asyncio.open_connection(host, port, limit=ht.MAX_HEAD)
-        try:
-            writer.write(raw)
-            await writer.drain()
-            while True:
-                head = await ht.read_head(reader)
-                if head is None:
-                    raise ht.HttpProtocolError("upstream closed without answering the duplicate")
-                kind, n = ht.response_framing(head, meta.method)
-
-                async def discard(b: bytes) -> None:
-                    return None
-
-                await ht.read_body(reader, kind, n, discard)
-                if 100 <= head.status < 200 and head.status != 101:
-                    continue
-                return head.status
+            return {"role": "copy", "sent": sent, "answered": None, "status": None, "error": repr(exc)}
         finally:
             writer.close()
+        proxy.counters.duplicate_statuses[str(status)] += 1
+        proxy.event("duplicate_request", toxic=t.name, method=meta.method, target=meta.target, status=status)
+        return {"role": "copy", "sent": sent, "answered": answered, "status": status, "body": body}
+
+    @staticmethod
+    async def _read_answer(reader: asyncio.StreamReader, method: str) -> tuple[int, float, str]:
+        """(status, when its head arrived, body text) of the final answer on a copy's connection."""
+        while True:
+            head = await ht.read_head(reader)
+            if head is None:
+                raise ht.HttpProtocolError("upstream closed without answering the duplicate")
+            answered = asyncio.get_running_loop().time()
+            kind, n = ht.response_framing(head, method)
+            parts: list[bytes] = []
+            kept = [0]
+
+            async def sink(b: bytes) -> None:
+                if kept[0] < ht.BODY_KEEP * 2:
+                    parts.append(b)
+                    kept[0] += len(b)
+
+            await ht.read_body(reader, kind, n, sink)
+            if 100 <= head.status < 200 and head.status != 101:
+                continue
+            return head.status, answered, ht.body_text(b"".join(parts), kind == "chunked")
+
+    async def _burst_event(self, t: Toxic, meta: ReqMeta, copies: list[dict[str, Any]]) -> None:
+        """One ``duplicate_burst`` event: the original and its copies, when each was forwarded and answered."""
+        if meta.answer_at is None and meta.primary_done is not None:
+            try:
+                await asyncio.wait_for(meta.primary_done.wait(), DUPLICATE_TIMEOUT)
+            except asyncio.TimeoutError:
+                pass
+        reqs = [{"role": "original", "sent": meta.sent_at or None, "answered": meta.answer_at,
+                 "status": meta.answer_status}] + copies
+        found = ht.overlap(reqs)
+        starts = [r["sent"] for r in reqs if r.get("sent") is not None]
+        t0 = min(starts) if starts else 0.0
+
+        def ms(v: float | None) -> float | None:
+            return None if v is None else round((v - t0) * 1000, 3)
+
+        shown = [{**{k: v for k, v in r.items() if k not in ("sent", "answered")}, "sent_ms": ms(r.get("sent")),
+                  "answer_ms": ms(r.get("answered"))} for r in reqs]
+        self.proxy.event("duplicate_burst", toxic=t.name, method=meta.method, target=meta.target,
+                         parallel=bool(t.attributes.get("parallel")), requests=shown, **found)
 
     async def _response_pump(self, resume: tuple[int, int, Any] | None = None) -> None:
         proxy = self.proxy
@@ -1147,6 +1246,9 @@ class Connection(fp.FastHttpMixin):
                     self.close("upstream protocol error")
                     return
                 informational = 100 <= status < 200 and status != 101
+                if meta is not None and meta.primary_done is not None and not informational:
+                    meta.answer_at = asyncio.get_running_loop().time()  # only for duplicated requests
+                    meta.answer_status = status
                 response_toxics = [t for t in meta.toxics if t.type in ht.RESPONSE_SIDE] if meta and not informational else []
                 if not response_toxics:
                     try:
@@ -1176,7 +1278,8 @@ class Connection(fp.FastHttpMixin):
                 self._answered(meta)
                 raw = b"".join(parts)
                 keep = kind != "close" and head.keep_alive(head.first[0])
-                if await self._apply_response_toxics(meta, status, raw, keep, response_toxics):
+                body = ht.body_text(b"".join(parts[1:]), kind == "chunked")
+                if await self._apply_response_toxics(meta, status, raw, keep, response_toxics, body):
                     return
                 if not keep or (self.client_done and not self.queue):
                     await down.flush()
@@ -1210,21 +1313,28 @@ class Connection(fp.FastHttpMixin):
         return True
 
     async def _apply_response_toxics(
-        self, meta: ReqMeta, status: int, raw: bytes, keep: bool, toxics: list[Toxic]
+        self, meta: ReqMeta, status: int, raw: bytes, keep: bool, toxics: list[Toxic], body: str | None = None
     ) -> bool:
-        """Returns True when the connection is gone."""
+        """Returns True when the connection is gone. The events of toxics that keep the answer from the client
+        (or record it) carry its ``body``."""
         proxy = self.proxy
         down = self.down
         assert down is not None
         for t in toxics:
+            if t.type == "record_response":
+                proxy.event("record_response", toxic=t.name, method=meta.method, target=meta.target, status=status,
+                            body=body)
+        for t in toxics:
             if t.type == "delay_response" and t.attributes["delay_ms"]:
                 proxy.counters.injected["delay_response"] += 1
-                proxy.event("delay_response", toxic=t.name, method=meta.method, target=meta.target, status=status)
+                proxy.event("delay_response", toxic=t.name, method=meta.method, target=meta.target, status=status,
+                            body=body)
                 await asyncio.sleep(t.attributes["delay_ms"] / 1000.0)
         for t in toxics:
             if t.type == "drop_response":
                 proxy.counters.injected["drop_response"] += 1
-                proxy.event("drop_response", toxic=t.name, method=meta.method, target=meta.target, status=status)
+                proxy.event("drop_response", toxic=t.name, method=meta.method, target=meta.target, status=status,
+                            body=body)
                 await down.flush()
                 self.close("drop_response")
                 return True
@@ -1232,7 +1342,8 @@ class Connection(fp.FastHttpMixin):
                 new = t.attributes["status"]
                 proxy.counters.injected["replace_status"] += 1
                 proxy.event(
-                    "replace_status", toxic=t.name, method=meta.method, target=meta.target, status=status, sent=new
+                    "replace_status", toxic=t.name, method=meta.method, target=meta.target, status=status, sent=new,
+                    body=body,
                 )
                 await down.send(ht.error_response(new, keep))
                 return False
@@ -1240,7 +1351,8 @@ class Connection(fp.FastHttpMixin):
                 n = t.attributes["bytes"]
                 proxy.counters.injected["reset_after_bytes"] += 1
                 proxy.event(
-                    "reset_after_bytes", toxic=t.name, method=meta.method, target=meta.target, status=status, bytes=n
+                    "reset_after_bytes", toxic=t.name, method=meta.method, target=meta.target, status=status, bytes=n,
+                    body=body,
                 )
                 if n:
                     await down.send(raw[:n])

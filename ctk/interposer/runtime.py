@@ -186,6 +186,7 @@ class Interposer:
         times: int = 1,
         toxicity: float = 1.0,
         parallel: bool = False,
+        copies: int = 1,
         name: str | None = None,
     ) -> str:
         """Add an HTTP toxic applying to the first `times` matching requests (0 = all); returns its name."""
@@ -197,7 +198,7 @@ class Interposer:
             raise ToxicError(f"invalid HTTP toxic type: {type!r} (known: {', '.join(HTTP_TOXICS)})")
         attrs: dict[str, Any] = dict((match or HttpMatch()).to_attributes())
         attrs["times"] = times
-        own = {"status": status, "delay_ms": delay_ms, "bytes": bytes, "parallel": parallel}
+        own = {"status": status, "delay_ms": delay_ms, "bytes": bytes, "parallel": parallel, "copies": copies}
         for key in HTTP_TOXICS[type]:
             attrs[key] = own[key]
         if name is None:
@@ -249,3 +250,8 @@ class Interposer:
     def events(self) -> list[dict[str, Any]]:
         """The recent injected faults and errors, oldest first (bounded)."""
         return self._call(lambda: list(self._p().events))
+
+    def events_of(self, toxic: str, kind: str | None = None) -> list[dict[str, Any]]:
+        """The events of one toxic (optionally of one kind), oldest first."""
+        return self._call(lambda: [e for e in self._p().events
+                                   if e.get("toxic") == toxic and (kind is None or e.get("kind") == kind)])

@@ -268,3 +268,80 @@ def test_many_concurrent_clients(http_proxy, http_server):
     assert not errors
     assert commits(http_server) == 80
     assert http_proxy.counters["passed"] == 80
+
+
+def _burst_events(ip, name, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = ip.events_of(name, "duplicate_burst")
+        if found:
+            return found
+        time.sleep(0.02)
+    return []
+
+
+def test_duplicate_burst_released_together_with_timings(http_proxy, http_server):
+    """A parallel burst: the original and 3 copies reach the server; one event gives every request's forward
+    and answer times (ms from the first forward), the copies' statuses and bodies, and the overlap."""
+    name = http_proxy.add_http_toxic("duplicate_request", match=HttpMatch(method="POST"), parallel=True, copies=3)
+    with client(http_proxy) as c:
+        r = c.post("/tables/t", json={"n": 1}, headers={"Idempotency-Key": "k1"})
+        assert r.status_code == 200
+    events = _burst_events(http_proxy, name)
+    assert len(events) == 1
+    ev = events[0]
+    assert ev["parallel"] is True
+    assert [q["role"] for q in ev["requests"]] == ["original", "copy", "copy", "copy"]
+    assert commits(http_server) == 4
+    for q in ev["requests"]:
+        assert q["status"] == 200 and q["sent_ms"] is not None and q["answer_ms"] is not None
+        assert q["answer_ms"] >= q["sent_ms"]
+    assert all('"committed"' in q["body"] for q in ev["requests"][1:])
+    # written in one turn of the loop: each later request went out before the original's answer began
+    assert ev["overlapped"] is True and ev["pair"] == [0, 1]
+    assert http_proxy.counters["duplicate_statuses"] == {"200": 3}
+
+
+def test_duplicate_sequential_has_no_overlap(http_proxy, http_server):
+    name = http_proxy.add_http_toxic("duplicate_request", match=HttpMatch(method="POST"), copies=2)
+    with client(http_proxy) as c:
+        assert c.post("/tables/t", json={"n": 1}).status_code == 200
+    ev = _burst_events(http_proxy, name)[0]
+    assert ev["parallel"] is False and len(ev["requests"]) == 3
+    first, *copies = ev["requests"]
+    assert all(q["sent_ms"] >= first["answer_ms"] for q in copies)
+    assert ev["overlapped"] is False and ev["pair"] is None
+
+
+def test_overlap_rule():
+    from ctk.interposer.http_toxics import overlap
+
+    assert overlap([{"sent": 0.0, "answered": 1.0}, {"sent": 0.5, "answered": 1.5}])["pair"] == [0, 1]
+    assert overlap([{"sent": 0.0, "answered": 1.0}, {"sent": 1.0, "answered": 1.5}])["overlapped"] is False
+    # an answer that never began leaves the request in flight
+    assert overlap([{"sent": 0.0, "answered": None}, {"sent": 2.0, "answered": 2.5}])["overlapped"] is True
+    # order by forward time, whatever the list order
+    assert overlap([{"sent": 0.5, "answered": 0.6}, {"sent": 0.0, "answered": 0.4}])["overlapped"] is False
+    assert overlap([{"sent": None, "answered": None}, {"sent": 0.0, "answered": 0.4}])["overlapped"] is False
+
+
+def test_bad_copies_rejected(http_proxy):
+    with pytest.raises(ToxicError, match="copies"):
+        http_proxy.add_http_toxic("duplicate_request", copies=9)
+    with pytest.raises(ToxicError, match="copies"):
+        http_proxy.add_http_toxic("duplicate_request", copies=0)
+
+
+@pytest.mark.parametrize("kind,attrs", [("replace_status", {"status": 503}), ("drop_response", {}),
+                                        ("record_response", {})])
+def test_answer_taken_from_the_client_is_recorded(http_proxy, http_server, kind, attrs):
+    name = http_proxy.add_http_toxic(kind, match=HttpMatch(method="POST"), **attrs)
+    with client(http_proxy) as c:
+        try:
+            r = c.post("/tables/t", json={"n": 1})
+        except httpx.HTTPError:
+            r = None
+    if kind == "record_response":
+        assert r is not None and r.status_code == 200
+    ev = http_proxy.events_of(name, kind)
+    assert len(ev) == 1 and ev[0]["status"] == 200 and '"committed": 1' in ev[0]["body"].replace('":1', '": 1')
