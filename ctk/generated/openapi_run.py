@@ -326,6 +326,10 @@ STEERED = ("createNamespace", "dropNamespace", "updateProperties", "createTable"
 def make_arena(ctx: Any, stem: str, planning: bool = False) -> Arena:
     """The arena; with `planning`, also table ``tp`` (partitioned by identity(id), rows 1 and 2 in two data
     files) when the kit can write data files to the target's storage."""
+    placement = getattr(ctx.client, "placement", None)
+    if placement is not None and placement.nested is False:
+        raise PrerequisiteError("the arena needs nested namespaces (a namespace with a child), which the target "
+                                f"does not support ({placement.nesting_note})")
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace) + (ctx.unique(stem),)
     cat.create_namespace(ns)

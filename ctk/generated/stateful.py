@@ -650,6 +650,10 @@ def run_stateful_check(ctx: Any, examples: int = 10, steps: int = 12, seed: int 
         why = getattr(ctx.discovery, "lifetime_error", None) or "no discovery"
         return [Verdict.unsupported("GEN-02", "the target does not advertise Idempotency-Key support "
                                               f"(idempotency-key-lifetime: {why})", **kw)]
+    placement = getattr(ctx.client, "placement", None)
+    if placement is not None and placement.nested is False:   # the model's namespaces are children of a root
+        return [Verdict.inconclusive("GEN-02", "the model-based run needs nested namespaces, which the target does "
+                                              f"not support ({placement.nesting_note})", **kw)]
     lifetime = getattr(ctx.discovery, "lifetime", None)
     faults = ctx.faults
     shared = _Shared(ctx, opts, time.monotonic() + opts.time_budget,
