@@ -18,6 +18,7 @@ from ctk.checks.common import counter_delta, describe, error_of, guarded, single
 from ctk.checks.judging import broken
 from ctk.checks.faults import FaultMatch
 from ctk.http.endpoints import ENDPOINTS, Endpoint
+from ctk.http.exchange import Exchange
 from ctk.http.keys import new_key
 
 LOWER = "idempotency-key"
@@ -272,11 +273,14 @@ def check_lost_answer(run, ctx, endpoint: Endpoint, mode: str = "503"):
     case = endpoint.prepare(ctx)
     key = new_key()
     before = case.observe()
-    ctx.faults.lose_answer(FaultMatch.for_case(case, key), mode)
+    rule = ctx.faults.lose_answer(FaultMatch.for_case(case, key), mode)
     first = case.send(ctx.client, key=key, label=f"first attempt (committed, answer lost: {mode})")
     lost = first.status is None if mode in ("reset", "drop") else first.status == int(mode)
     if not lost:
         return run.inconclusive(f"the injected loss of the answer ({mode}) did not happen (got {describe(first)})")
+    for taken in ctx.faults.swallowed(rule):   # the lost answer as the interposer read it (e.g. its plan-id)
+        case.learned(Exchange(first.method, first.url, status=taken.get("status"), response_body=taken.get("body"),
+                              label="the answer kept from the client"))
     mid = case.observe()
     n1 = case.executions(before, mid)
     if n1 != 1:
@@ -385,7 +389,29 @@ def _run_in_flight(run, ctx, endpoint: Endpoint):
     return (f"other: {describe(dup)}", ev, case)
 
 
+def _inflight_bursts(run01, run02, ctx, endpoint: Endpoint):
+    """Without a server-side hold: the interposer sends the first with copies as bursts until one overlaps at
+    the server (observed from its forward/answer times) and decides; see ctk.checks.bursts."""
+    from ctk.checks.bursts import BurstOptions, inflight_verdicts, run_bursts
+
+    opts = getattr(ctx.options, "bursts", None) or BurstOptions()
+
+    def arm(case, key):
+        return ctx.faults.duplicate(FaultMatch.for_case(case, key), parallel=True, copies=opts.copies())
+
+    def send(case, key):
+        first = case.send(ctx.client, key=key, label=f"first attempt (the interposer sends {opts.copies()} "
+                          "copies with it, released together)", timeout=30)
+        return first, [first]
+
+    rounds = run_bursts(ctx, endpoint, opts, arm, send, lambda r: ctx.faults.burst(r, opts.wait),
+                        ctx.faults.remove, lambda: _counters(ctx))
+    return inflight_verdicts(run01, run02, rounds)
+
+
 def _inflight_verdicts(run01, run02, ctx, endpoint):
+    if not ctx.faults.supports("delay:server") and ctx.faults.supports("duplicate"):
+        return _inflight_bursts(run01, run02, ctx, endpoint)
     cls, ev, case = _run_in_flight(run01, ctx, endpoint)
     if cls == "unsupported":
         return [run01.unsupported(ev["reason"]), run02.unsupported(ev["reason"])]
@@ -518,26 +544,34 @@ def check_scope(run, ctx, endpoint: Endpoint):
 
 
 # ----------------------------------------------------------------------------------------------------------
-@guarded("LIFE-01", "lifetime")
+@guarded("LIFE-01", "lifetime", also=(("LIFE-03", "lifetime-grace"),))
 def check_lifetime(run, ctx, endpoint: Endpoint, fraction: float = 0.9):
+    """LIFE-01 (a duplicate at 90% of the advertised lifetime is replayed) and LIFE-03 (one just after the
+    lifetime still is: a grace margin), each judged from state after an interfering change."""
+    from ctk.checks.common import Run
+
+    run03 = Run(ctx, "LIFE-03", endpoint, "lifetime-grace")
+    run03.mark = run.mark
     lifetime = getattr(ctx.discovery, "lifetime", None)
     if lifetime is None:
-        return run.unsupported("no valid advertised lifetime")
+        return [run.unsupported("no valid advertised lifetime"), run03.unsupported("no valid advertised lifetime")]
     wait = lifetime.total_seconds() * fraction
+    margin = max(0.5, lifetime.total_seconds() * 0.05)
+    after = lifetime.total_seconds() + margin
     if wait > ctx.options.max_wait:
-        return run.unsupported(f"a retry at {fraction:.0%} of the advertised lifetime ({lifetime}) means waiting "
-                               f"{wait:.0f} s, more than max_wait ({ctx.options.max_wait:.0f} s)")
+        why = (f"a retry at {fraction:.0%} of the advertised lifetime ({lifetime}) means waiting {wait:.0f} s, more "
+               f"than max_wait ({ctx.options.max_wait:.0f} s)")
+        return [run.unsupported(why), run03.unsupported(why)]
     case = endpoint.prepare(ctx)
     key = new_key()
     before = case.observe()
     first = case.send(ctx.client, key=key, label="first attempt")
     if (v := _first_success(run, case, first)) is not None:
-        return v
+        return [v, run03.inconclusive(v.message)]
     if case.executions(before, case.observe()) != 1:
-        return run.inconclusive("the first attempt's effect is not visible in state once")
-    deadline = first.started_at + wait
-    while (left := deadline - time.time()) > 0:
-        time.sleep(min(left, 1.0))
+        v = run.inconclusive("the first attempt's effect is not visible in state once")
+        return [v, run03.inconclusive(v.message)]
+    _sleep_until(first.started_at + wait)
     # Counters only where state cannot tell (case.blind): the lifetime checks run side by side, and another
     # check's setup or interference (a drop that clears a create) moves its operation's counter.
     retry, extra, counted = _retry_with_interference(
@@ -547,12 +581,37 @@ def check_lifetime(run, ctx, endpoint: Endpoint, fraction: float = 0.9):
     details = {"key": key, "waited_seconds": round(time.time() - first.started_at, 2),
                "lifetime_seconds": lifetime.total_seconds()}
     if problems:
-        return broken(run, f"a duplicate {fraction:.0%} into the advertised lifetime ({ctx.discovery.lifetime_raw}) "
-                          "is still replayed without executing again", "; ".join(problems),
-                          "forgotten" if (extra or counted) else "different response", details)
+        v = broken(run, f"a duplicate {fraction:.0%} into the advertised lifetime ({ctx.discovery.lifetime_raw}) "
+                   "is still replayed without executing again", "; ".join(problems),
+                   "forgotten" if (extra or counted) else "different response", details)
+        return [v, run03.inconclusive("not replayed within the lifetime (see LIFE-01), so no grace to probe",
+                                      v.classification)]
     if (v := _blind(run, case, counted, details)) is not None:
-        return v
-    return run.ok(f"replayed {wait:.1f} s after the first attempt", "honoured", details)
+        return [v, run03.inconclusive(v.message)]
+    v1 = run.ok(f"replayed {wait:.1f} s after the first attempt", "honoured", details)
+    if after > ctx.options.max_wait or not case.reexecutable:
+        why = (f"a retry {margin:.1f} s past the lifetime means waiting {after:.0f} s, more than max_wait "
+               f"({ctx.options.max_wait:.0f} s)") if case.reexecutable else \
+            f"{endpoint.operation} cannot be executed again, so an expired key would not show"
+        return [v1, run03.unsupported(why)]
+    _sleep_until(first.started_at + after)
+    late, extra2, counted2 = _retry_with_interference(
+        ctx, case, key, f"retry, same key, {margin:.1f} s after the lifetime", counters=case.blind is not None)
+    d3 = {**details, "late_seconds": round(time.time() - first.started_at, 2), "late_status": late.status}
+    if not _replay_problems(case, first, late, extra2, counted2):
+        if (v := _blind(run03, case, counted2, d3)) is not None:
+            return [v1, v]
+        return [v1, run03.ok(f"still replayed {d3['late_seconds']:.1f} s after the first attempt, past the "
+                             f"lifetime of {lifetime.total_seconds():.1f} s", "grace after the lifetime", d3)]
+    cls = "expires at the lifetime" if (extra2 or counted2) else f"other: {describe(late)}"
+    return [v1, broken(run03, f"a duplicate sent {margin:.1f} s after the advertised lifetime is still honoured "
+                       "(a grace margin for transit and clock skew)",
+                       f"it got {describe(late)}; executions visible in state: {extra2}", cls, d3)]
+
+
+def _sleep_until(deadline: float) -> None:
+    while (left := deadline - time.time()) > 0:
+        time.sleep(min(left, 1.0))
 
 
 # ----------------------------------------------------------------------------------------------------------

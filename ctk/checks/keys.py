@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from ctk.checks.common import describe, guarded
 from ctk.checks.judging import broken
 from ctk.http.endpoints import ENDPOINTS, Endpoint
@@ -26,13 +28,40 @@ def check_malformed_keys(run, ctx, endpoint: Endpoint | None = None):
         if not _rejected(ex) or n:
             bad.append(f"key {key!r}: got {describe(ex)}, executions visible in state: {n}")
     statuses = sorted({str(r["status"]) for r in results})
-    details = {"results": results}
+    formats = _well_formed_probe(ctx, endpoint)
+    details = {"results": results, "formats": formats, "accepted": key_formats(results, formats)}
     if bad:
         return broken(run, "a malformed Idempotency-Key (not a UUID, wrong length) is rejected with a 4xx and "
                           "nothing is executed", "; ".join(bad),
                           "accepted" if any(r["executions"] for r in results) else "/".join(statuses), details)
-    return run.ok(f"all {len(results)} malformed keys rejected ({', '.join(statuses)}); nothing executed",
-                  "/".join(statuses), details)
+    return run.ok(f"all {len(results)} malformed keys rejected ({', '.join(statuses)}); nothing executed; "
+                  f"well-formed keys accepted: {details['accepted']}", "/".join(statuses), details)
+
+
+def _well_formed_probe(ctx, endpoint: Endpoint) -> dict:
+    """Which well-formed keys besides a lower-case UUIDv7 the target takes (classified, not judged): the same in
+    upper-case hex (the spec's own example is upper case) and other UUID versions."""
+    v7 = new_key()
+    out = {}
+    for name, key in (("UUIDv7 upper-case", v7.upper()), ("UUIDv4", str(uuid.uuid4())),
+                      ("UUIDv1", str(uuid.uuid1()))):
+        case = endpoint.prepare(ctx)
+        ex = case.send(ctx.client, key=key, label=f"well-formed key, {name}: {key}")
+        out[name] = {"key": key, "status": ex.status,
+                     "accepted": ex.status is not None and 200 <= ex.status < 300}
+    return out
+
+
+def key_formats(results: list[dict], formats: dict) -> str:
+    """One line: UUIDv7 only / any UUID / any string, and whether upper-case hex is taken."""
+    if any(r.get("executions") for r in results):
+        kind = "any string"
+    elif formats.get("UUIDv4", {}).get("accepted") or formats.get("UUIDv1", {}).get("accepted"):
+        kind = "any UUID"
+    else:
+        kind = "UUIDv7 only"
+    upper = formats.get("UUIDv7 upper-case", {}).get("accepted")
+    return f"{kind}; upper-case hex {'accepted' if upper else 'rejected'}"
 
 
 @guarded("KEY-02", "repeated-header")

@@ -284,6 +284,12 @@ _ALL: list[Requirement] = [
                     Said("design", Level.MUST, "§Server Responsibilities", "the server MUST apply duplicate "
                          "handling for at least the advertised idempotency-key-lifetime, measured from first "
                          "acceptance of the key"))),
+    Requirement("LIFE-03", "lifetime", Level.SHOULD, "", "A duplicate arriving just after the advertised lifetime "
+                "is still honoured: a grace margin for transit and clock skew.", said=(
+                    Said("spec", Level.CLASSIFIED, _C, "Servers SHOULD accept retries for at least this duration "
+                         "and MAY include a grace period to account for delays/clock skew."),
+                    Said("design", Level.SHOULD, "§Server Responsibilities", "and SHOULD include a grace margin "
+                         "so retries sent near the deadline are not rejected due to transit/skew."))),
     Requirement("LIFE-02", "lifetime", Level.MUST, "", "A retrying client stops retrying with the same key once the "
                 "lifetime has elapsed and raises IdempotencyWindowExpired.", subject="client", said=(
                     Said("spec", Level.SHOULD, _C, "Clients SHOULD NOT reuse an Idempotency-Key after this window "

@@ -113,12 +113,80 @@ def test_reference_without_discovery_ignores_keys(make_ctx):
     MATRIX["(reference, no lifetime)"] = {"DISC-04": "pass", "DISC-01": "unsupported"}
 
 
+# --- specificity: every allowed variant passes under the spec profile ------------------------------------
+from ctk.core import requirements as _rq                       # noqa: E402
+from ctk.reference.variants import VARIANTS                    # noqa: E402
+from ctk.reporting.behaviour import behaviour_profile          # noqa: E402
+
+VARIANT_ENDPOINTS = ("updateTable",)     # every endpoint behaviour applies to it; bounded runtime
+VARIANT_BEHAVIOUR = {**BEHAVIOUR, "REPLAY-05": "finalized-duplicate", "LIFE-03": "lifetime"}
+VARIANT_TABLE: dict[str, dict[str, str]] = {}
+NO_GRACE = "PT0S"        # so that only the lifetime-grace variant honours keys past the lifetime
+
+
+def _all_checks(ctx) -> list:
+    out = run_global_checks(ctx)
+    for op in VARIANT_ENDPOINTS:
+        out += run_endpoint_checks(ctx, op)
+    return out
+
+
+def _rows(verdicts) -> dict[str, str]:
+    return {r["id"]: r["observed"] for r in behaviour_profile([v.to_dict() for v in verdicts])["rows"]}
+
+
+@pytest.mark.parametrize("name", [None] + list(VARIANTS), ids=["(reference)"] + list(VARIANTS))
+def test_variant_passes_under_spec_and_gets_the_design_verdict(make_ctx, name):
+    """Under spec: no fail, no deviation, and the behaviour profile names the variant's path. Under design (the
+    variant's requirements run again with --ctk-profile design): the verdict the design document gives."""
+    ctx = make_ctx(variant=name, idempotency_grace=NO_GRACE)
+    out = _all_checks(ctx)
+    bad = [v for v in out if v.status in (Status.FAIL, Status.DEVIATION)]
+    assert not bad, "\n\n".join(f"{v.requirement} {v.endpoint} {v.behaviour}: {v.status.value} "
+                                 f"{v.classification}\n{v.message[:700]}" for v in bad)
+    rows = _rows(out)
+    variant = VARIANTS.get(name)
+    for row, path in (variant.shows if variant else {}).items():
+        assert path in rows[row], f"behaviour profile row {row!r}: {rows[row]!r}, expected {path!r}"
+    spec_cells = {v.requirement: v.status.value for v in out if variant and v.requirement in variant.design}
+    design_cells: dict[str, set[str]] = {}
+    if variant:
+        previous = _rq.set_profile("design")
+        try:
+            ctx2 = make_ctx(variant=name, idempotency_grace=NO_GRACE)
+            behaviours = sorted({VARIANT_BEHAVIOUR[r] for r in variant.design})
+            global_b = [b for b in behaviours if b in {BEHAVIOUR[g] for g in GLOBAL}]
+            design_out = run_global_checks(ctx2, global_b) if global_b else []
+            for op in VARIANT_ENDPOINTS:
+                design_out += run_endpoint_checks(ctx2, op, [b for b in behaviours if b not in global_b])
+        finally:
+            _rq.set_profile(previous)
+        for v in design_out:
+            if v.requirement in variant.design:
+                design_cells.setdefault(v.requirement, set()).add(v.status.value)
+        assert {r: {s} for r, s in variant.design.items()} == design_cells, design_cells
+    VARIANT_TABLE[name or "(reference, no grace)"] = {
+        "path": "; ".join(f"{r}: {rows[r]}" for r in (variant.shows if variant else ("in-flight", "payload-mismatch",
+                                                                                      "key-scope", "replay",
+                                                                                      "lifetime", "key-formats"))),
+        "spec": ", ".join(f"{r}: {s}" for r, s in sorted(spec_cells.items())) or
+                f"{sum(v.status is Status.PASS for v in out)} pass, 0 fail, 0 deviation",
+        "design": ", ".join(f"{r}: {'/'.join(sorted(s))}" for r, s in sorted(design_cells.items())),
+    }
+
+
 def test_print_matrix():
     """Printed last (tests run in file order); shows what each profile did to each requirement."""
-    if not MATRIX:
-        pytest.skip("no sensitivity results in this session")
+    if not MATRIX and not VARIANT_TABLE:
+        pytest.skip("no sensitivity or specificity results in this session")
     reqs = sorted({r for row in MATRIX.values() for r in row})
     lines = ["profile".ljust(28) + " | requirement -> verdict"]
     for name, row in MATRIX.items():
         lines.append(name.ljust(28) + " | " + "; ".join(f"{r}: {row[r]}" for r in reqs if r in row))
     print("\n\nSENSITIVITY MATRIX\n" + "\n".join(lines))
+    if VARIANT_TABLE:
+        out = [f"{'variant':<22} | {'spec profile (the variant requirements)':<44} | {'design profile':<40} | "
+               "behaviour profile"]
+        for name, row in VARIANT_TABLE.items():
+            out.append(f"{name:<22} | {row['spec']:<44} | {row['design']:<40} | {row['path']}")
+        print("\nVARIANT x PROFILE (specificity: no fail, no deviation under spec)\n" + "\n".join(out))
