@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from urllib.parse import quote
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,19 +62,37 @@ class _Run:
         return self.session.client
 
 
-def placeholders(namespace: str) -> dict[str, str]:
+NS_LEVELS = "\x00ns-levels"   # key of the run namespace's levels in the placeholder map (not a placeholder)
+
+
+def placeholders(namespace: str | tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """The values of the placeholders. ``{ns}`` is the run namespace: in a path its levels percent-encoded and
+    joined by %1F, as a list element (``["{ns}", "{child}"]``) its levels spliced in, alone as a string its
+    levels joined by "." (a run namespace inside --ctk-parent-namespace has several levels)."""
+    levels = [namespace] if isinstance(namespace, str) else list(namespace)
     uid = uuid.uuid4().hex[:10]
-    return {"ns": namespace, "uid": uid, "table": f"t_{uid}", "view": f"v_{uid}", "child": f"c_{uid}"}
+    return {"ns": "%1F".join(quote(p, safe="") for p in levels), "uid": uid, "table": f"t_{uid}",
+            "view": f"v_{uid}", "child": f"c_{uid}", NS_LEVELS: levels}
 
 
-def fill(value: Any, names: dict[str, str]) -> Any:
+def fill(value: Any, names: dict[str, Any]) -> Any:
+    levels = names.get(NS_LEVELS) or []
     if isinstance(value, str):
+        if value == "{ns}" and levels:
+            return ".".join(levels)
         out = value
         for k, v in names.items():
-            out = out.replace("{" + k + "}", v)
+            if k != NS_LEVELS:
+                out = out.replace("{" + k + "}", v)
         return out
     if isinstance(value, list):
-        return [fill(v, names) for v in value]
+        out_list: list[Any] = []
+        for v in value:
+            if v == "{ns}" and levels:
+                out_list.extend(levels)
+            else:
+                out_list.append(fill(v, names))
+        return out_list
     if isinstance(value, dict):
         return {fill(k, names): fill(v, names) for k, v in value.items()}
     return value
@@ -84,7 +103,7 @@ def run_scenario(scenario: Scenario, session: Any) -> Verdict:
     kw = dict(endpoint=scenario.endpoint, behaviour=scenario.behaviour)
     client = session.client
     mark = len(client.exchanges)
-    run = _Run(scenario, session, placeholders(session.namespace))
+    run = _Run(scenario, session, placeholders(getattr(session, "namespace_parts", None) or session.namespace))
     run.faults = fault_port(session)
 
     def exchanges() -> list[dict[str, Any]]:
