@@ -15,4 +15,6 @@ def test_spark(ctk_session, ctk_context, name):
         pytest.skip("unsupported: Spark checks not requested (pass --ctk-spark)")
     from ctk.checks import spark
 
-    return getattr(spark, name)(ctk_session.target, f"{ctk_session.namespace}.spark")
+    placement = ctk_session.placement   # the run namespace's child `spark` (a registered sibling without nesting)
+    ns = ".".join(placement.child("spark")) if placement else f"{ctk_session.namespace}.spark"
+    return getattr(spark, name)(ctk_session.target, ns)
