@@ -43,6 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not options.active:
         return
     exits.fail_on(config)   # a bad --ctk-fail-on is a usage error before anything starts
+    config.stash[HYPOTHESIS_HOME_KEY] = _keep_hypothesis_database_with_reports(options.reports)
     interrupts = exits.Interrupts(forward=_xdist_controller(config))
     interrupts.install()
     config.stash[INTERRUPTS_KEY] = interrupts
@@ -252,6 +253,23 @@ def _check_target_first(config: pytest.Config, items: list[pytest.Item] | None =
     pytest.exit(f"target unusable (exit {exits.EXIT_UNUSABLE_TARGET})", returncode=exits.EXIT_UNUSABLE_TARGET)
 
 
+HYPOTHESIS_HOME_KEY = pytest.StashKey[Any]()
+
+
+def _keep_hypothesis_database_with_reports(reports: str) -> Any:
+    """The generated checks' hypothesis database under the reports directory, not .hypothesis/ in the user's
+    folder (HYPOTHESIS_STORAGE_DIRECTORY, when set, wins). Returns the previous setting, to restore."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return None
+    try:
+        from hypothesis import configuration
+    except ImportError:
+        return None
+    previous = getattr(configuration, "__hypothesis_home_directory", None)
+    configuration.set_hypothesis_home_dir(os.path.join(os.path.abspath(reports), ".hypothesis"))
+    return ("set", previous)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     if not hasattr(session.config, "workerinput") and not _xdist_controller(session.config):
         _check_target_first(session.config, list(session.items))
@@ -355,6 +373,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     interrupts = config.stash.get(INTERRUPTS_KEY, None)
     if interrupts is not None:
         interrupts.uninstall()
+    home = config.stash.get(HYPOTHESIS_HOME_KEY, None)
+    if home:
+        from hypothesis.configuration import set_hypothesis_home_dir
+
+        set_hypothesis_home_dir(home[1])
     if config in _CONFIGS:
         _CONFIGS.remove(config)
 
