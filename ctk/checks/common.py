@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Callable
 
 from ctk.checks.faults import FaultUnsupported
@@ -82,6 +83,10 @@ def guarded(requirement: str, behaviour: str, needs_support: bool = True, needs_
             try:
                 out = fn(run, ctx, endpoint, *args, **kw)
             except PrerequisiteError as exc:
+                ex = getattr(exc, "exchange", None)
+                if ex is not None and (why := not_routed(ex)) is not None:
+                    return [r.unsupported(f"an operation the check needs is not served by the target: {exc} "
+                                          f"({ex.method} {ex.url}: {why})") for r in runs]
                 return [r.inconclusive(setup_failed(exc)) for r in runs]
             except FaultUnsupported as exc:
                 return [r.unsupported(str(exc)) for r in runs]
@@ -96,7 +101,14 @@ def guarded(requirement: str, behaviour: str, needs_support: bool = True, needs_
                     ctx.faults.clear()
                 except Exception:  # pragma: no cover - best effort
                     pass
-            return out if isinstance(out, list) else [out]
+            out = out if isinstance(out, list) else [out]
+            if endpoint is not None and any(v.status.value != "unsupported" for v in out):
+                # every request to the operation answered like a router that does not know it: nothing about
+                # the operation was exercised, whatever the verdict said (a "replayed" router 404 is no pass)
+                why = unrouted_endpoint(runs[0].exchanges(), endpoint)
+                if why is not None:
+                    return [r.unsupported(f"{endpoint.operation} is not served by the target: {why}") for r in runs]
+            return out
 
         check.requirement = requirement  # type: ignore[attr-defined]
         check.behaviour = behaviour  # type: ignore[attr-defined]
@@ -187,6 +199,24 @@ def not_routed(ex: Exchange) -> str | None:
         return f"{ex.method} answered 501 (not implemented)"
     if ex.status in (404, 405) and not err:
         return f"{ex.method} answered {ex.status} without an error model (not routed)"
+    return None
+
+
+def _template_regex(template: str) -> re.Pattern:
+    parts = re.split(r"\{[^}]+\}", template)
+    return re.compile("/" + "[^/]+".join(re.escape(p) for p in parts) + r"(\?|$)")
+
+
+def unrouted_endpoint(exchanges: list[Exchange], endpoint: Any) -> str | None:
+    """Why ``endpoint`` is not served at all (None when it is, or when the kit never reached it): every request
+    the check sent to its method and path was answered as unrouted (`not_routed`)."""
+    rx = _template_regex(endpoint.template)
+    hits = [e for e in exchanges if e.method == endpoint.method and rx.search(e.url.split("://", 1)[-1])]
+    if not hits:
+        return None
+    reasons = [not_routed(e) for e in hits]
+    if all(reasons):
+        return f"{endpoint.method} {endpoint.template}: {reasons[0]} ({len(hits)} request(s))"
     return None
 
 

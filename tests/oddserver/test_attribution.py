@@ -329,3 +329,31 @@ def test_5xx_while_observing_an_endpoint_case_is_state_unreadable(make_odd):
         assert v.status is Status.INCONCLUSIVE, v.message
         assert v.message.startswith("state unreadable (503)"), v.message
         assert any(e["status"] == 503 for e in v.exchanges)
+
+
+def test_operation_the_target_does_not_route_is_unsupported_not_failed(make_odd):
+    """registerView answered 404 without an error model (a router's answer): the idempotency checks of it are
+    unsupported, naming the route, instead of failing."""
+    from ctk.checks import run_endpoint_checks
+
+    rule = odd.not_routed("POST", r"/register-view$")
+    ctx, _ = make_odd([rule])
+    verdicts = run_endpoint_checks(ctx, "registerView", ["finalized-duplicate", "terminal-4xx-replayed"])
+    assert rule.hits and verdicts
+    for v in verdicts:
+        assert v.status is Status.UNSUPPORTED, v.message
+        assert "registerView is not served by the target" in v.message
+        assert "404 without an error model" in v.message
+
+
+def test_unrouted_prerequisite_operation_is_unsupported(make_odd):
+    """The registerView case needs createView; a target that does not route it makes the checks unsupported."""
+    from ctk.checks import run_endpoint_checks
+
+    rule = odd.not_routed("POST", r"/views$")
+    ctx, _ = make_odd([rule])
+    verdicts = run_endpoint_checks(ctx, "registerView", ["finalized-duplicate"])
+    assert rule.hits and verdicts
+    for v in verdicts:
+        assert v.status is Status.UNSUPPORTED, v.message
+        assert "an operation the check needs is not served by the target" in v.message and "create view" in v.message
