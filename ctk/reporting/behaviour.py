@@ -31,7 +31,7 @@ ROWS: list[tuple[str, str, tuple[str, ...]]] = [
     ("replay-headers", "Replay headers", ("REPLAY-01",)),
 ]
 UNDECIDED = ("unsupported", "inconclusive", "error")
-_NOISE = ("fault:", "setup", "interfere", "clear", "cleanup", "well-formed key")
+_NOISE = ("fault:", "setup", "interfere", "clear", "cleanup", "well-formed key", "observe")
 
 
 def _get(v: Any, name: str, default: Any = None) -> Any:
@@ -46,7 +46,10 @@ def key_exchange(v: Any) -> dict | None:
     """The exchange that shows the behaviour: the last one that is not a fault rule, setup or interference."""
     exs = [e for e in _get(v, "exchanges") or [] if isinstance(e, dict)]
     shown = [e for e in exs if not str(e.get("label") or "").lower().startswith(_NOISE)]
-    return (shown or exs or [None])[-1]
+    keyed = [e for e in shown if any(k.lower() == "idempotency-key" for k in e.get("request_headers") or {})]
+    if _get(v, "requirement") == "INFLIGHT-01":      # the duplicate's answer, not the first's
+        keyed = [e for e in keyed if "duplicate" in str(e.get("label") or "")] or keyed
+    return (keyed or shown or exs or [None])[-1]
 
 
 def exchange_line(ex: dict | None) -> str:
@@ -156,10 +159,21 @@ def _headers(results: list[Any]) -> tuple[str, list]:
     return (" | ".join(seen) if seen else ""), used
 
 
+def infer_profile(results: Iterable[Any]) -> str | None:
+    """The profile a run's verdicts were judged by, where a broken rule shows it (its status is that profile's
+    verdict and not the other's); None when no verdict tells."""
+    for v in results:
+        under = (_get(v, "details") or {}).get("profiles") or {}
+        matching = [p for p, s in under.items() if s == _get(v, "status")]
+        if len(matching) == 1 and len(set(under.values())) > 1:
+            return matching[0]
+    return None
+
+
 def behaviour_profile(results: Iterable[Any], profile: str | None = None) -> dict[str, Any]:
     """The behaviour profile of a run's verdicts (the ``behaviour_profile`` object of conformance.json)."""
     results = list(results)
-    profile = profile or active_profile()
+    profile = profile or infer_profile(results) or active_profile()
     rows = []
     for row_id, title, reqs in ROWS:
         if row_id == "in-flight":

@@ -13,6 +13,8 @@ import sys
 from typing import Any
 
 from ctk.core.requirements import REQUIREMENTS
+from ctk.reporting.behaviour import behaviour_profile
+from ctk.reporting.behaviour import compare_section as compare_behaviour
 from ctk.reporting.html import BEHAVIOURS, OVERALL_TEXT, esc, legend, page, status_cell
 from ctk.reporting.model import RunReport
 
@@ -103,6 +105,8 @@ def render_compare(runs: list[tuple[str, RunReport]]) -> str:
                    f"<td>{'≠' if differs else ''}</td>"
                    + "".join(status_cell(s) for s in statuses) + "</tr>")
     out.append("</tbody></table>")
+
+    out.append(compare_behaviour([(label, behaviour_profile(rep.results)) for label, rep in runs]))
 
     out.append(f"<h2>Endpoint × behaviour</h2>")
     if data["matrix"]:

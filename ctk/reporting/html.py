@@ -11,6 +11,9 @@ import html as _html
 from typing import Any, Iterable
 
 from ctk.core.requirements import REQUIREMENTS
+from ctk.reporting.behaviour import STYLE as BP_STYLE
+from ctk.reporting.behaviour import behaviour_profile
+from ctk.reporting.behaviour import render_section as render_behaviour
 from ctk.http.exchange import render_exchanges
 from ctk.reporting.model import STATUS_ORDER, Result, RunReport, redact_url, scrub_text
 
@@ -240,6 +243,9 @@ def render_conformance(report: RunReport) -> str:
         out.append("</tbody></table>")
     else:
         out.append('<p class="small">No check reported an endpoint and behaviour.</p>')
+
+    # behaviour profile (ctk.reporting.behaviour) ------------------------------------------------------
+    out.append(f"<style>{BP_STYLE}</style>" + render_behaviour(behaviour_profile(report.results)))
 
     # requirements ---------------------------------------------------------------------------------
     out.append("<h2>Requirements</h2>")

@@ -46,6 +46,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ctk import __version__
 from ctk.core.requirements import REQUIREMENTS
+from ctk.reporting.behaviour import behaviour_profile
 from ctk.core.verdicts import Status, Verdict
 from ctk.http.exchange import REDACTED, SECRET_FIELDS, Exchange
 
@@ -433,6 +434,7 @@ class RunReport:
                 rid: {"status": s.status, "counts": s.counts} for rid, s in summary.items()
             },
             "matrix": self.matrix(),
+            "behaviour_profile": behaviour_profile(self.results),
             "results": [r.to_dict() for r in self.results],
         }
 
