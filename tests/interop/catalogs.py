@@ -17,10 +17,12 @@ import fcntl
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -316,7 +318,10 @@ class SeaweedFS(Catalog):
         self.url = f"http://127.0.0.1:{self.iceberg_port}"
         data = self.workdir / "data"
         data.mkdir(exist_ok=True)
+        # its local sockets default to /tmp/seaweedfs-*-<port>.sock and stay there after a stop: keep them here
+        self.sockets = Path(tempfile.mkdtemp(prefix="ctk-weed-"))     # short: a socket path has 107 bytes
         argv = [str(self.bin_dir / "weed"), "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                f"-s3.localSocket={self.sockets}/s3.sock", f"-filer.localSocket={self.sockets}/filer.sock",
                 f"-s3.port.iceberg={self.iceberg_port}", "-s3.port.lance=0", "-webdav=false",
                 "-master.telemetry=false", "-admin.ui=false", f"-tableBucket={self.WAREHOUSE}",
                 *(f"-{flag}={port}" for flag, port in ports.items())]
@@ -346,6 +351,11 @@ class SeaweedFS(Catalog):
                                     f"(last answer {status}: {body[:300]})\n{process.log_tail()}")
             time.sleep(0.25)
         return time.monotonic() - started
+
+    def stop(self) -> None:
+        super().stop()
+        if getattr(self, "sockets", None):
+            shutil.rmtree(self.sockets, ignore_errors=True)
 
     def base_options(self) -> list[str]:
         return ["--catalog-url", self.url, "--catalog-credential", f"{self.access_key}:{self.secret_key}",
