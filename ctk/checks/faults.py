@@ -9,7 +9,8 @@
 - ``delay(match, seconds)``      hold the request in flight (at the server, after its key is reserved)
 - ``crash_before_finalize(match)``  persist, leave the idempotency record IN_PROGRESS, answer 500
 - ``corrupt_stored_response(match)`` finalize, then make the stored response unreadable
-- ``duplicate(match)``           send the request twice to the target at the same time (interposer only)
+- ``duplicate(match, copies=n)`` send the request and n copies to the target at the same time (interposer
+                                 only); ``burst(rule)`` then gives their forward/answer times and answers
 - ``executions()``               the target's execution counters, or None
 
 Implementations:
@@ -93,8 +94,18 @@ class FaultInjector:
     def corrupt_stored_response(self, match: FaultMatch) -> Any:
         raise self._unsupported("corrupt_stored_response")
 
-    def duplicate(self, match: FaultMatch, parallel: bool = True) -> Any:
+    def duplicate(self, match: FaultMatch, parallel: bool = True, copies: int = 1) -> Any:
         raise self._unsupported("duplicate")
+
+    def burst(self, rule_id: Any, timeout: float) -> dict | None:
+        """The interposer's ``duplicate_burst`` event of a `duplicate` rule (forward and answer times of the
+        original and its copies, the copies' answers, whether they overlapped); None when unknown."""
+        return None
+
+    def swallowed(self, rule_id: Any) -> list[dict]:
+        """The answers a `lose_answer` rule kept from the client, as the interposer read them (``status``,
+        ``body``); [] when this injector cannot tell."""
+        return []
 
     def executions(self) -> dict | None:
         return None
@@ -238,8 +249,25 @@ class InterposerFaults(FaultInjector):
         # the interposer cannot hold a request inside the server: it holds the answer
         return self._add("delay_response", match, delay_ms=int(seconds * 1000))
 
-    def duplicate(self, match: FaultMatch, parallel: bool = True) -> str:
-        return self._add("duplicate_request", match, parallel=parallel)
+    def duplicate(self, match: FaultMatch, parallel: bool = True, copies: int = 1) -> str:
+        return self._add("duplicate_request", match, parallel=parallel, copies=copies)
+
+    def burst(self, rule_id: Any, timeout: float) -> dict | None:
+        from ctk.checks.bursts import wait_event
+
+        return wait_event(self.interposer, rule_id, timeout)
+
+    def swallowed(self, rule_id: Any) -> list[dict]:
+        return [e for e in self.interposer.events_of(rule_id) if "body" in e]
+
+    def remove(self, rule_id: str) -> None:
+        """Remove one rule (used up or not)."""
+        try:
+            self.interposer.remove_toxic(rule_id)
+        except Exception:  # already gone
+            pass
+        if rule_id in self.names:
+            self.names.remove(rule_id)
 
     def clear(self) -> None:
         for name in self.names:

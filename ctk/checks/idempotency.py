@@ -405,7 +405,7 @@ def _inflight_bursts(run01, run02, ctx, endpoint: Endpoint):
         return first, [first]
 
     rounds = run_bursts(ctx, endpoint, opts, arm, send, lambda r: ctx.faults.burst(r, opts.wait),
-                        ctx.faults.remove, lambda: _counters(ctx))
+                        ctx.faults.remove, lambda: _counters(ctx), want_409=True)
     return inflight_verdicts(run01, run02, rounds)
 
 

@@ -78,6 +78,7 @@ class NetworkOptions:
     copy_wait: float = 15.0        # longest wait for the duplicate copy's answer
     db_latency_ms: int = 120       # check_db_latency_inflight: latency of the database link
     db_lead: float = 0.25          # seconds between the first request and its duplicate
+    bursts: Any = None             # network-duplicate-inflight: ctk.checks.bursts.BurstOptions (None: defaults)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -159,6 +160,22 @@ def _statuses(attempts: list) -> list:
 # ----------------------------------------------------------------------------------------------------------
 # lost answers, timeout, slow link
 
+def _learn_swallowed(ip: Any, case: Any, names: list[str], attempts: list | None = None) -> None:
+    """The answers the faults kept from the client, as the interposer read them, join the observed state
+    (planTableScan: the plan-id the first attempt made, which the client never saw)."""
+    from ctk.http.exchange import Exchange
+
+    like = attempts[0] if attempts else None
+    for name in names:
+        try:
+            events = ip.events_of(name)
+        except Exception:  # noqa: BLE001 - an interposer without the extension: nothing learned
+            continue
+        for e in events:
+            if "body" in e and e.get("status") is not None:
+                case.learned(Exchange(like.method if like else "?", like.url if like else "?", status=e["status"],
+                                      response_body=e["body"], label=f"answer kept from the client by {name}"))
+
 def _arm_lost(ip: Any, case: Any, key: str, scenario: str, opts: NetworkOptions) -> tuple[list[str], float | None]:
     m = _match(case, key)
     held_ms = int((opts.timeout + opts.margin) * 1000)
@@ -173,7 +190,8 @@ def _arm_lost(ip: Any, case: Any, key: str, scenario: str, opts: NetworkOptions)
     if scenario == "slow-link":
         name = f"ctk_slow_link_{key[-8:]}"
         ip.add_toxic(name, type="latency", stream="downstream", attributes={"latency": held_ms, "jitter": 0})
-        return [name], opts.timeout
+        # the answer the client will not wait for is recorded by the interposer (what it names is known)
+        return [name, ip.add_http_toxic("record_response", match=m, times=1)], opts.timeout
     raise ValueError(f"unknown lost-answer scenario {scenario!r}")
 
 
@@ -197,6 +215,7 @@ def _lost(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, scenario: str, opts: 
     def between() -> None:
         if scenario == "slow-link":       # the link recovers before the retry
             _remove(ip, names)
+        _learn_swallowed(ip, case, names, attempts=rc.last_attempts)
         seen["mid"] = case.observe()
         seen["n1"] = case.executions(before, seen["mid"])
         if seen["n1"] == 1:
@@ -257,16 +276,57 @@ def _wait_copy(ip: Any, before: dict, seconds: float) -> str | None:
     return None
 
 
+def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: NetworkOptions) -> Verdict:
+    """network-duplicate-inflight: the network sends copies with the request, released together, in bursts
+    until one overlaps at the server (observed from the interposer's forward/answer times); the retrying
+    client must end with success and state must show one execution (ctk.checks.bursts)."""
+    from ctk.checks.bursts import BurstOptions, inflight_verdicts, run_bursts, wait_event
+
+    bo = opts.bursts or BurstOptions()
+    histories: list[History] = []
+
+    def hold(case: Any, key: str) -> None:
+        if ctx.faults.supports("delay:server"):  # the owner is held at the server: the copies overlap for sure
+            ctx.faults.delay(FaultMatch.for_case(case, key), opts.hold)
+
+    def arm(case: Any, key: str) -> str:
+        return ip.add_http_toxic("duplicate_request", match=_match(case, key), times=1, parallel=True,
+                                 copies=bo.copies())
+
+    def send(case: Any, key: str) -> tuple[Any, list]:
+        history = History()
+        histories.append(history)
+        rc = _retrying(ctx, history, None, opts)
+        try:
+            final = _mutate(rc, case, key, f"{case.endpoint.operation} (the network sends {bo.copies()} copies "
+                            "with it, at the same time)")
+        except IdempotencyWindowExpired:
+            final = None
+        return final, list(rc.last_attempts)
+
+    rounds = run_bursts(ctx, endpoint, bo, arm, send, lambda name: wait_event(ip, name, opts.copy_wait),
+                        lambda name: _remove(ip, [name]), lambda: _counters(ctx), hold, want_409=True)
+    last = rounds[-1]
+    if (kp := _keys_problem(last.attempts)) is not None:
+        return run.inconclusive(kp, "client", {"key": last.key})
+    verdict = inflight_verdicts(run, None, rounds, client_final=True)[0]
+    hc = _history_check(histories[-1], last.key, last.runs)
+    verdict.details = {**(verdict.details or {}), "history": histories[-1].to_list(), "history_check": hc.to_dict(),
+                       "held_at_server": ctx.faults.supports("delay:server")}
+    return verdict
+
+
 def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, opts: NetworkOptions) -> Verdict:
+    from ctk.checks.bursts import copy_exchanges, timings, wait_event
+
+    if parallel:
+        return _inflight_bursts(run, ctx, endpoint, ip, opts)
     case = endpoint.prepare(ctx)
     key = new_key()
     history = History()
     before = case.observe()
     c0 = _counters(ctx)
-    statuses_before = dict(ip.counters.get("duplicate_statuses") or {})
-    held = parallel and ctx.faults.supports("delay:server")
-    if held:  # the owner of the key is held at the server so that the two copies overlap for sure
-        ctx.faults.delay(FaultMatch.for_case(case, key), opts.hold)
+    held = False
     names = [ip.add_http_toxic("duplicate_request", match=_match(case, key), times=1, parallel=parallel)]
     rc = _retrying(ctx, history, None, opts)
     try:
@@ -275,9 +335,14 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
     except IdempotencyWindowExpired as exc:
         return run.inconclusive(f"the retrying client stopped: {exc}", "window expired", {"key": key})
     finally:
-        copy = _wait_copy(ip, statuses_before, opts.copy_wait)
+        event = wait_event(ip, names[0], opts.copy_wait)
         _remove(ip, names)
     attempts = list(rc.last_attempts)
+    copies = copy_exchanges(event, attempts[0] if attempts else None)
+    for c in copies:  # the copy's answer, as the interposer read it, names what the copy did (its plan-id)
+        case.learned(c)
+    copy = None if event is None else (str(copies[0].status) if copies and copies[0].status is not None
+                                       else "error")
     after = case.observe()
     c1 = _counters(ctx)
     n = case.executions(before, after)
@@ -286,7 +351,8 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
     hc = _history_check(history, key, runs)
     details: dict[str, Any] = {"key": key, "parallel": parallel, "copy_status": copy, "attempts": _statuses(attempts),
                                "executions_state": n, "counter_delta": counted, "held_at_server": held,
-                               "history": history.to_list(), "history_check": hc.to_dict()}
+                               "history": history.to_list(), "history_check": hc.to_dict(),
+                               "timings": timings(event)}
     if copy is None:
         return run.inconclusive("the interposer did not report the duplicate copy's answer", "no copy", details)
     if (kp := _keys_problem(attempts)) is not None:
@@ -312,10 +378,15 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
                         "executed again")
     if parallel and copy.isdigit() and int(copy) == 404:
         problems.append("the copy got 404: it was executed after the first")
+    ok_first = next((a for a in attempts if a.status in endpoint.success), None)
+    if copies and copy_ok and ok_first is not None and case.identity(copies[0]) != case.identity(ok_first):
+        problems.append(f"the copy's answer names another resource ({case.identity(copies[0])!r}, not "
+                        f"{case.identity(ok_first)!r}): it was executed again")
     if not problems and n == 0:
         return run.inconclusive(f"{endpoint.operation} succeeded but its effect is not visible in state",
                                 "not visible", details)
-    if not problems and (why := _invisible(case, counted, copy=True)) is not None:
+    read = bool(copies) and copies[0].response_body is not None   # the copy's answer was read: nothing hidden
+    if not problems and (why := _invisible(case, counted, copy=not read)) is not None:
         return run.inconclusive(f"{endpoint.operation} ran once as far as the kit can see, but {why}; without the "
                                 "target's execution counters a second execution cannot be ruled out", "not visible",
                                 details)

@@ -23,6 +23,8 @@ the prerequisites under the run namespace (fresh, unique names per case) and ret
                   target offers no plan listing); the network checks then need counters too
 ``reexecutable``  whether the request, sent again after ``interfere()``, succeeds and counts once more
                   (False when the effect cannot be undone: a cancelled plan, a fetched plan task)
+``learned(ex)``   an answer the client never got but the interposer read (a lost answer, a network copy's):
+                  what it names joins the observed state (planTableScan: its plan-id)
 
 Scan planning (planTableScan, cancelPlanning, fetchScanTasks): a plan is addressable only by the plan-id its
 answer carries. When the target has the reference control API, ``GET /_ctk/plans`` lists a table's plans
@@ -50,6 +52,7 @@ from ctk.http.client import ns_path, table_path, view_path
 from ctk.http.exchange import Exchange
 
 MARK = "ctk.mark"            # property the kit sets to make an update visible in state
+REMOVED = "ctk.removed"      # property updateProperties removes (present before, and again after interfering)
 
 
 class PrerequisiteError(RuntimeError):
@@ -324,6 +327,13 @@ class Case:
     blind: str | None = None
     copy_blind: str | None = None
     reexecutable: bool = True
+    learn: Callable[[Exchange], None] | None = None
+
+    def learned(self, exchange: Exchange) -> None:
+        """An answer to the request that the kit's client never got (the interposer read it: a lost answer, a
+        copy sent by the network): what it names becomes part of the observed state (a plan-id)."""
+        if self.learn is not None:
+            self.learn(exchange)
 
     def clear_conflict(self) -> None:
         if self.conflicting is None:
@@ -445,17 +455,24 @@ def _update_properties(ctx: Any, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = _child(ctx, "ns")
     missing = _child(ctx, "nsm")
-    cat.create_namespace(ns, {MARK: "initial"})
+    cat.create_namespace(ns, {MARK: "initial", REMOVED: "present"})
 
     def body(v):
-        return {"removals": [], "updates": {MARK: v}}
+        # a removal too: its answer names the key under "removed" when it was there and under "missing" when
+        # it was not, so a second execution shows in the answer (without an interfering change in between)
+        return {"removals": [REMOVED], "updates": {MARK: v}}
+
+    def interfere():
+        # the kit's property changed and the removed one back: a re-execution sets the one, removes the other
+        cat._do("POST", f"namespaces/{ns_path(ns)}/properties",
+                {"removals": [], "updates": {MARK: "interfered", REMOVED: "present"}}, ok=(200,), label="interfere")
 
     return Case(
         ep, f"namespace {'.'.join(ns)}",
         Req("POST", f"namespaces/{ns_path(ns)}/properties", body("first")),
         observe=lambda: {"ns": cat.namespace_state(ns)},
         executions=lambda b, a: prop_set(b["ns"], a["ns"], MARK, "first"),
-        interfere=lambda: cat.set_namespace_property(ns, MARK, "interfered", "interfere"),
+        interfere=interfere,
         alternative=Req("POST", f"namespaces/{ns_path(ns)}/properties", body("alternative")),
         alt_executions=lambda b, a: prop_set(b["ns"], a["ns"], MARK, "alternative"),
         conflicting=Conflict(
@@ -789,6 +806,13 @@ class Plans:
         self.path = table_path(ns, name) + "/plan"
         self.mark = len(client.exchanges)
         self.listed = self._listing() is not None if listed is None else listed
+        self.learned: list[str] = []       # plan-ids from answers the interposer read for the kit
+
+    def learn(self, ex: Exchange) -> None:
+        body = ex.json()
+        pid = body.get("plan-id") if ex.status == 200 and isinstance(body, dict) else None
+        if isinstance(pid, str) and pid not in self.learned:
+            self.learned.append(pid)
 
     def _listing(self) -> dict[str, dict] | None:
         ex = self.client.request("GET", "/_ctk/plans", params={"namespace": "\x1f".join(self.ns), "table": self.name},
@@ -807,7 +831,7 @@ class Plans:
                 pid = body.get("plan-id") if isinstance(body, dict) else None
                 if isinstance(pid, str) and pid not in out:
                     out.append(pid)
-        return out
+        return out + [p for p in self.learned if p not in out]
 
     def status(self, pid: str) -> str | None:
         """fetchPlanningResult's status of a plan, None for 404."""
@@ -908,6 +932,7 @@ def _plan_table_scan(ctx: Any, ep: Endpoint) -> Case:
             why="the table does not exist"),
         copy_blind=None if plans.listed else ("plans are read from the plan-ids in the kit's own answers, so a "
                                               "plan made by a copy whose answer the kit never reads is invisible"),
+        learn=plans.learn,
         notes={"plan-state": "control API listing" if plans.listed else "plan-ids seen in answers"},
     )
 
@@ -920,19 +945,38 @@ def _cancel_planning(ctx: Any, ep: Endpoint) -> Case:
     pid = _plan(cat, ns, name)["plan-id"]
     plans = Plans(ctx.client, ns, name, listed=False)
 
+    path = f"{table_path(ns, name)}/plan/{quote(pid, safe='')}"
+
     def cancelled(b, a):
         return 1 if b["p"] not in (None, "cancelled") and a["p"] in (None, "cancelled") else 0
 
-    return Case(
+    def interfere():
+        # Cancelling a cancelled plan changes nothing, so a re-execution cannot show in state. It can show in
+        # the answer: the plan's table is dropped, and a control cancel WITHOUT a key (a re-execution by
+        # definition) shows what a re-execution answers now. When that is not a success (404), a keyed retry
+        # answered with the original success was replayed, and a re-executed one gets the control's answer.
+        cat.drop_table(ns, name, purge=True, label="interfere: drop the plan's table")
+        control = ctx.client.request("DELETE", path, label="interfere: control - cancel again without a key "
+                                     "(what a re-execution answers now)")
+        case.notes["re-execution answers"] = control.status if control.status is not None else control.error
+        if control.status is not None and control.status not in ep.success:
+            case.blind = None
+        else:
+            case.blind = (f"cancelling a plan that is already cancelled leaves no trace in state, and on this "
+                          f"target a re-execution (a cancel without a key after the plan's table was dropped) "
+                          f"answers {control.status or control.error} like the original")
+
+    case = Case(
         ep, f"plan {pid} of table {'.'.join(ns)}.{name}",
-        Req("DELETE", f"{table_path(ns, name)}/plan/{quote(pid, safe='')}"),
+        Req("DELETE", path),
         observe=lambda: {"p": plans.status(pid)},
         executions=cancelled,
-        interfere=lambda: None,
+        interfere=interfere,
         blind="cancelling a plan that is already cancelled leaves no trace in state",
         reexecutable=False,
         notes={"plan-id": pid},
     )
+    return case
 
 
 def _fetch_scan_tasks(ctx: Any, ep: Endpoint) -> Case:

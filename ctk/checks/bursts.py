@@ -1,0 +1,297 @@
+"""Duplicates sent by the interposer as bursts, and what their answers and timings show.
+
+The interposer's ``duplicate_request`` toxic (``parallel``, ``copies``) writes the original request and its
+copies upstream in one turn of its event loop and reports one ``duplicate_burst`` event: for every request
+when it was forwarded to the server and when its answer began, its status and (copies) its body. Two requests
+with the same key OVERLAPPED when the later one reached the server before the earlier one's answer began: that
+is observed, not assumed. The in-flight checks send bursts (bounded in size, rounds and time) until a burst
+overlaps and decides the question; only then is a verdict given on the in-flight behaviour, and when no burst
+overlapped the verdict is inconclusive with the timings shown.
+
+`judge_group` reads a burst's answers (the client's own and the copies' as the interposer saw them) together
+with the executions visible in state:
+
+=========================  ==================================================================================
+second execution           state or counters show two executions, the successful answers name different
+                           resources (another plan-id, table-uuid...), or an answer is the error a second
+                           execution gives (AlreadyExists, NoSuch..., CommitFailed)
+409 request_in_progress    one request executed, every other got 409 with that subtype (or waited/replayed)
+plain 409                  as above, a 409 without the subtype
+wait-and-replay            every request got the same success (same resource): the others waited and replayed
+other: <answer>            an answer that is none of these
+no success                 no request of the burst succeeded: the mutation itself fails on this target
+=========================  ==================================================================================
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ctk.checks.common import describe, error_of
+from ctk.http.exchange import Exchange
+
+EXECUTION_ERRORS = ("alreadyexists", "nosuch", "notempty", "commitfailed")
+REJECTED = ("409 request_in_progress", "plain 409")
+
+
+@dataclass
+class BurstOptions:
+    size: int = 3            # requests per burst: the original and size-1 copies (2..4)
+    rounds: int = 4          # at most this many bursts per check
+    budget: float = 20.0     # seconds a check may spend on bursts
+    wait: float = 15.0       # longest wait for a burst's event (the copies' answers)
+
+    def copies(self) -> int:
+        return max(1, min(3, self.size - 1))
+
+
+def execution_error(ex: Any) -> bool:
+    """An error an execution of the mutation itself would give (not an idempotency answer)."""
+    t = str(error_of(ex).get("type", "")).lower()
+    return any(s in t for s in EXECUTION_ERRORS)
+
+
+def wait_event(ip: Any, name: str, seconds: float) -> dict | None:
+    """The ``duplicate_burst`` event of toxic `name`, polled every 20 ms for at most `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = ip.events_of(name, "duplicate_burst")
+        if found:
+            return found[-1]
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.02)
+
+
+def copy_exchanges(event: dict | None, like: Exchange | None) -> list[Exchange]:
+    """The copies' answers as the interposer read them, as exchanges (request as the original's)."""
+    out = []
+    for i, r in enumerate((event or {}).get("requests") or []):
+        if r.get("role") != "copy":
+            continue
+        out.append(Exchange(like.method if like else "?", like.url if like else "?",
+                            dict(like.request_headers) if like else {}, like.request_body if like else None,
+                            r.get("status"), {}, r.get("body"), r.get("error"),
+                            label=f"copy {i} (sent by the interposer; answer read by it)"))
+    return out
+
+
+def timings(event: dict | None) -> str:
+    """"original: forwarded 0.0 ms, answer began 12.3 ms (200); copy 1: ..." from a burst event."""
+    if not event:
+        return "no timings (the interposer reported no burst)"
+    parts = []
+    for i, r in enumerate(event.get("requests") or []):
+        who = "original" if r.get("role") == "original" else f"copy {i}"
+        ans = "no answer" if r.get("answer_ms") is None else f"answer began {r['answer_ms']:.1f} ms"
+        sent = "not forwarded" if r.get("sent_ms") is None else f"forwarded {r['sent_ms']:.1f} ms"
+        got = r.get("status") if r.get("status") is not None else (r.get("error") or "-")
+        parts.append(f"{who}: {sent}, {ans} ({got})")
+    text = "; ".join(parts)
+    if event.get("overlapped"):
+        i, j = event["pair"]
+        lead = event.get("lead_ms")
+        text += (f" -> overlap: request {j} reached the server "
+                 + (f"{lead:.1f} ms before request {i}'s answer began" if lead is not None
+                    else f"while request {i} had no answer yet"))
+    else:
+        text += " -> no overlap: every request went out after the earlier ones' answers began"
+    return text
+
+
+def brief_timings(event: dict | None) -> dict:
+    """The event's figures for verdict details (no bodies)."""
+    if not event:
+        return {}
+    return {"overlapped": bool(event.get("overlapped")), "pair": event.get("pair"), "lead_ms": event.get("lead_ms"),
+            "requests": [{k: v for k, v in r.items() if k != "body"} for r in event.get("requests") or []]}
+
+
+def judge_group(case: Any, answers: list[Exchange], runs: int) -> tuple[str, str]:
+    """(classification, why) for the answers to one burst (see the module docstring); `runs` = executions
+    visible in state or counted by the target."""
+    ep = case.endpoint
+    shown = ", ".join(describe(a) for a in answers)
+    if runs >= 2:
+        return "second execution", f"{ep.operation} executed {runs} times (answers: {shown})"
+    ok = [a for a in answers if a.status in ep.success]
+    if not ok:
+        return "no success", f"no request of the burst succeeded (answers: {shown})"
+    ids = []
+    for a in ok:
+        if case.identity(a) not in ids:
+            ids.append(case.identity(a))
+    if len(ids) > 1:
+        return "second execution", (f"the successful answers differ in what they name or report (identities "
+                                    f"{ids}): a duplicate executed again")
+    failed = [a for a in answers if execution_error(a)]
+    if failed:
+        return "second execution", (f"{describe(failed[0])} is the error a second execution of {ep.operation} "
+                                    f"gives (answers: {shown})")
+    others = [a for a in answers if a.status not in ep.success]
+    odd = [a for a in others if a.status != 409]
+    if odd:
+        return f"other: {describe(odd[0])}", f"answers: {shown}"
+    if others:
+        sub = all(error_of(a).get("subtype") == "request_in_progress" for a in others)
+        return ("409 request_in_progress" if sub else "plain 409"), f"answers: {shown}"
+    return "wait-and-replay", f"answers: {shown}"
+
+
+def decisive(case: Any, cls: str, counted: int | None, answers: list[Exchange]) -> bool:
+    """Whether a burst that overlapped decides the in-flight question for this case: always, unless a second
+    execution would leave no trace (``case.blind``) and no counters tell; then only a burst in which exactly
+    one request succeeded and every other was rejected with 409 shows that none ran twice."""
+    if cls in ("second execution", "no success") or cls.startswith("other"):
+        return True
+    if case.blind is None or counted is not None:
+        return True
+    return cls in REJECTED and sum(1 for a in answers if a.status in case.endpoint.success) == 1
+
+
+@dataclass
+class BurstRound:
+    """One burst: its case, key, the answers (the client's attempts, then the copies'), what state showed."""
+
+    case: Any
+    key: str
+    attempts: list[Exchange]
+    copies: list[Exchange]
+    event: dict | None
+    executions_state: int
+    counter_delta: int | None
+    cls: str
+    why: str
+    final: Exchange | None = None
+
+    @property
+    def answers(self) -> list[Exchange]:
+        return self.attempts + self.copies
+
+    @property
+    def overlapped(self) -> bool:
+        return bool(self.event and self.event.get("overlapped"))
+
+    @property
+    def runs(self) -> int:
+        return max(self.executions_state, self.counter_delta or 0)
+
+
+def run_bursts(ctx: Any, endpoint: Any, options: BurstOptions, arm: Any, send: Any, event: Any, remove: Any,
+               counters: Any, hold: Any = None, want_409: bool = False) -> list[BurstRound]:
+    """Bursts until one overlaps and decides (`decisive`), at most ``options.rounds`` of them and about
+    ``options.budget`` seconds. Each round prepares a fresh case and key; ``arm(case, key) -> rule``,
+    ``send(case, key) -> (final, attempts)``, ``event(rule) -> dict | None``, ``remove(rule)``, ``counters()
+    -> dict | None``; ``hold(case, key)`` (optional) holds the original at the server first. ``want_409``: a
+    burst whose duplicates were all replayed does not end the search (INFLIGHT-02 needs an in-flight 409 to
+    inspect; a replay may come from a duplicate the server took up only after the first had finished)."""
+    from ctk.checks.common import counter_delta
+    from ctk.http.keys import new_key
+
+    started = time.monotonic()
+    out: list[BurstRound] = []
+    for n in range(max(1, options.rounds)):
+        case = endpoint.prepare(ctx)
+        key = new_key()
+        before = case.observe()
+        c0 = counters()
+        if hold is not None and n == 0:
+            hold(case, key)
+        rule = arm(case, key)
+        try:
+            final, attempts = send(case, key)
+        finally:
+            ev = event(rule)
+            remove(rule)
+        copies = copy_exchanges(ev, attempts[0] if attempts else None)
+        for c in copies:
+            case.learned(c)
+        after = case.observe()
+        counted = counter_delta(c0, counters(), endpoint.operation)
+        runs = case.executions(before, after)
+        r = BurstRound(case, key, list(attempts), copies, ev, runs, counted, "", "", final)
+        r.cls, r.why = judge_group(case, r.answers, r.runs)
+        out.append(r)
+        if r.overlapped and decisive(case, r.cls, counted, r.answers) and not (want_409 and r.cls == "wait-and-replay"):
+            break
+        if r.cls == "no success" or time.monotonic() - started > options.budget:
+            break
+    return out
+
+
+def rounds_details(rounds: list[BurstRound]) -> list[dict]:
+    return [{"key": r.key, "class": r.cls, "answers": [describe(a) for a in r.answers],
+             "executions_state": r.executions_state, "counter_delta": r.counter_delta, **brief_timings(r.event)}
+            for r in rounds]
+
+
+EXPECTED_01 = ("a duplicate that reaches the server while the first is in flight never executes a second time: it "
+               "gets 409 (request_in_progress) or waits and replays the first's result")
+
+
+def inflight_verdicts(run01: Any, run02: Any | None, rounds: list[BurstRound], client_final: bool = False) -> list:
+    """INFLIGHT-01 (and INFLIGHT-02 when `run02` is given) from the bursts of `run_bursts`. Judged on the last
+    burst (the one that overlapped and decided, or the last tried); every burst's timings are in the details.
+    ``client_final``: the original went through a retrying client, whose final answer must be a success."""
+    from ctk.checks.judging import broken
+
+    last = rounds[-1]
+    case, op = last.case, last.case.endpoint.operation
+    details = {"key": last.key, "executions_state": last.executions_state, "counter_delta": last.counter_delta,
+               "mode": "interposer burst", "burst_size": 1 + len(last.copies), "rounds": rounds_details(rounds),
+               "timings": timings(last.event)}
+    details.update(brief_timings(last.event))
+
+    def both(v1, text2=None, cls2=None):
+        if run02 is None:
+            return [v1]
+        return [v1, run02.inconclusive(text2 or v1.message.split("\n\n")[0], cls2 or v1.classification, details)]
+
+    if last.event is None:
+        return both(run01.inconclusive("the interposer reported no burst (no copy was sent or answered)",
+                                       "no burst", details))
+    if last.cls == "no success":
+        return both(run01.inconclusive(f"{op} did not succeed in the burst: {last.why}; the mutation itself fails "
+                                       "on this target, so its duplicates cannot be judged", "first failed", details))
+    if not last.overlapped:
+        what = (f"; meanwhile the copies showed: {last.why}" if last.cls == "second execution" else "")
+        return both(run01.inconclusive(
+            f"no burst overlapped at the server in {len(rounds)} burst(s) of {1 + len(last.copies)} requests: "
+            f"{timings(last.event)}{what}", "no overlap observed", details))
+    seen = f"overlap observed: {timings(last.event)}"
+    if last.cls == "second execution":
+        v1 = broken(run01, EXPECTED_01, f"{last.why}; {seen}", last.cls, details)
+        return both(v1, "a duplicate executed; no in-flight 409 to inspect", last.cls)
+    if last.cls.startswith("other"):
+        v1 = broken(run01, EXPECTED_01, f"a request of the burst got neither 409 nor the replayed result "
+                    f"({last.why}); {seen}", last.cls, details)
+        return both(v1, "a duplicate got neither 409 nor the replayed result", last.cls)
+    if client_final and (last.final is None or last.final.status not in case.endpoint.success):
+        got = describe(last.final) if last.final is not None else "no answer"
+        v1 = broken(run01, EXPECTED_01 + ", and the client ends with success",
+                    f"the retrying client's final answer was {got}; {seen}", f"final {got}", details)
+        return both(v1)
+    if last.executions_state == 0 and last.counter_delta is None:
+        return both(run01.inconclusive(f"{op} succeeded but its effect is not visible in state; {seen}",
+                                       "not visible", details))
+    if not decisive(case, last.cls, last.counter_delta, last.answers):
+        reason = (f"the duplicates were answered like the first ({last.why}), but {case.blind}; without the "
+                  f"target's execution counters the kit cannot tell a replay from a second execution, and no "
+                  f"burst of {len(rounds)} had every duplicate rejected with 409; {seen}")
+        return both(run01.inconclusive(reason, "not visible", details), reason, "not visible")
+    v1 = run01.ok(f"in-flight duplicates: {last.cls}; executed once ({last.why}); {seen}", last.cls, details)
+    if run02 is None:
+        return [v1]
+    if last.cls == "409 request_in_progress":
+        v2 = run02.ok(f"409 with subtype request_in_progress ({last.why}); {seen}", last.cls, details)
+    elif last.cls == "plain 409":
+        v2 = broken(run02, "the in-flight 409 carries the error subtype `request_in_progress`",
+                    f"a duplicate got 409 without that subtype ({last.why}); {seen}", last.cls, details)
+    else:
+        v2 = run02.unsupported(f"in {len(rounds)} overlapping burst(s) no duplicate was answered 409: the target "
+                               f"waits and replays (or took the duplicates up after the first had finished); there "
+                               f"is no in-flight 409 to inspect ({seen})", details)
+        v2.classification = last.cls
+    return [v1, v2]
