@@ -170,23 +170,26 @@ def _keep(out: Path, dest: Path) -> Path:
 
 def _run_lane(name: str, confinement: Confinement, tmp_path_factory) -> Lane:
     package = CATALOGS[name].package
+    cached = package.installed(cache_dir())
+    began = time.monotonic()
     try:
         bin_dir = ensure_installed(package)
     except InstallUnavailable as exc:
         pytest.skip(f"interop lane: {name} cannot be installed here, so it is not tested: {exc}")
+    how = "cached" if cached else f"installed in {time.monotonic() - began:.0f} s"
     out = tmp_path_factory.mktemp(f"interop-{name}")
     deadline = LANE_DEADLINE_S[name]
     driver = [sys.executable, "-m", "interop.lane", "--catalog", name, "--bin-dir", str(bin_dir), "--out", str(out),
               "--mode", confinement.mode, "--deadline", str(deadline)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(HERE.parent),
                                                                     os.environ.get("PYTHONPATH")])))
-    _say(f"{name}: {package.requirement} from {bin_dir} ({'cached' if bin_dir.parent.parent == cache_dir() else ''}"
-         f" cache {cache_dir()}); driver output in {out}")
+    _say(f"{name}: {package.requirement} in {bin_dir} ({how}); driver output in {out}")
     started = time.monotonic()
-    popen = subprocess.Popen([*confinement.prefix, *driver], env=env, cwd=HERE.parent.parent,
-                             stdout=open(out / "driver.log", "wb"), stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL, start_new_session=True,
-                             preexec_fn=_end_with_parent(signal.SIGKILL if confinement.prefix else signal.SIGTERM))
+    with open(out / "driver.log", "wb") as driver_log:
+        popen = subprocess.Popen([*confinement.prefix, *driver], env=env, cwd=HERE.parent.parent,
+                                 stdout=driver_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 start_new_session=True,
+                                 preexec_fn=_end_with_parent(signal.SIGKILL if confinement.prefix else signal.SIGTERM))
     try:
         popen.wait(timeout=deadline + STOP_GRACE_S)
     except subprocess.TimeoutExpired:
