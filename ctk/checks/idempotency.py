@@ -495,6 +495,15 @@ def check_payload_mismatch(run, ctx, endpoint: Endpoint):
     if cls == "undetected":
         return broken(run, expected, f"the other payload was not detected: the stored {describe(first)} was "
                           "replayed", cls, details)
+    if alt.status is not None and alt.status >= 500:     # a finding of its own, whatever the profile
+        from ctk.checks.common import Run
+
+        run02 = Run(ctx, "SCOPE-02", endpoint, "key-reuse-no-5xx")
+        run02.mark = run.mark
+        return [broken(run, expected, f"answered {describe(alt)} instead of 422 (nothing executed)", cls, details),
+                broken(run02, "the same key with another payload is answered like any well-formed request (2xx, "
+                       "4xx, or the first's replay), not with a 5xx", f"it got {describe(alt)}",
+                       f"5xx: {describe(alt)}", details)]
     return broken(run, expected, f"rejected with {describe(alt)} instead of 422 (nothing executed)", cls, details)
 
 

@@ -271,8 +271,8 @@ _ALL: list[Requirement] = [
                          "across different operations)."),
                     Said("design", None, "§Standards alignment", "Duplicate recognition is by key within the "
                          "(operation type, resource id) scope."))),
-    Requirement("SCOPE-02", "scope", Level.SHOULD, "", "A key reused on another operation is answered like any "
-                "well-formed request (2xx, 4xx, or the first's replay), never with a 5xx.", said=(
+    Requirement("SCOPE-02", "scope", Level.SHOULD, "", "A key reused on another operation or with another payload "
+                "is answered like any well-formed request (2xx, 4xx, or the first's replay), never with a 5xx.", said=(
                     Said("kit", Level.SHOULD, "(a 5xx for a well-formed request)", "A 5xx tells a client the "
                          "outcome is unknown: it retries with the same key and gets the same 5xx, and the operation "
                          "ends as CommitStateUnknown."),)),

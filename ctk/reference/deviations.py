@@ -43,6 +43,8 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
     Profile("no-payload-check", "replays the first response for the same key with another payload", ("PAYLOAD-01",)),
     Profile("scope-ignored", "scopes keys globally: the same key on another operation/resource replays the first",
             ("SCOPE-01",)),
+    Profile("reuse-5xx", "answers a key reused on another operation with 500 (as upstream's server can)",
+            ("SCOPE-02",)),
     # lifetime
     Profile("short-lifetime", "forgets keys after a tenth of the advertised lifetime", ("LIFE-01",)),
     # recovery

@@ -298,6 +298,9 @@ class Pipeline:
                 races += 1
                 continue
             held_hash, held_origin = here if here is not None else (rec.request_hash, rec.origin)
+            if self.variant.reuse_status and held_origin != origin_of(*origin):
+                return render(error_result(self.variant.reuse_status, "InternalServerError",
+                                           f"{mutation.operation} failed unexpectedly"))
             if held_hash != request_hash and self.variant.check_payload and (
                     self.variant.scoped or held_origin == origin_of(*origin)):
                 return self._payload_conflict(mutation)

@@ -31,6 +31,7 @@ class Behaviour:
     in_progress_subtype: str | None = "request_in_progress"
     check_payload = True                    # same key, another payload: 422
     scoped = True                           # keys are scoped to (operation, resource, principal)
+    reuse_status: int | None = None         # unscoped keys: a reuse on another operation answered with this status
 
     def __init__(self, settings: Any):
         self.settings = settings
@@ -82,6 +83,13 @@ class KeysGlobal(Behaviour):
 
     def scope(self, mutation: Mutation, key: str) -> tuple:
         return ("*", "*", key, "*")
+
+
+class Reuse500(KeysGlobal):
+    """Deviation reuse-5xx: keys looked up by the key alone, and a reuse on another operation answered 500."""
+
+    name = "reuse-5xx"
+    reuse_status = 500
 
 
 class AnyUuid(Behaviour):
@@ -190,7 +198,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
 
 # deviation profiles that are one of these behaviours (allowed by the merged spec, not by the design document)
 DEVIATION_BEHAVIOURS: dict[str, type[Behaviour]] = {
-    "scope-ignored": KeysGlobal, "no-payload-check": PayloadUnchecked, "in-flight-plain-409": InflightPlain409}
+    "scope-ignored": KeysGlobal, "no-payload-check": PayloadUnchecked, "in-flight-plain-409": InflightPlain409,
+    "reuse-5xx": Reuse500}
 
 
 def get_variant(name: str) -> Variant:

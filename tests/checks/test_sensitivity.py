@@ -17,7 +17,7 @@ BEHAVIOUR = {
     "DISC-04": "key-ignored-when-unsupported", "KEY-01": "malformed-key", "KEY-02": "repeated-header",
     "REPLAY-01": "finalized-duplicate", "REPLAY-02": "terminal-4xx-replayed", "REPLAY-03": "5xx-not-stored",
     "REPLAY-04": "lost-answer", "INFLIGHT-01": "in-flight-duplicate", "INFLIGHT-02": "in-flight-duplicate",
-    "PAYLOAD-01": "payload-mismatch", "SCOPE-01": "key-scope", "LIFE-01": "lifetime",
+    "PAYLOAD-01": "payload-mismatch", "SCOPE-01": "key-scope", "SCOPE-02": "key-scope", "LIFE-01": "lifetime",
     "RECON-01": "replay-failed", "RECON-02": "crash-reconciled",
 }
 GLOBAL = {"DISC-01", "DISC-02", "DISC-03", "DISC-04", "KEY-01", "KEY-02"}
@@ -37,6 +37,7 @@ EXPECTED = {
     "terminal-4xx-not-stored": {"REPLAY-02": (D, D)}, "store-5xx": {"REPLAY-03": (F, F)},
     "in-flight-reexecutes": {"INFLIGHT-01": (F, F)}, "in-flight-plain-409": {"INFLIGHT-02": (P, D)},
     "no-payload-check": {"PAYLOAD-01": (P, D)}, "scope-ignored": {"SCOPE-01": (P, D)},
+    "reuse-5xx": {"SCOPE-02": (D, D)},
     "short-lifetime": {"LIFE-01": (D, F)}, "replay-failed-reexecutes": {"RECON-01": (F, F)},
     "no-reconcile": {"RECON-02": (F, F)},
 }
