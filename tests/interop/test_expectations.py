@@ -43,7 +43,7 @@ def test_parse_reads_verdict_and_reason_per_requirement():
     (GOOD + "OCC-01 fail # again\n", "OCC-01 already expected on line 3"),
     (GOOD.replace("SPARK-01  not-run       # no --ctk-spark", ""), "no expectation for SPARK-01"),
     (GOOD + "OCC-01\n", "expected 'REQ-ID  verdict  # why'"),
-])
+], ids=["no-reason", "unknown-verdict", "unknown-requirement", "duplicate", "missing-requirement", "malformed"])
 def test_parse_rejects_bad_files_naming_the_line(text, needle):
     with pytest.raises(ExpectationError) as err:
         expectations.parse(text, KNOWN, source="x.txt")
