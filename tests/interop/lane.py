@@ -79,6 +79,23 @@ def remote_connections(trace: Path) -> list[str]:
     return sorted(set(found))
 
 
+def strace_argv(trace: Path) -> list[str]:
+    """strace options that record every connect() of the kit and its children into ``trace``; [] where strace
+    is missing or cannot trace here (no ptrace in a container, say). seccomp-bpf keeps the cost low where
+    this strace has it."""
+    if not shutil.which("strace"):
+        return []
+    for fast in (["--seccomp-bpf"], []):
+        argv = ["strace", "-f", "-qq", *fast, "-e", "trace=connect", "-e", "signal=none", "-o", str(trace)]
+        try:
+            probe = subprocess.run([*argv, "true"], capture_output=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if probe.returncode == 0:
+            return argv
+    return []
+
+
 def kit_flags() -> set[str]:
     """The options ``ctk run`` knows (its --help)."""
     done = subprocess.run([sys.executable, "-m", "ctk", "run", "--help"], cwd=REPO, capture_output=True, text=True,
@@ -110,8 +127,9 @@ def run_kit(run: KitRun, out: Path, timeout_s: float) -> dict:
     argv = [sys.executable, "-m", "ctk", "run", "--workers", "0", *options, "--ctk-reports", str(reports),
             "--", *direct, "-p", "no:cacheprovider", "-q", *run.pytest_args]
     trace = reports / "connect.trace"
-    traced = shutil.which("strace") is not None
-    full = (["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=connect", "-e", "signal=none", "-o", str(trace)] if traced else []) + argv
+    tracer = strace_argv(trace)
+    traced = bool(tracer)
+    full = tracer + argv
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("AWS_", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"))}
     env["NO_PROXY"] = "*"

@@ -10,6 +10,7 @@ import pytest
 from ctk.core.requirements import REQUIREMENTS
 from interop import expectations
 from interop.expectations import ExpectationError
+from interop import lane
 from interop.lane import remote_connections, shown, split_options
 
 KNOWN = ["OCC-01", "OCC-04", "SPARK-01"]
@@ -125,3 +126,8 @@ def test_split_options_hands_flags_ctk_run_does_not_forward_to_pytest():
     assert kept == ["--catalog-url", "u"]
     assert direct == ["--catalog-property", "a=1", "--catalog-property", "b=2"]
     assert unknown == ["--catalog-property"]
+
+
+def test_no_strace_means_an_untraced_run_not_a_broken_one(monkeypatch, tmp_path):
+    monkeypatch.setattr(lane.shutil, "which", lambda name: None)
+    assert lane.strace_argv(tmp_path / "t") == []

@@ -257,6 +257,9 @@ def _judge(lane: Lane, run_name: str) -> None:
         problems.append(f"exit status {run['rc']}, expected {want_rc}" + (" (timed out)" if run["timed_out"] else ""))
     if run.get("remote_connections"):
         problems.append(f"the kit connected outside loopback: {run['remote_connections']}")
+    if not run.get("traced"):
+        _say(f"{lane.catalog}: {run_name}: the kit's connections were not traced (strace missing or not permitted "
+             f"here); {lane.confinement.note}")
     if not lane.result.get("catalog_stopped"):
         problems.append("the catalog's processes did not stop")
     if problems:
