@@ -327,16 +327,27 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
     before = case.observe()
     c0 = _counters(ctx)
     held = False
-    names = [ip.add_http_toxic("duplicate_request", match=_match(case, key), times=1, parallel=parallel)]
+    # where a second execution leaves no trace as such (case.blind), the copy is held until the kit has made
+    # one visible (interfere) and observed the state the copy meets
+    hold = case.blind is not None
+    names = [ip.add_http_toxic("duplicate_request", match=_match(case, key), times=1, parallel=parallel,
+                               hold_copy=hold)]
     rc = _retrying(ctx, history, None, opts)
     try:
         final = _mutate(rc, case, key, f"{endpoint.operation} (the network sends it twice"
                         f"{', at the same time' if parallel else ''})")
+        if hold and final.status in endpoint.success and case.executions(before, case.observe()) == 1:
+            case.interfere()
+            before, c0 = case.observe(), _counters(ctx)   # the copy's execution is counted from here
+            before_interfere = True
+        else:
+            before_interfere = False
     except IdempotencyWindowExpired as exc:
+        _remove(ip, names)
         return run.inconclusive(f"the retrying client stopped: {exc}", "window expired", {"key": key})
     finally:
-        event = wait_event(ip, names[0], opts.copy_wait)
-        _remove(ip, names)
+        _remove(ip, names)                                # releases a held copy
+    event = wait_event(ip, names[0], opts.copy_wait)
     attempts = list(rc.last_attempts)
     copies = copy_exchanges(event, attempts[0] if attempts else None)
     for c in copies:  # the copy's answer, as the interposer read it, names what the copy did (its plan-id)
@@ -345,8 +356,10 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
                                        else "error")
     after = case.observe()
     c1 = _counters(ctx)
-    n = case.executions(before, after)
+    n = case.executions(before, after) + (1 if before_interfere else 0)
     counted = counter_delta(c0, c1, endpoint.operation)
+    if before_interfere and counted is not None:
+        counted += 1                                      # the first execution, counted before c0
     runs = max(n, counted or 0)
     hc = _history_check(history, key, runs)
     details: dict[str, Any] = {"key": key, "parallel": parallel, "copy_status": copy, "attempts": _statuses(attempts),

@@ -20,6 +20,9 @@ HTTP toxic types (extra types in the Toxiproxy API; ``stream`` is ignored for th
                          every copy when it was forwarded and when its answer began (first bytes of the head,
                          ms from the first forward), its status and (copies) its body, and ``overlapped``:
                          whether a later request reached the server before an earlier one's answer began.
+                         ``hold_copy`` (not parallel): the copies wait, after the first answer, until the toxic
+                         is removed (at most 30 s), so a client can change state before the network's copy
+                         arrives.
 - ``record_response``    change nothing; record the matched answer (status and body, bounded) as an event, so
                          that an answer the client never got (a slow link past its timeout) is still known.
 
@@ -48,7 +51,7 @@ HTTP_TOXICS: dict[str, dict[str, Any]] = {
     "delay_request": {"delay_ms": 0},
     "delay_response": {"delay_ms": 0},
     "reset_after_bytes": {"bytes": 0},
-    "duplicate_request": {"parallel": False, "copies": 1},
+    "duplicate_request": {"parallel": False, "copies": 1, "hold_copy": False},
     "record_response": {},
 }
 MAX_COPIES = 8
@@ -139,6 +142,8 @@ def validate_http_attributes(typ: str, attrs: dict[str, Any]) -> dict[str, Any]:
         raise ToxicError(f"attribute 'copies' must be between 1 and {MAX_COPIES}, got {out['copies']!r}")
     if "parallel" in out and not isinstance(out["parallel"], bool):
         raise ToxicError("attribute 'parallel' must be true or false")
+    if "hold_copy" in out and not isinstance(out["hold_copy"], bool):
+        raise ToxicError("attribute 'hold_copy' must be true or false")
     return out
 
 

@@ -173,6 +173,7 @@ class Proxy:
         self.events: collections.deque[dict[str, Any]] = collections.deque(maxlen=EVENTS_MAX)
         self.connections: set[Connection] = set()
         self.side_tasks: set[asyncio.Task] = set()  # duplicate_request copies still running
+        self.released: dict[int, asyncio.Event] = {}  # hold_copy: set when the toxic (by id) is removed
         self._server: asyncio.base_events.Server | None = None
 
     # ----------------------------------------------------------- lifecycle
@@ -255,6 +256,9 @@ class Proxy:
     def remove_toxic(self, name: str) -> None:
         toxic = self.get_toxic(name)
         self.toxics.remove(toxic)
+        released = self.released.pop(id(toxic), None)
+        if released is not None:
+            released.set()
         self._reindex()
         for conn in list(self.connections):
             conn.toxic_removed(toxic)
@@ -1073,6 +1077,12 @@ class Connection(fp.FastHttpMixin):
         if not t.attributes.get("parallel") and meta.primary_done is not None:
             try:
                 await asyncio.wait_for(meta.primary_done.wait(), DUPLICATE_TIMEOUT)
+            except asyncio.TimeoutError:
+                pass
+        if t.attributes.get("hold_copy") and not t.attributes.get("parallel") and any(x is t for x in proxy.toxics):
+            released = proxy.released.setdefault(id(t), asyncio.Event())
+            try:
+                await asyncio.wait_for(released.wait(), DUPLICATE_TIMEOUT)
             except asyncio.TimeoutError:
                 pass
         copies = []

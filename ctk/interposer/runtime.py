@@ -187,6 +187,7 @@ class Interposer:
         toxicity: float = 1.0,
         parallel: bool = False,
         copies: int = 1,
+        hold_copy: bool = False,
         name: str | None = None,
     ) -> str:
         """Add an HTTP toxic applying to the first `times` matching requests (0 = all); returns its name."""
@@ -198,7 +199,8 @@ class Interposer:
             raise ToxicError(f"invalid HTTP toxic type: {type!r} (known: {', '.join(HTTP_TOXICS)})")
         attrs: dict[str, Any] = dict((match or HttpMatch()).to_attributes())
         attrs["times"] = times
-        own = {"status": status, "delay_ms": delay_ms, "bytes": bytes, "parallel": parallel, "copies": copies}
+        own = {"status": status, "delay_ms": delay_ms, "bytes": bytes, "parallel": parallel, "copies": copies,
+               "hold_copy": hold_copy}
         for key in HTTP_TOXICS[type]:
             attrs[key] = own[key]
         if name is None:

@@ -345,3 +345,15 @@ def test_answer_taken_from_the_client_is_recorded(http_proxy, http_server, kind,
         assert r is not None and r.status_code == 200
     ev = http_proxy.events_of(name, kind)
     assert len(ev) == 1 and ev[0]["status"] == 200 and '"committed": 1' in ev[0]["body"].replace('":1', '": 1')
+
+
+def test_held_copy_waits_until_the_toxic_is_removed(http_proxy, http_server):
+    """hold_copy: the network's copy goes only once the toxic is removed, so the client can act in between."""
+    name = http_proxy.add_http_toxic("duplicate_request", match=HttpMatch(method="POST"), hold_copy=True)
+    with client(http_proxy) as c:
+        assert c.post("/tables/t", json={"n": 1}).status_code == 200
+    assert _burst_events(http_proxy, name, timeout=0.3) == []
+    assert commits(http_server) == 1            # the copy is held
+    http_proxy.remove_toxic(name)
+    ev = _burst_events(http_proxy, name)[0]
+    assert [q["status"] for q in ev["requests"]] == [200, 200] and commits(http_server) == 2

@@ -100,6 +100,8 @@ def test_reexecutions_made_visible_without_counters(make_net):
     [cancel] = check_network_scenario(ctx, "cancelPlanning", ip, "lost-503", FAST)
     [copy] = check_network_scenario(ctx, "planTableScan", ip, "network-duplicate", FAST)
     [slow] = check_network_scenario(ctx, "planTableScan", ip, "slow-link", FAST)
+    [held] = check_network_scenario(ctx, "cancelPlanning", ip, "network-duplicate", FAST)
+    assert held.status == Status.PASS and held.details["copy_status"] == "204", _table([held])
     [commit] = check_network_scenario(ctx, "updateTable", ip, "lost-503", FAST)
     assert cancel.status == Status.PASS, _table([cancel])
     assert copy.status == Status.PASS and copy.details["copy_status"] == "200", _table([copy])
@@ -109,8 +111,8 @@ def test_reexecutions_made_visible_without_counters(make_net):
 
 def test_reexecutions_made_visible_are_caught_without_counters(make_net):
     ctx, ip = make_net("no-replay", control_api=False)
-    for op, scenario in (("cancelPlanning", "lost-503"), ("planTableScan", "network-duplicate"),
-                         ("planTableScan", "slow-link")):
+    for op, scenario in (("cancelPlanning", "lost-503"), ("cancelPlanning", "network-duplicate"),
+                         ("planTableScan", "network-duplicate"), ("planTableScan", "slow-link")):
         [v] = check_network_scenario(ctx, op, ip, scenario, FAST)
         assert v.status == Status.FAIL, (op, scenario, _table([v]))
 
