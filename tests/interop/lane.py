@@ -1,6 +1,8 @@
 """Driver of one real catalog in the interop lane: start it, run the kit against it, stop it.
 
     PYTHONPATH=tests python -m interop.lane --catalog lakana --bin-dir DIR --out DIR [--deadline S]
+    PYTHONPATH=tests python -m interop.lane --catalog seaweedfs --bin-dir ~/.cache/ctk-interop/weed-venv/bin \
+        --out /tmp/sw --serve            # keep it up and print the kit commands, to reproduce a verdict by hand
 
 The test module runs this inside a loopback-only network namespace (``unshare --net --pid``) when the machine
 allows, so that the catalog and the kit share a network with nothing but 127.0.0.1 in it; otherwise directly,
@@ -17,6 +19,7 @@ import ipaddress
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -166,6 +169,21 @@ def run_kit(run: KitRun, out: Path, timeout_s: float) -> dict:
     }
 
 
+def serve(catalog: Catalog, out: Path) -> None:
+    """Keep the started catalog up for a person, printing each kit run's command (credentials shown: they are
+    this catalog's throwaway ones), until SIGINT/SIGTERM (raised as Stop) or the catalog exits."""
+    print(f"{catalog.name} is up at {catalog.url} (data in {catalog.workdir}); Ctrl-C stops it. The lane's runs:",
+          flush=True)
+    for run in catalog.runs():
+        command = ["ctk", "run", "--workers", "0", *run.options, "--ctk-reports", str(out / run.name)]
+        if run.pytest_args:
+            command += ["--", *run.pytest_args]
+        print("  " + " ".join(shlex.quote(a) for a in command), flush=True)
+    while all(p.alive() for p in catalog.processes):
+        time.sleep(0.5)
+    raise Stop(f"{catalog.name} exited")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--catalog", choices=sorted(CATALOGS), required=True)
@@ -174,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", default="guard", help="netns or guard: how the network is confined (reported)")
     parser.add_argument("--deadline", type=float, default=240.0, help="seconds for start + all kit runs")
     parser.add_argument("--start-deadline", type=float, default=60.0)
+    parser.add_argument("--serve", action="store_true",
+                        help="start the catalog, print the kit commands for it and keep it up until Ctrl-C "
+                             "(to reproduce a verdict by hand)")
     args = parser.parse_args(argv)
 
     out: Path = args.out
@@ -197,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     catalog: Catalog = CATALOGS[args.catalog](args.bin_dir, workdir, on_start=remember)
     try:
         result["startup_s"] = round(catalog.start(args.start_deadline), 1)
+        if args.serve:
+            serve(catalog, out)
         for run in catalog.runs():
             left = args.deadline - (time.monotonic() - began)
             if left < 10:

@@ -260,6 +260,8 @@ def _judge(lane: Lane, run_name: str) -> None:
     if not run.get("traced"):
         _say(f"{lane.catalog}: {run_name}: the kit's connections were not traced (strace missing or not permitted "
              f"here); {lane.confinement.note}")
+    if not lane.result.get("catalog_alive_at_end"):
+        problems.append(f"the catalog was no longer running when the kit was done:\n{lane.result.get('catalog_log')}")
     if not lane.result.get("catalog_stopped"):
         problems.append("the catalog's processes did not stop")
     if problems:
