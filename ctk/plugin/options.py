@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,13 +98,13 @@ def _value(config: pytest.Config, dest: str, ini: str, kind: str, default: objec
     if value is None:
         return default
     if kind == "float":
+        flag, raw = dest.replace('ctk_', '--ctk-').replace('_', '-'), value
         try:
             value = float(value)
         except ValueError:
-            raise OptionError(f"ctk: {dest.replace('ctk_', '--ctk-').replace('_', '-')} must be a number, "
-                              f"not {value!r}") from None
+            raise OptionError(f"ctk: {flag} must be a number, not {raw!r}") from None
         if value <= 0:
-            raise OptionError(f"ctk: {dest} must be positive, got {value}")
+            raise OptionError(f"ctk: {flag} must be positive, not {raw!r}")
     if kind == "bool" and isinstance(value, str):
         value = value.strip().lower() in ("1", "true", "yes", "on")
     return value
@@ -253,12 +252,9 @@ def parse_properties(items: list[str]) -> dict[str, str]:
 
 
 def is_loopback(host: str) -> bool:
-    if host in ("localhost", "localhost.localdomain") or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    from ctk.target.config import is_loopback_host
+
+    return is_loopback_host(host)
 
 
 def default_scenarios_dir() -> Path | None:

@@ -259,6 +259,7 @@ class CtkSession:
             if self.server is not None:
                 try:
                     self.server.stop()
+                    self.server.remove_temp_warehouse()
                 finally:
                     self.server = None
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
+import errno
+import os
+import shutil
 import signal
 import socket
 import sys
@@ -17,13 +19,10 @@ from ctk.reference.settings import ReferenceSettings
 
 
 def check_loopback(host: str) -> None:
-    if host == "localhost":
+    from ctk.target.config import is_loopback_host
+
+    if is_loopback_host(host):
         return
-    try:
-        if ipaddress.ip_address(host).is_loopback:
-            return
-    except ValueError:
-        pass
     raise ValueError(f"the reference catalog only listens on loopback addresses, not {host!r}")
 
 
@@ -48,7 +47,11 @@ class ReferenceServer:
         # response waits ~40 ms for the client's delayed ACK (Nagle).
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.settings.host, self.settings.port))
+        try:
+            sock.bind((self.settings.host, self.settings.port))
+        except OSError:
+            sock.close()
+            raise
         port = sock.getsockname()[1]
         config = uvicorn.Config(self.app, log_level="warning", lifespan="on", access_log=False,
                                 timeout_graceful_shutdown=5, limit_concurrency=256)
@@ -78,6 +81,12 @@ class ReferenceServer:
             self._sock = None
         self._server, self._thread, self.url = None, None, None
 
+    def remove_temp_warehouse(self) -> None:
+        """Remove the temporary warehouse the catalog made for itself (none was given); call after stop()."""
+        path = None if self.settings.warehouse else self.settings.extra.pop("warehouse_dir", None)
+        if path and os.path.basename(path).startswith("ctk-ref-"):
+            shutil.rmtree(path, ignore_errors=True)
+
     def __enter__(self) -> "ReferenceServer":
         self.start()
         return self
@@ -97,7 +106,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grace", default=None, help="grace period after the lifetime (default PT5M)")
     parser.add_argument("--in-flight", choices=("reject", "wait"), default=None,
                         help="in-flight duplicates: 409 (reject) or wait and replay")
-    parser.add_argument("--deviation", default=None, help="deviation profile (ctk.reference.deviations)")
+    from ctk.reference.deviations import PROFILES
+
+    parser.add_argument("--deviation", default=None, choices=list(PROFILES), metavar="NAME",
+                        help=f"deviation profile: breaks one rule, so a check can be shown to fail "
+                             f"({len(PROFILES)} profiles, listed below)")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "deviation profiles (--deviation NAME):\n" + "\n".join(
+        f"  {p.name:<28} {p.breaks}" for p in PROFILES.values())
     from ctk.reference.variants import VARIANTS
 
     parser.add_argument("--variant", default=None, choices=list(VARIANTS), metavar="NAME",
@@ -139,7 +155,13 @@ def run(args: argparse.Namespace) -> int:
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        url = server.start()
+        try:
+            url = server.start()
+        except OSError as exc:
+            where = f"{settings.host}:{settings.port}"
+            why = "the port is in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or str(exc))
+            print(f"ctk serve: cannot listen on {where}: {why}", file=sys.stderr)
+            return 1
         print(url, flush=True)
         print(f"warehouse: {settings.warehouse or settings.extra.get('warehouse_dir')}", file=sys.stderr, flush=True)
         while not stop.wait(0.5):
@@ -148,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
                 return 1
     finally:
         server.stop()
+        server.remove_temp_warehouse()
         for s, handler in previous.items():
             signal.signal(s, handler)
     return 0

@@ -31,6 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if len(args.runs) < 2:
+        print(f"ctk report: give two or more conformance.json files to compare (got {len(args.runs)}); "
+              "one run's report is its own conformance.html", file=sys.stderr)
+        return 2
     try:
         runs = load_runs(args.runs)
     except CompareError as exc:

@@ -7,6 +7,7 @@ a URL never points fault injection or destructive checks at a shared catalog.
 from __future__ import annotations
 
 import ipaddress
+import socket
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -18,13 +19,23 @@ class TargetError(ValueError):
 
 
 def is_loopback_host(host: str) -> bool:
+    """Loopback names (``localhost``, also fully qualified as ``localhost.``, and ``*.localhost``) and
+    addresses in any spelling the resolver takes (``127.0.0.1``, ``127.1``, ``::1``)."""
     host = host.strip("[]").lower()
-    if host in LOOPBACK_NAMES:
+    if host.endswith(".") and not host.endswith("..") and not host[:-1].replace(".", "").isdigit():
+        host = host[:-1]                  # a fully qualified name (localhost.), not an address
+    if host in LOOPBACK_NAMES or host.endswith(".localhost"):
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
-        return False
+        pass
+    if host and all(part.isdigit() for part in host.split(".")) and host.count(".") <= 3:
+        try:   # the short IPv4 forms inet_aton takes, as the resolver does: 127.1, 127.0.1, 2130706433
+            return ipaddress.IPv4Address(socket.inet_aton(host)).is_loopback
+        except OSError:
+            return False
+    return False
 
 
 @dataclass

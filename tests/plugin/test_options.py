@@ -94,7 +94,7 @@ def test_remote_url_allowed_explicitly(pytester: pytest.Pytester):
 
 @pytest.mark.parametrize("args,needle", [
     (["--ctk-timeout", "abc"], "must be a number"),
-    (["--ctk-timeout", "0"], "must be positive"),
+    (["--ctk-timeout", "0"], "--ctk-timeout must be positive, not '0'"),
     (["--catalog-header", "novalue"], "K=V"),
     (["--catalog-credential", "nocolon"], "CLIENT_ID:SECRET"),
     (["--catalog-token", "t", "--catalog-credential", "a:b"], "not both"),

@@ -77,5 +77,5 @@ def test_non_conformance_json_is_a_clear_error(tmp_path, capsys):
     assert "junit.json: not a ctk conformance report" in capsys.readouterr().err
     broken = tmp_path / "broken.json"
     broken.write_text("{")
-    assert main(["report", str(broken), "-o", str(tmp_path / "c.html")]) == 2
+    assert main(["report", str(broken), a, "-o", str(tmp_path / "c.html")]) == 2
     assert "broken.json: not a ctk conformance report (invalid JSON" in capsys.readouterr().err
