@@ -163,6 +163,7 @@ class CatalogClient:
         self._auth_lock = threading.Lock()
         self._token: str | None = target.token
         self._auth_error: str | None = None
+        self._max_connections = max_connections
         self._http = httpx.Client(
             transport=transport,
             timeout=self._timeout(None),
@@ -171,6 +172,17 @@ class CatalogClient:
         )
 
     # --- lifecycle ---------------------------------------------------------------------------------
+    def sibling(self) -> "CatalogClient":
+        """A new client on the same target with this one's settings (prefix, namespace separator, access
+        delegation, storage settings, placement), its own connections and its own exchange record."""
+        other = CatalogClient(self.target, max_connections=self._max_connections)
+        other.prefix, other.namespace_separator = self.prefix, self.namespace_separator
+        other.access_delegation = self.access_delegation
+        other.storage_properties = dict(self.storage_properties)
+        other.storage_allow_remote, other.placement = self.storage_allow_remote, self.placement
+        other._token = self._token
+        return other
+
     def close(self) -> None:
         self._http.close()
 

@@ -62,36 +62,54 @@ class _Run:
         return self.session.client
 
 
-NS_LEVELS = "\x00ns-levels"   # key of the run namespace's levels in the placeholder map (not a placeholder)
+NS_LEVELS = "\x00ns-levels"        # the run namespace's levels (not a placeholder)
+CHILD_LEVELS = "\x00child-levels"  # where `{ns}.{child}` goes on a target without nested namespaces
 
 
-def placeholders(namespace: str | tuple[str, ...] | list[str]) -> dict[str, Any]:
+def _enc(levels: list[str]) -> str:
+    return "%1F".join(quote(p, safe="") for p in levels)
+
+
+def placeholders(namespace: str | tuple[str, ...] | list[str], placement: Any = None) -> dict[str, Any]:
     """The values of the placeholders. ``{ns}`` is the run namespace: in a path its levels percent-encoded and
     joined by %1F, as a list element (``["{ns}", "{child}"]``) its levels spliced in, alone as a string its
-    levels joined by "." (a run namespace inside --ctk-parent-namespace has several levels)."""
+    levels joined by "." (a run namespace inside --ctk-parent-namespace has several levels). On a target
+    without nested namespaces (``placement.nested`` False) ``{ns}.{child}`` is a run-unique sibling of the run
+    namespace, registered with the placement for cleanup."""
     levels = [namespace] if isinstance(namespace, str) else list(namespace)
     uid = uuid.uuid4().hex[:10]
-    return {"ns": "%1F".join(quote(p, safe="") for p in levels), "uid": uid, "table": f"t_{uid}",
-            "view": f"v_{uid}", "child": f"c_{uid}", NS_LEVELS: levels}
+    names: dict[str, Any] = {"ns": _enc(levels), "uid": uid, "table": f"t_{uid}", "view": f"v_{uid}",
+                             "child": f"c_{uid}", NS_LEVELS: levels}
+    if placement is not None and placement.nested is False and tuple(placement.run) == tuple(levels):
+        names[CHILD_LEVELS] = list(placement.child(names["child"]))
+    return names
 
 
 def fill(value: Any, names: dict[str, Any]) -> Any:
     levels = names.get(NS_LEVELS) or []
+    sibling = names.get(CHILD_LEVELS)
     if isinstance(value, str):
         if value == "{ns}" and levels:
             return ".".join(levels)
-        out = value
+        out = value.replace("{ns}%1F{child}", _enc(sibling)) if sibling else value
         for k, v in names.items():
-            if k != NS_LEVELS:
+            if k not in (NS_LEVELS, CHILD_LEVELS):
                 out = out.replace("{" + k + "}", v)
         return out
     if isinstance(value, list):
         out_list: list[Any] = []
-        for v in value:
+        i = 0
+        while i < len(value):
+            v = value[i]
+            if v == "{ns}" and sibling and i + 1 < len(value) and value[i + 1] == "{child}":
+                out_list.extend(sibling)
+                i += 2
+                continue
             if v == "{ns}" and levels:
                 out_list.extend(levels)
             else:
                 out_list.append(fill(v, names))
+            i += 1
         return out_list
     if isinstance(value, dict):
         return {fill(k, names): fill(v, names) for k, v in value.items()}
@@ -103,7 +121,8 @@ def run_scenario(scenario: Scenario, session: Any) -> Verdict:
     kw = dict(endpoint=scenario.endpoint, behaviour=scenario.behaviour)
     client = session.client
     mark = len(client.exchanges)
-    run = _Run(scenario, session, placeholders(getattr(session, "namespace_parts", None) or session.namespace))
+    run = _Run(scenario, session, placeholders(getattr(session, "namespace_parts", None) or session.namespace,
+                                               getattr(session, "placement", None)))
     run.faults = fault_port(session)
 
     def exchanges() -> list[dict[str, Any]]:

@@ -20,7 +20,6 @@ import pytest
 from ctk.checks.context import CheckContext
 from ctk.checks.faults import ControlFaults, CountersOnly, NoFaults
 from ctk.checks.idempotency import ENDPOINT_CHECKS, check_lifetime
-from ctk.http.client import CatalogClient
 from ctk.http.endpoints import ENDPOINTS
 
 CASES = [(op, behaviour, check) for op in ENDPOINTS for behaviour, check in ENDPOINT_CHECKS]
@@ -32,8 +31,7 @@ class _LifetimeBatch:
 
     def _one(self, operation):
         base = self.session.context
-        client = CatalogClient(self.session.target)
-        client.set_prefix(self.session.client.prefix)
+        client = self.session.client.sibling()   # same prefix, separator, storage settings and placement
         self.clients.append(client)
         faults = CountersOnly(base.faults.for_client(client)) if isinstance(base.faults, ControlFaults) \
             else NoFaults()

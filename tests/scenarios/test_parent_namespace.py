@@ -49,3 +49,16 @@ def test_builtin_scenarios_pass_inside_a_parent_namespace():
         assert httpx.get(f"{url}/v1/namespaces", params={"parent": "gold"}, timeout=10).json()["namespaces"] == []
     finally:
         srv.stop()
+
+
+def test_child_becomes_a_registered_sibling_without_nesting():
+    from ctk.http.placement import Placement
+
+    placement = Placement(("bronze", "run"), nested=False)
+    names = placeholders(("bronze", "run"), placement)
+    sib = f"run_{names['child']}"
+    got = fill({"namespace": ["{ns}", "{child}"], "path": "namespaces/{ns}%1F{child}/properties",
+                "tables": "namespaces/{ns}/tables"}, names)
+    assert got == {"namespace": ["bronze", sib], "path": f"namespaces/bronze%1F{sib}/properties",
+                   "tables": "namespaces/bronze%1Frun/tables"}
+    assert placement.siblings == [("bronze", sib)]
