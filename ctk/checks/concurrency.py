@@ -353,7 +353,12 @@ def _serial(ctx: Any, runs: dict, name: str, writers: int, appends: int, max_att
                         continue
                     if kind == "unknown":   # like a client after CommitStateUnknown: look before retrying
                         notes.add(notes.unknown, f"writer {w} append {j} attempt {attempt}: {text}")
-                        if _landed(ctx, name, marker):
+                        landed = _landed(ctx, name, marker)
+                        if landed is None:   # a retry now could apply it twice: stop, do not guess
+                            notes.add(notes.setup, f"writer {w} append {j}: commit state unknown and the table "
+                                                   "unreadable, so the writer stopped rather than retry blindly")
+                            return
+                        if landed:
                             notes.add(notes.recovered, marker)
                             break
                         time.sleep(0.005 * attempt)
