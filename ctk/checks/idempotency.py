@@ -17,7 +17,7 @@ from typing import Any
 from ctk.checks.common import counter_delta, describe, error_of, guarded, single_execution_problems
 from ctk.checks.judging import broken
 from ctk.checks.faults import FaultMatch
-from ctk.http.endpoints import ENDPOINTS, Endpoint
+from ctk.http.endpoints import ENDPOINTS, Endpoint, PrerequisiteError
 from ctk.http.exchange import Exchange
 from ctk.http.keys import new_key
 
@@ -122,9 +122,11 @@ def _replay_problems(case: Any, first: Any, retry: Any, extra: int, counted: int
     return problems
 
 
-def _retry_with_interference(ctx: Any, case: Any, key: str, label: str, counters: bool = True):
+def _retry_with_interference(ctx: Any, case: Any, key: str, label: str, counters: bool = True,
+                             interfere: bool = True):
     """interfere, observe, retry with the same key (lower-case header), observe; returns (retry, extra, counted)."""
-    case.interfere()
+    if interfere:
+        case.interfere()
     base = case.observe()
     c0 = _counters(ctx) if counters else None
     retry = case.send(ctx.client, key=key, header_name=LOWER, label=label)
@@ -235,6 +237,10 @@ def check_terminal_4xx_replayed(run, ctx, endpoint: Endpoint):
 # ----------------------------------------------------------------------------------------------------------
 @guarded("REPLAY-03", "5xx-not-stored")
 def check_5xx_not_stored(run, ctx, endpoint: Endpoint, status: int = 503):
+    if not ctx.faults.supports("fail_before") and ctx.faults.supports("db_link"):
+        from ctk.checks.network import db_link_failure   # the database write fails: any catalog
+
+        return db_link_failure(run, ctx, endpoint, ctx.faults.link, "reset_peer")
     if not ctx.faults.supports("fail_before"):
         return run.unsupported("a failure before persisting can only be injected through the reference "
                                f"control API; this run injects faults via {ctx.faults.name}")
@@ -604,8 +610,14 @@ def check_lifetime(run, ctx, endpoint: Endpoint, fraction: float = 0.9):
             f"{endpoint.operation} cannot be executed again, so an expired key would not show"
         return [v1, run03.unsupported(why)]
     _sleep_until(first.started_at + after)
-    late, extra2, counted2 = _retry_with_interference(
-        ctx, case, key, f"retry, same key, {margin:.1f} s after the lifetime", counters=case.blind is not None)
+    # No second interference: after the replayed retry the state still shows the first one (a re-execution
+    # now would be visible again), and a second one may not even apply (re-creating what exists).
+    try:
+        late, extra2, counted2 = _retry_with_interference(
+            ctx, case, key, f"retry, same key, {margin:.1f} s after the lifetime", counters=case.blind is not None,
+            interfere=False)
+    except PrerequisiteError as exc:
+        return [v1, run03.inconclusive(f"a step of the probe past the lifetime failed: {exc}")]
     d3 = {**details, "late_seconds": round(time.time() - first.started_at, 2), "late_status": late.status}
     if not _replay_problems(case, first, late, extra2, counted2):
         if (v := _blind(run03, case, counted2, d3)) is not None:
@@ -701,6 +713,10 @@ def check_lost_answers(ctx, endpoint: Endpoint, modes: tuple[str, ...] | None = 
     out = []
     for mode in modes or ctx.options.lose_modes:
         out += check_lost_answer(ctx, endpoint, mode=mode, behaviour=f"lost-answer-{mode}")
+    if ctx.faults.supports("db_link"):   # the database's answer to the catalog's commit is cut
+        from ctk.checks.network import check_db_commit_cut
+
+        out += check_db_commit_cut(ctx, ctx.faults.link, endpoint)
     return out
 
 
