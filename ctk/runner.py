@@ -43,6 +43,7 @@ FORWARDED: list[tuple[str, str, str]] = [
     ("--ctk-max-wait", "value", "longest wait a check may do in seconds (default 30)"),
     ("--ctk-reports", "value", "report directory (default reports/)"),
     ("--ctk-strict", "flag", "deviations (SHOULD/MAY broken) fail"),
+    ("--ctk-profile", "value", "judge by the levels of 'spec' (the merged OpenAPI spec; default) or 'design'"),
     ("--ctk-allow-remote", "flag", "allow a non-loopback --catalog-url"),
     ("--ctk-spark", "flag", "also run the Spark pipeline checks (needs `ctk spark-jars`)"),
     ("--ctk-examples", "value", "generated checks: examples (default 5)"),
