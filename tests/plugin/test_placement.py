@@ -195,3 +195,60 @@ def test_without_nesting_cases_use_registered_siblings_and_cleanup_drops_exactly
         s.stop()
     assert s.cleanup_problems == []
     assert _children(reference_url, "silver") == [["silver", "keep"]]   # only what the kit made went
+
+
+def test_advertised_separator_is_used_end_to_end(reference_url):
+    """A catalog that advertises `namespace-separator: %2E` and does not understand %1F (a proxy in front of the
+    reference catalog translates): the session, the checks and the real client all use %2E."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oddserver"))
+    import odd
+
+    class dot_separator(odd.Rule):
+        seen_dots = 0    # namespace segments that came with the advertised %2E
+
+        def before(self, req):
+            if "%1F" in req.path.upper() or "%1F" in req.query.upper():
+                self.hit()
+                return odd.Answer.of(400, {"error": {"message": "this catalog separates levels with %2E",
+                                                     "type": "BadRequestException", "code": 400}})
+            # a server decodes the namespace segment and splits it at ".": "%2E" (the kit, as Java sends the
+            # advertised form) and a raw "." (pyiceberg) mean the same; the reference behind wants %1F
+            def seg(m):
+                self.seen_dots += "%2E" in m.group(2).upper()
+                return m.group(1) + re.sub(r"%2[Ee]|\.", "%1F", m.group(2))
+
+            req.path = re.sub(r"(/namespaces/)([^/?]+)", seg, req.path)
+            req.query = re.sub(r"(parent=)([^&]+)", seg, req.query)
+            return None
+
+        def after(self, req, answer):
+            if req.is_("GET", r"/v1/config$") and answer.status == 200:
+                body = answer.json()
+                body.setdefault("overrides", {})["namespace-separator"] = "%2E"
+                return odd.Answer.of(200, body)
+            return None
+
+    import re
+
+    from ctk.checks import concurrency, real_client
+
+    assert httpx.post(f"{reference_url}/v1/namespaces", json={"namespace": ["gold"]}, timeout=10).status_code == 200
+    rule = dot_separator()
+    with odd.OddServer(reference_url, [rule]) as proxy:
+        s = CtkSession(CtkOptions(catalog_url=proxy.url, parent_namespace=("gold",)), run_id="r4")
+        s.start()
+        try:
+            assert s.error is None, s.error
+            assert s.client.namespace_separator == "%2E" and s.placement.nested is True
+            verdicts = concurrency.check_serial_appends(s.context, 2, 2) + real_client.check_pyiceberg(s.context)
+            assert all(v.status.value == "pass" for v in verdicts), \
+                [(v.requirement, v.details.get("error"), v.message[:2000]) for v in verdicts if v.status.value != "pass"]
+        finally:
+            s.stop()
+        assert s.cleanup_problems == []
+    assert rule.hits == 0, "a request used %1F although the catalog advertised %2E"
+    assert rule.seen_dots > 10
+    assert _children(reference_url, "gold") == []
