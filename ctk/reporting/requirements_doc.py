@@ -53,10 +53,11 @@ The kit judges by a profile, `--ctk-profile spec` (the default) or `--ctk-profil
 | fail | a MUST is broken; the report shows the message and the HTTP exchanges | failed |
 | deviation | a SHOULD or MAY is not met | passed with a warning (failed under `--ctk-strict`) |
 | unsupported | the target lacks a capability the check assumes (column "assumes") | skipped "unsupported: ..." |
-| inconclusive | the check ran but could not decide (e.g. timing) | skipped "inconclusive: ..." |
+| inconclusive | the check ran but could not decide (e.g. timing, a failed setup step, state unreadable) | skipped "inconclusive: ..." |
+| error | the check crashed (exception); the requirement went unjudged and the run fails | failed |
 
 A requirement's verdict in the reports is the worst of its checks, in the order
-fail > deviation > inconclusive > pass > unsupported: one counterexample outweighs any number of
+error > fail > deviation > inconclusive > pass > unsupported: one counterexample outweighs any number of
 passes; a check that could not decide keeps the requirement from counting as a pass; an unsupported
 check carries no evidence either way. A requirement no check exercised is "not run".
 
