@@ -167,9 +167,22 @@ class Catalog:
 
     # tables
     def create_table(self, ns: tuple[str, ...], name: str, properties: dict | None = None) -> dict:
-        ex = self._do("POST", f"namespaces/{ns_path(ns)}/tables", create_table_body(name, properties),
-                      label=f"setup: create table {name}")
+        try:
+            ex = self._do("POST", f"namespaces/{ns_path(ns)}/tables", create_table_body(name, properties),
+                          label=f"setup: create table {name}")
+        except PrerequisiteError as exc:
+            raise PrerequisiteError(str(exc) + self._placement_hint(ns, exc.exchange), exc.exchange) from None
         return ex.json() or {}
+
+    def _placement_hint(self, ns: tuple[str, ...], ex: Exchange | None) -> str:
+        """For a table refused (4xx other than 409) in a top-level run namespace: the option that places the
+        run namespace where the catalog allows tables."""
+        placement = getattr(self.client, "placement", None)
+        if ex is None or ex.status is None or not 400 <= ex.status < 500 or ex.status == 409 or placement is None \
+                or placement.parent or tuple(ns[:1]) != tuple(placement.run):
+            return ""
+        return (" (the run namespace is top level; if the catalog allows tables only inside certain namespaces, "
+                "give one with --ctk-parent-namespace)")
 
     def drop_table(self, ns: tuple[str, ...], name: str, purge: bool, label: str = "setup") -> Exchange:
         return self._do("DELETE", table_path(ns, name), ok=(200, 204, 404), label=f"{label}: drop table {name}",
