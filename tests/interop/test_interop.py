@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -78,6 +79,7 @@ def confinement() -> Confinement:
     else:
         c = Confinement("guard", (), f"NO network namespace ({reason}): only the kit's own loopback guard "
                                      "keeps its traffic on 127.0.0.1")
+        warnings.warn(UserWarning(f"interop lane: {c.note}"))     # in the warnings summary, also without -s
     _say(c.note)
     return c
 
