@@ -159,7 +159,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return
     if call.excinfo is not None and isinstance(call.excinfo.value, VerdictError):
         report = outcome.get_result()
-        report.longrepr = str(call.excinfo.value)   # the verdict text, without the plugin's traceback
+        report.longrepr = failure_text(str(call.excinfo.value))   # the verdict text, no plugin traceback
     verdicts = item.stash.get(VERDICTS_KEY, None)
     if not verdicts:
         return
@@ -175,6 +175,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         except Exception:  # noqa: BLE001
             pass
         report.ctk_target = info
+
+
+FAILURE_TEXT_LIMIT = 1500
+
+
+def failure_text(text: str, limit: int = FAILURE_TEXT_LIMIT) -> str:
+    """A failing check's text for the terminal, junit.xml and report.html, cut to ``limit`` characters with a
+    note: the full evidence (each exchange once, bodies capped) is in conformance.json/html."""
+    if len(text) <= limit:
+        return text
+    return (text[:limit].rstrip() + f"\n… [cut: {len(text) - limit} more characters; every exchange of this check "
+            "is in conformance.html / conformance.json]")
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

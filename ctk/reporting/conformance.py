@@ -23,6 +23,6 @@ def write_conformance(report: RunReport, out_dir: str = "reports") -> dict[str, 
     """
     os.makedirs(out_dir, exist_ok=True)
     paths = {"json": os.path.join(out_dir, "conformance.json"), "html": os.path.join(out_dir, "conformance.html")}
-    _write(paths["json"], report.to_json() + "\n")
+    _write(paths["json"], report.to_json(indent=None) + "\n")   # compact: a run can hold thousands of exchanges
     _write(paths["html"], render_conformance(report))
     return paths

@@ -89,8 +89,12 @@ ul.glance li{margin:3px 0}
 td.s-none{color:#8c959f}
 .small{font-size:12px;color:#57606a}
 .cls{display:block;font-weight:400;font-size:12px}
-.matrix td{text-align:center;min-width:90px}
-.matrix th.row{white-space:nowrap}
+.scroll{overflow:auto;max-height:85vh;border:1px solid #d0d7de;margin:6px 0 12px}
+.scroll table{margin:0;border-collapse:separate;border-spacing:0}
+.matrix td{text-align:center;min-width:84px;font-size:12px}
+.matrix thead th{position:sticky;top:0;z-index:2;font-size:12px}
+.matrix th.row{white-space:nowrap;position:sticky;left:0;z-index:1;background:#f6f8fa}
+.matrix th.corner{left:0;z-index:3}
 .finding{border:1px solid #d0d7de;border-left:6px solid;border-radius:4px;padding:6px 12px;margin:10px 0}
 .finding.s-fail{border-left-color:#cf222e;background:#fff}
 .finding.s-error{border-left-color:#82071e;background:#fff}
@@ -152,13 +156,20 @@ def matrix_columns(matrix: dict[str, dict[str, Any]]) -> list[str]:
     return [b for b in BEHAVIOURS if b in seen] + sorted(seen - set(BEHAVIOURS))
 
 
-def render_exchanges_html(exchanges: list[dict[str, Any]], limit: int = 20) -> str:
+def render_exchanges_html(exchanges: list[dict[str, Any]], limit: int = 20, cut: int = 0) -> str:
+    """The exchanges, once each; ``cut``: how many the report left out (see ctk.reporting.model.cap_exchanges)."""
     if not exchanges:
         return '<p class="small">No HTTP exchanges recorded.</p>'
     shown = exchanges[:limit]
     text = scrub_text(render_exchanges(shown)) or ""
-    more = (f'<p class="small">{len(exchanges) - limit} more exchanges in conformance.json.</p>'
-            if len(exchanges) > limit else "")
+    notes = []
+    if len(exchanges) > limit:
+        notes.append(f"{len(exchanges) - limit} more exchanges in conformance.json.")
+    if cut:
+        notes.append(f"{cut} further exchanges of this check are not kept in the report (kept: the first, the "
+                     "last, then the latest with no answer or an error status, then with an Idempotency-Key); bodies longer "
+                     "than the limit are cut where marked.")
+    more = "".join(f'<p class="small">{esc(n)}</p>' for n in notes)
     return f"<pre class=\"exchanges\">{esc(text)}</pre>{more}"
 
 
@@ -201,7 +212,7 @@ def render_conformance(report: RunReport) -> str:
     if findings:
         out.append('<h3>Needs attention</h3><ul class="glance">' + "".join(
             f'<li>{badge(r.status)} <a href="#{anchor[id(r)]}"><b>{esc(r.requirement)}</b></a> '
-            f'{esc(" · ".join(x for x in (r.endpoint, r.behaviour) if x))}: {esc(_first_line(r.message))}</li>'
+            f'{esc(" · ".join(x for x in (r.endpoint, r.behaviour) if x))}: {_what_happened(r.message)}</li>'
             for r in findings[:12]) + (f"<li>… and {len(findings) - 12} more below</li>" if len(findings) > 12 else "")
             + "</ul>")
 
@@ -227,7 +238,10 @@ def render_conformance(report: RunReport) -> str:
     out.append("<h2>Endpoint × behaviour matrix</h2>")
     if matrix:
         cols = matrix_columns(matrix)
-        out.append('<table class="matrix"><thead><tr><th>endpoint (operationId)</th>'
+        first_finding: dict[tuple[str | None, str | None], str] = {}
+        for r in findings:
+            first_finding.setdefault((r.endpoint, r.behaviour), anchor[id(r)])
+        out.append('<div class="scroll"><table class="matrix"><thead><tr><th class="corner">endpoint (operationId)</th>'
                    + "".join(f"<th>{esc(c)}</th>" for c in cols) + "</tr></thead><tbody>")
         for ep, cells in matrix.items():
             row = [f'<th class="row">{esc(ep)}</th>']
@@ -238,9 +252,12 @@ def render_conformance(report: RunReport) -> str:
                     continue
                 inner = "".join(f'<span class="cls">{esc(x)}</span>' for x in cell["classifications"])
                 inner += f'<span class="cls small">{esc(", ".join(cell["requirements"]))}</span>'
+                target = first_finding.get((ep, c)) if cell["status"] in ("fail", "deviation") else None
+                if target:
+                    inner += f'<a class="cls" href="#{esc(target)}">finding →</a>'
                 row.append(status_cell(cell["status"], inner))
             out.append("<tr>" + "".join(row) + "</tr>")
-        out.append("</tbody></table>")
+        out.append("</tbody></table></div>")
     else:
         out.append('<p class="small">No check reported an endpoint and behaviour.</p>')
 
@@ -339,9 +356,24 @@ def _finding(r: Result, anchor: str) -> str:
         f'<div class="small">{esc(r.statement)}</div>'
         f'<div class="small">test <code>{esc(r.nodeid)}</code> · {r.duration:.2f} s · outcome {esc(r.outcome)}</div>'
         f"<pre class=\"message\">{esc(r.message)}</pre>"
-        f"{render_exchanges_html(r.exchanges)}"
+        f"{render_exchanges_html(r.exchanges, cut=r.exchanges_cut)}"
         "</section>"
     )
+
+
+def _what_happened(message: str) -> str:
+    """For "Needs attention": what happened first (the check's "happened:" line), then what was expected."""
+    fields = {}
+    for line in (message or "").splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in ("expected", "happened") and key.strip() not in fields:
+            fields[key.strip()] = value.strip()
+    if "happened" in fields:
+        text = f"<b>happened:</b> {esc(_first_line(fields['happened'], 200))}"
+        if "expected" in fields:
+            text += f' <span class="small">(expected: {esc(_first_line(fields["expected"], 160))})</span>'
+        return text
+    return esc(_first_line(message))
 
 
 def _first_line(text: str, limit: int = 160) -> str:

@@ -52,6 +52,15 @@ from ctk.http.exchange import REDACTED, SECRET_FIELDS, Exchange
 
 FORMAT = "ctk-conformance/1"
 
+# The report keeps evidence, not archives. A finding (fail, deviation, error) keeps at most FINDING_EXCHANGES of
+# its exchanges with bodies cut at FINDING_BODY characters; any other result (its classification is what the
+# behaviour profile needs) at most OTHER_EXCHANGES, bodies cut at OTHER_BODY. Which ones: see cap_exchanges.
+# Every cut is noted in the report. A run against one deviation stays around 2 MB of reports in all.
+FINDING_EXCHANGES, FINDING_BODY = 6, 600
+OTHER_EXCHANGES, OTHER_BODY = 2, 200
+BODY_LIMIT = FINDING_BODY
+EXCHANGE_LIMIT = FINDING_EXCHANGES
+
 # Worst first. See the module docstring for why.
 STATUS_ORDER: tuple[str, ...] = ("error", "fail", "deviation", "inconclusive", "pass", "unsupported")
 _RANK = {s: i for i, s in enumerate(STATUS_ORDER)}
@@ -130,6 +139,59 @@ def redact_exchange(ex: dict[str, Any] | Exchange) -> dict[str, Any]:
     return d
 
 
+EXCHANGES_MARK = "\n\nexchanges:\n"
+
+
+def strip_rendered_exchanges(message: str, has_exchanges: bool) -> str:
+    """A check's message without the exchanges it rendered into it, when the result carries them anyway (the
+    report prints each exchange once, from the result's exchanges)."""
+    if has_exchanges and EXCHANGES_MARK in message:
+        return message.split(EXCHANGES_MARK, 1)[0].rstrip()
+    return message
+
+
+def cap_body(text: str | None, limit: int = BODY_LIMIT) -> str | None:
+    """``text`` cut to ``limit`` characters, with a note of how much was cut."""
+    if text is None or len(text) <= limit:
+        return text
+    return text[:limit] + f"… [cut: {len(text) - limit} of {len(text)} characters not kept in the report]"
+
+
+def _telling(ex: dict[str, Any]) -> bool:
+    """An exchange that shows behaviour: it carries an Idempotency-Key, or got no answer or an error status."""
+    status = ex.get("status")
+    return (status is None or status >= 400
+            or any(k.lower() == "idempotency-key" for k in (ex.get("request_headers") or {})))
+
+
+def cap_exchanges(exchanges: list[dict[str, Any]], limit: int = EXCHANGE_LIMIT,
+                  body_limit: int = BODY_LIMIT) -> tuple[list[dict[str, Any]], int]:
+    """Exchanges without repeats, bodies cut at ``body_limit``; of more than ``limit``: the first and the last
+    (from a limit of 4), then the latest without an answer or with an error status, the latest with an
+    Idempotency-Key, the latest others; kept in their order. Also how many were left out."""
+    unique: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for ex in exchanges:
+        key = json.dumps(ex, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            unique.append(ex)
+    n = len(unique)
+    if n <= limit:
+        kept = unique
+    else:
+        chosen = {0, n - 1} if limit >= 4 else {n - 1}
+        failed = [i for i in range(n) if unique[i].get("status") is None or unique[i]["status"] >= 400]
+        for i in failed[::-1] + [i for i in range(n) if _telling(unique[i])][::-1] + list(range(n - 1, -1, -1)):
+            if len(chosen) >= limit:
+                break
+            chosen.add(i)
+        kept = [unique[i] for i in sorted(chosen)]
+    out = [{**ex, "request_body": cap_body(ex.get("request_body"), body_limit),
+            "response_body": cap_body(ex.get("response_body"), body_limit)} for ex in kept]
+    return out, len(exchanges) - len(kept)
+
+
 # --- results ----------------------------------------------------------------------------------------
 
 
@@ -151,6 +213,7 @@ class Result:
     nodeid: str = ""
     duration: float = 0.0
     outcome: str = ""
+    exchanges_cut: int = 0                  # exchanges of this result left out of the report (EXCHANGE_LIMIT)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Result":
@@ -272,8 +335,11 @@ class RunReport:
         if status not in _RANK:
             raise ValueError(f"unknown verdict status {status!r}; expected one of {', '.join(STATUS_ORDER)}")
         d["status"] = status
-        d["message"] = scrub_text(d.get("message") or "") or ""
-        d["exchanges"] = [redact_exchange(x) for x in d.get("exchanges") or []]
+        d["message"] = strip_rendered_exchanges(scrub_text(d.get("message") or "") or "", bool(d.get("exchanges")))
+        finding = status in ("fail", "deviation", "error")
+        d["exchanges"], d["exchanges_cut"] = cap_exchanges(
+            [redact_exchange(x) for x in d.get("exchanges") or []],
+            FINDING_EXCHANGES if finding else OTHER_EXCHANGES, FINDING_BODY if finding else OTHER_BODY)
         d["details"] = redact_options(_jsonable(d.get("details") or {}))
         d["classification"] = scrub_text(d.get("classification"))
         result = Result.from_dict({**d, "nodeid": nodeid, "duration": float(duration or 0.0),
@@ -439,7 +505,8 @@ class RunReport:
         }
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, sort_keys=False, default=str)
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False, default=str,
+                          separators=(",", ":") if indent is None else None)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunReport":
