@@ -450,8 +450,13 @@ class RunReport:
             chosen = [r for r in self.results if r.requirement == req and r.classification]
             if not chosen:
                 chosen = [r for r in self.results if r.behaviour == behaviour and r.classification]
+            # an endpoint is listed once: under what was observed, not also under "could not observe" (an
+            # inconclusive result's classification) when another check of it decided
+            decided = {r.endpoint for r in chosen if r.status not in ("inconclusive", "unsupported")}
             seen: dict[str, list[str]] = {}
             for r in chosen:
+                if r.status in ("inconclusive", "unsupported") and r.endpoint in decided:
+                    continue
                 eps = seen.setdefault(r.classification or "", [])
                 if r.endpoint and r.endpoint not in eps:
                     eps.append(r.endpoint)

@@ -126,3 +126,35 @@ def test_status_enum_accepted_in_dict():
     d = Verdict.ok("KEY-01").to_dict()
     d["status"] = Status.PASS
     assert rep.add(d, "n").status == "pass"
+
+
+def test_in_flight_summary_lists_an_endpoint_once():
+    from ctk.reporting.model import RunReport
+
+    rep = RunReport.begin("http://127.0.0.1:1")
+    rep.add(Verdict.inconclusive("INFLIGHT-01", "no overlap", endpoint="createTable", classification="no overlap observed"),
+            "t::a")
+    rep.add(Verdict.ok("INFLIGHT-01", "409", endpoint="createTable", classification="rejected in flight"), "t::b")
+    rep.add(Verdict.inconclusive("INFLIGHT-01", "no overlap", endpoint="updateTable",
+                                 classification="no overlap observed"), "t::c")
+    assert rep.discovery_view()["in_flight"] == "rejected in flight (createTable); no overlap observed (updateTable)"
+
+
+def test_exchanges_capped_with_a_note():
+    from ctk.reporting.model import FINDING_BODY, FINDING_EXCHANGES, OTHER_EXCHANGES, RunReport
+
+    def ex(i, status=200, body="b"):
+        return {"method": "GET", "url": f"http://127.0.0.1:1/v1/x{i}", "request_headers": {}, "request_body": None,
+                "status": status, "response_headers": {}, "response_body": body, "error": None,
+                "started_at": 0.0, "elapsed_ms": 1.0, "label": None}
+
+    exs = [ex(i) for i in range(30)]
+    exs[10] = ex(10, 409, "c" * (FINDING_BODY * 2))
+    rep = RunReport.begin("http://127.0.0.1:1")
+    f = rep.add(Verdict.broken("REPLAY-01", "expected: x\nhappened: y\n\nexchanges:\n--> GET ...", exchanges=exs), "t::f")
+    assert len(f.exchanges) == FINDING_EXCHANGES and f.exchanges_cut == 30 - FINDING_EXCHANGES
+    assert [e["url"][-3:] for e in f.exchanges][:2] == ["/x0", "x10"] and f.exchanges[-1]["url"].endswith("/x29")
+    assert "characters not kept in the report" in f.exchanges[1]["response_body"]
+    assert f.message == "expected: x\nhappened: y"          # the rendered copy goes; the exchanges stay
+    p = rep.add(Verdict.ok("REPLAY-01", "fine", exchanges=exs + exs), "t::p")
+    assert len(p.exchanges) == OTHER_EXCHANGES and p.exchanges[0]["status"] == 409
