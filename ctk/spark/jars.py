@@ -292,8 +292,20 @@ def _index_lookup(package: str) -> tuple[str, str, str]:
     raise BuildError(f"{package} not found in the Debian indexes of {', '.join(DEBIAN_SUITES)}")
 
 
-def obtain_deb(deb: Deb, debs_dir: Path | None, store: Path, quiet: bool = False) -> tuple[Path, dict]:
-    """A verified copy of `deb`: from `debs_dir` (any version of the package), the cache, or the mirror."""
+def offline_default() -> bool:
+    """$CTK_OFFLINE set: never fetch (as --offline)."""
+    return os.environ.get("CTK_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def downloads() -> list[str]:
+    """What a build without --debs fetches, one line each: package, version, URL, pinned SHA-256."""
+    return [f"{d.package} {d.version}: {DEBIAN_MIRROR}/{d.pool_path} (SHA-256 {d.sha256})" for d in DEBS]
+
+
+def obtain_deb(deb: Deb, debs_dir: Path | None, store: Path, quiet: bool = False,
+               offline: bool = False) -> tuple[Path, dict]:
+    """A verified copy of `deb`: from `debs_dir` (any version of the package), the cache, or the mirror (never
+    with ``offline``: then a BuildError says what to fetch and where to put it)."""
     record = {"package": deb.package, "version": deb.version, "source": None}
     candidates: list[Path] = []
     if debs_dir is not None:
@@ -309,11 +321,17 @@ def obtain_deb(deb: Deb, debs_dir: Path | None, store: Path, quiet: bool = False
             record.update(version=version, sha256=digest, source=str(cand), pinned=digest == deb.sha256)
             return cand, record
     # fetch: the pinned file first, then whatever the suite index names now (verified against the index)
-    store.mkdir(parents=True, exist_ok=True)
     url = f"{DEBIAN_MIRROR}/{deb.pool_path}"
+    if offline:
+        raise BuildError(f"offline: {deb.package}_*.deb is neither in --debs nor in the cache {store}; fetch "
+                         f"{url} (SHA-256 {deb.sha256}) on a machine with network and pass its directory as "
+                         "--debs DIR")
+    store.mkdir(parents=True, exist_ok=True)
     expected, version = deb.sha256, deb.version
     try:
-        _log(f"fetching {url}", quiet)
+        # always said, also with --quiet: this is the only network access of the kit outside loopback
+        print(f"ctk spark-jars: downloading {deb.package} {deb.version} from {url} (pinned SHA-256 "
+              f"{deb.sha256[:16]}…; --debs DIR or --offline avoids the network)", file=sys.stderr, flush=True)
         data = _http_get(url)
     except urllib.error.HTTPError as exc:
         if exc.code != 404:
@@ -404,7 +422,7 @@ def classpath(dest: Path | None = None) -> list[Path]:
 # ----------------------------------------------------------------------------------------------- build
 
 
-def build(dest: Path, debs_dir: Path | None = None, *, quiet: bool = False) -> dict:
+def build(dest: Path, debs_dir: Path | None = None, *, quiet: bool = False, offline: bool = False) -> dict:
     """Assemble the jars into `dest` (no lock; use ensure_jars). Returns the manifest."""
     started = time.monotonic()
     runtime = iceberg_runtime_source()
@@ -422,7 +440,7 @@ def build(dest: Path, debs_dir: Path | None = None, *, quiet: bool = False) -> d
         tmp = Path(tmp_name)
         deb_records, hc_jars = [], []
         for deb in DEBS:
-            path, record = obtain_deb(deb, debs_dir, dest / "debs", quiet)
+            path, record = obtain_deb(deb, debs_dir, dest / "debs", quiet, offline=offline)
             deb_records.append(record)
             extracted = extract_deb_jars(path, deb.jars, tmp / "deb-jars")
             hc_jars += extracted
@@ -492,7 +510,7 @@ def ensure_jars(dest: Path | None = None, debs_dir: Path | None = None, *, force
         return classpath(dest)
     with _locked(dest):
         if force or check_jars(dest, full=False):
-            build(dest, debs_dir, quiet=quiet)
+            build(dest, debs_dir, quiet=quiet, offline=offline_default())
     return classpath(dest)
 
 
@@ -503,6 +521,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dest", type=Path, default=None, help="cache dir (default: $CTK_SPARK_JARS or .ctk-cache/spark-jars)")
     parser.add_argument("--check", action="store_true", help="only verify the jars against manifest.json (SHA-256)")
     parser.add_argument("--debs", type=Path, default=None, help="dir with libhttpclient5-java_*.deb and libhttpcore5-java_*.deb (no download)")
+    parser.add_argument("--offline", action="store_true", default=None,
+                        help="never download (also $CTK_OFFLINE=1): the .deb files must be in --debs or the cache")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = ("Without --debs and without them in the cache, it downloads (and checks against the pinned "
+                     "SHA-256):\n" + "\n".join("  " + line for line in downloads()) + "\nEverything else comes "
+                     "from installed packages (pyspark, snowpark-connect-deps-iceberg) and the JDK.")
     parser.add_argument("--force", action="store_true", help="rebuild even when the cache is valid")
     parser.add_argument("--quiet", action="store_true")
 
@@ -526,7 +550,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         with _locked(dest):
-            build(dest, args.debs, quiet=args.quiet)
+            build(dest, args.debs, quiet=args.quiet, offline=bool(args.offline) or offline_default())
     except (BuildError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
         detail = getattr(exc, "stderr", None)
         print(f"ctk spark-jars: {exc}{(': ' + detail.strip()[-2000:]) if detail else ''}", file=sys.stderr)
