@@ -275,10 +275,7 @@ class Lakana(Catalog):
         }
         server = str(self.bin_dir / "lakana-server")
         started = time.monotonic()
-        migrate = subprocess.run([server, "migrate"], env=env, cwd=self.workdir, capture_output=True, text=True,
-                                 timeout=deadline_s)
-        if migrate.returncode != 0:
-            raise CatalogFailed(f"lakana-server migrate exited {migrate.returncode}:\n{migrate.stderr[-2000:]}")
+        self._database(server, env, deadline_s)
         process = start_process("lakana-server", [server], env, self.workdir, self.on_start)
         self.processes.append(process)
         wait_ready(process, f"{self.url}/v1/config", deadline_s - (time.monotonic() - started),
@@ -290,6 +287,25 @@ class Lakana(Catalog):
         if status not in (200, 201):
             raise CatalogFailed(f"lakana: creating environment dev answered {status}: {body[:500]}")
         return time.monotonic() - started
+
+    def _database(self, server: str, env: dict[str, str], deadline_s: float) -> None:
+        """A migrated, empty metadata database. ``lakana-server migrate`` takes 5-20 s, so its result is kept
+        next to the installed version (in its venv) and copied for later runs; the bootstrap token is not in
+        it (the server reads it from the environment when it starts)."""
+        db = self.workdir / "meta.db"
+        template = self.bin_dir.parent / "ctk-migrated-meta.db"
+        if template.exists():
+            shutil.copyfile(template, db)
+            return
+        migrate = subprocess.run([server, "migrate"], env=env, cwd=self.workdir, capture_output=True, text=True,
+                                 timeout=deadline_s)
+        if migrate.returncode != 0:
+            raise CatalogFailed(f"lakana-server migrate exited {migrate.returncode}:\n{migrate.stderr[-2000:]}")
+        wal = self.workdir / "meta.db-wal"
+        if not wal.exists() or wal.stat().st_size == 0:     # all of it in meta.db: safe to copy
+            partial = template.with_suffix(f".{os.getpid()}.tmp")
+            shutil.copyfile(db, partial)
+            os.replace(partial, template)
 
     def runs(self) -> list[KitRun]:
         return [KitRun("lakana", ["--catalog-url", self.url, "--catalog-prefix", "dev",
