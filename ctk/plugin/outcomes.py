@@ -67,7 +67,8 @@ def crashed(item: pytest.Item, exc: BaseException, last_exchange: dict[str, Any]
     """The error verdict of a ctk test whose check raised ``exc``, named after the requirement it checks.
 
     The requirement comes from the check function the test was parametrized with (``check.requirement``, set
-    by ``ctk.checks.common.guarded``), else from a ``REQ``/``REQUIREMENT`` constant of the test module, else
+    by ``ctk.checks.common.guarded``; a parameter naming a function of a module the test module imported
+    counts too), else from a ``REQ``/``REQUIREMENT`` constant of the test module, else
     from the requirement id in the test's name; ``UNKNOWN_REQUIREMENT`` when none says (the report lists it
     as a requirement of its own rather than charge the crash to a requirement it may not concern).
     """
@@ -94,12 +95,19 @@ def last_exchange(session: Any, mark: int = 0) -> dict[str, Any] | None:
 def _requirement_of(item: pytest.Item) -> str:
     from ctk.core.requirements import REQUIREMENTS
 
+    import types
+
     params = getattr(getattr(item, "callspec", None), "params", {}) or {}
-    for value in params.values():
-        rid = getattr(value, "requirement", None)
-        if isinstance(rid, str) and rid in REQUIREMENTS:
-            return rid
     module = getattr(item, "module", None)
+    modules = [m for m in vars(module).values() if isinstance(m, types.ModuleType)] if module else []
+    for value in params.values():
+        candidates = [value]
+        if isinstance(value, str):    # a check named by a string, e.g. ("race", "check_race"): look it up
+            candidates += [getattr(m, value, None) for m in modules]
+        for c in candidates:
+            rid = getattr(c, "requirement", None)
+            if isinstance(rid, str) and rid in REQUIREMENTS:
+                return rid
     for name in ("REQ", "REQUIREMENT"):
         rid = getattr(module, name, None)
         if isinstance(rid, str) and rid in REQUIREMENTS:

@@ -39,6 +39,15 @@ def test_crash_naming_no_requirement():
     raise RuntimeError("nobody said which requirement")
 
 
+from ctk.checks import concurrency
+
+
+@pytest.mark.ctk
+@pytest.mark.parametrize("name", ["check_transaction"])
+def test_named_check_crash(name):
+    raise OSError("disk gone")
+
+
 @pytest.mark.ctk
 def test_fine():
     return Verdict.ok("KEY-01", "ran")
@@ -55,12 +64,13 @@ def test_crashed_check_is_an_error_verdict_in_the_reports(pytester: pytest.Pytes
     pytester.makepyfile(test_crashing=CRASHING)
     result = pytester.runpytest_subprocess("test_crashing.py", "--catalog-url", reference_url, "-p", "no:html",
                                            "--ctk-reports", "rep", timeout=120)
-    result.assert_outcomes(passed=1, failed=3)
+    result.assert_outcomes(passed=1, failed=4)
     assert result.ret == 1
     data = json.loads((pytester.path / "rep" / "conformance.json").read_text())
     errors = {r["requirement"]: r for r in data["results"] if r["status"] == "error"}
-    assert set(errors) == {"OCC-02", "OCC-01", "(unknown)"}, data["results"]
-    assert data["counts"]["error"] == 3 and data["counts"]["pass"] == 1
+    assert set(errors) == {"OCC-02", "OCC-01", "OCC-04", "(unknown)"}, data["results"]
+    assert data["counts"]["error"] == 4 and data["counts"]["pass"] == 1
+    assert "OSError: disk gone" in errors["OCC-04"]["message"]
     assert data["overall"] == "error" or (data["overall"] is None and data["subset"])   # a subset has none
     assert data["requirements"]["OCC-02"]["status"] == "error"
     g = errors["OCC-02"]
@@ -74,7 +84,7 @@ def test_crashed_check_is_an_error_verdict_in_the_reports(pytester: pytest.Pytes
     html = (pytester.path / "rep" / "conformance.html").read_text()
     assert "ZeroDivisionError" in html and "s-error" in html and ">ERROR<" in html
     out = result.stdout.str()
-    assert "OCC-02 (MUST) ERROR" in out and "3 error" in out
+    assert "OCC-02 (MUST) ERROR" in out and "4 error" in out
 
 
 def test_suite_run_against_the_odd_server_reports_schema_finding_not_occ_failure(pytester: pytest.Pytester,
