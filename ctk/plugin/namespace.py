@@ -1,8 +1,9 @@
 """The run namespace: created at session start (inside ``--ctk-parent-namespace`` when given), removed with
 everything inside at the end, and the probe of whether the target nests namespaces below it.
 
-The kit touches nothing outside it (and the run-unique siblings it registers where the target cannot nest). Works with any client that has
-``request(method, path, json=..., label=...) -> Exchange`` with paths relative to ``/v1/{prefix}``.
+The kit touches nothing outside it (and the run-unique siblings it registers where the target cannot nest).
+Works with any client that has ``request(method, path, json=..., label=...) -> Exchange`` with paths relative
+to ``/v1/{prefix}``.
 """
 
 from __future__ import annotations
