@@ -46,6 +46,8 @@ FORWARDED: list[tuple[str, str, str]] = [
     ("--ctk-profile", "value", "judge by the levels of 'spec' (the merged OpenAPI spec; default) or 'design'"),
     ("--ctk-allow-remote", "flag", "allow a non-loopback --catalog-url"),
     ("--ctk-spark", "flag", "also run the Spark pipeline checks (needs `ctk spark-jars`)"),
+    ("--ctk-db-link", "value", "control API of the interposer proxy in front of the catalog's database, "
+     "http://HOST:PORT/proxies/NAME"),
     ("--ctk-examples", "value", "generated checks: examples (default 5)"),
     ("--ctk-seed", "value", "generated checks: seed (default derandomized)"),
     ("--ctk-steps", "value", "stateful model: steps per sequence (default 10)"),

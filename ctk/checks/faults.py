@@ -22,6 +22,8 @@ Implementations:
 - `InterposerFaults`: an in-process `ctk.interposer.Interposer` between the client and any target:
   ``lose_answer``, ``delay`` (of the answer only: the server is not held) and ``duplicate``.
 - `NoFaults`: nothing; every method raises `FaultUnsupported`.
+- `DbLinkFaults`: one of these plus the catalog's database link (``--ctk-db-link``): failing, holding and
+  cutting the database under any catalog (checks use ``faults.link`` where ``supports("db_link")``).
 
 `detect_injector(client, interposer=None)` picks the control API when the target has one, else the
 interposer when one is given, else `NoFaults`.
@@ -276,6 +278,84 @@ class InterposerFaults(FaultInjector):
             except Exception:  # already used up / removed
                 pass
         self.names.clear()
+
+
+class DbLinkFaults(FaultInjector):
+    """Another injector (control API, interposer or nothing) plus the link between the catalog and its database:
+    a ``ctk interposer`` in TCP mode in front of the catalog's database, driven through its control API
+    (``--ctk-db-link http://HOST:PORT/proxies/NAME``; `ctk.interposer.client.ProxyLink`). It works on any
+    catalog: the database write fails (``fail_db``: REPLAY-03 without the control API), the database is held
+    while duplicates arrive (``duplicate``: a real in-flight window for INFLIGHT-01/02), and the database's
+    answer to the commit is cut (``cut_commit``: the catalog cannot know the outcome). Everything else goes to
+    the inner injector."""
+
+    def __init__(self, inner: FaultInjector, link: Any, hold_ms: int = 150):
+        self.inner = inner
+        self.link = link
+        self.hold_ms = hold_ms
+        self.capabilities = frozenset(inner.capabilities | {"db_link"})
+        self.name = f"{inner.name}, and the catalog's database link ({link.describe()})"
+
+    def lose_answer(self, match: FaultMatch, mode: str = "503") -> Any:
+        return self.inner.lose_answer(match, mode)
+
+    def fail_before(self, match: FaultMatch, status: int = 503) -> Any:
+        return self.inner.fail_before(match, status)
+
+    def delay(self, match: FaultMatch, seconds: float) -> Any:
+        return self.inner.delay(match, seconds)
+
+    def crash_before_finalize(self, match: FaultMatch) -> Any:
+        return self.inner.crash_before_finalize(match)
+
+    def corrupt_stored_response(self, match: FaultMatch) -> Any:
+        return self.inner.corrupt_stored_response(match)
+
+    def duplicate(self, match: FaultMatch, parallel: bool = True, copies: int = 1) -> Any:
+        """The inner injector's duplicate, with the database held (latency on its answers) while the burst
+        runs, so that the original is still in flight at the catalog when the copies arrive."""
+        held = self.link.add_toxic(type="latency", stream="downstream",
+                                   attributes={"latency": self.hold_ms, "jitter": 0}) if parallel else None
+        try:
+            return ("db-held", self.inner.duplicate(match, parallel, copies), held)
+        except BaseException:
+            if held is not None:
+                self._drop(held)
+            raise
+
+    def burst(self, rule_id: Any, timeout: float) -> dict | None:
+        return self.inner.burst(self._inner_rule(rule_id), timeout)
+
+    def swallowed(self, rule_id: Any) -> list[dict]:
+        return self.inner.swallowed(rule_id)
+
+    def remove(self, rule_id: Any) -> None:
+        if isinstance(rule_id, tuple) and rule_id and rule_id[0] == "db-held":
+            if rule_id[2] is not None:
+                self._drop(rule_id[2])
+            rule_id = rule_id[1]
+        remove = getattr(self.inner, "remove", None)
+        if remove is not None:
+            remove(rule_id)
+
+    @staticmethod
+    def _inner_rule(rule_id: Any) -> Any:
+        return rule_id[1] if isinstance(rule_id, tuple) and rule_id and rule_id[0] == "db-held" else rule_id
+
+    def _drop(self, name: str) -> None:
+        try:
+            self.link.remove_toxic(name)
+        except Exception:  # already gone
+            pass
+
+    def executions(self) -> dict | None:
+        return self.inner.executions()
+
+    def wait_applied(self, rule_id: Any, timeout: float) -> bool | None:
+        return self.inner.wait_applied(rule_id, timeout)
+
+    def clear(self) -> None:
+        self.inner.clear()
 
 
 def control_api(client: Any) -> dict | None:

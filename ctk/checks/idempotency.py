@@ -240,7 +240,7 @@ def check_5xx_not_stored(run, ctx, endpoint: Endpoint, status: int = 503):
     if not ctx.faults.supports("fail_before") and ctx.faults.supports("db_link"):
         from ctk.checks.network import db_link_failure   # the database write fails: any catalog
 
-        return db_link_failure(run, ctx, endpoint, ctx.faults.link, "reset_peer")
+        return db_link_failure(run, ctx, endpoint, ctx.faults.link, "fail_write")
     if not ctx.faults.supports("fail_before"):
         return run.unsupported("a failure before persisting can only be injected through the reference "
                                f"control API; this run injects faults via {ctx.faults.name}")

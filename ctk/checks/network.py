@@ -51,6 +51,7 @@ from typing import Any, Callable
 from ctk.checks.common import (Run, counter_delta, describe, error_of, guarded, setup_failed,
                                single_execution_problems)
 from ctk.checks.faults import FaultMatch
+from ctk.checks.judging import broken
 from ctk.core.verdicts import Verdict
 from ctk.history.checkers import check_effects
 from ctk.history.recorder import History
@@ -65,6 +66,7 @@ SCENARIOS = LOST + DUPLICATES
 REQUIREMENT = {**{s: "REPLAY-04" for s in LOST}, "network-duplicate": "HIST-02",
                "network-duplicate-inflight": "INFLIGHT-01"}
 EXECUTION_ERRORS = ("alreadyexists", "nosuch", "notempty", "commitfailed")
+DB_FAILURES = ("reset_peer", "down", "fail_write")
 
 
 @dataclass
@@ -79,6 +81,8 @@ class NetworkOptions:
     db_latency_ms: int = 120       # check_db_latency_inflight: latency of the database link
     db_lead: float = 0.25          # seconds between the first request and its duplicate
     bursts: Any = None             # network-duplicate-inflight: ctk.checks.bursts.BurstOptions (None: defaults)
+    db_commit_pattern: str = "COMMIT"  # check_db_commit_cut: what the catalog sends its database to commit
+    db_write_pattern: str = r"INSERT INTO|UPDATE \S+ SET|DELETE FROM"  # fail_write: a write statement
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -289,9 +293,20 @@ def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: Netw
         if ctx.faults.supports("delay:server"):  # the owner is held at the server: the copies overlap for sure
             ctx.faults.delay(FaultMatch.for_case(case, key), opts.hold)
 
-    def arm(case: Any, key: str) -> str:
-        return ip.add_http_toxic("duplicate_request", match=_match(case, key), times=1, parallel=True,
-                                 copies=bo.copies())
+    link = getattr(ctx.faults, "link", None) if ctx.faults.supports("db_link") else None
+
+    def arm(case: Any, key: str) -> Any:
+        held = None
+        if link is not None:   # the database is held: the original is still in flight when the copies arrive
+            held = link.add_toxic(type="latency", stream="downstream",
+                                  attributes={"latency": ctx.faults.hold_ms, "jitter": 0})
+        return (ip.add_http_toxic("duplicate_request", match=_match(case, key), times=1, parallel=True,
+                                  copies=bo.copies()), held)
+
+    def remove(rule: Any) -> None:
+        _remove(ip, [rule[0]])
+        if rule[1] is not None:
+            _remove(link, [rule[1]])
 
     def send(case: Any, key: str) -> tuple[Any, list]:
         history = History()
@@ -304,8 +319,8 @@ def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: Netw
             final = None
         return final, list(rc.last_attempts)
 
-    rounds = run_bursts(ctx, endpoint, bo, arm, send, lambda name: wait_event(ip, name, opts.copy_wait),
-                        lambda name: _remove(ip, [name]), lambda: _counters(ctx), hold, want_409=True)
+    rounds = run_bursts(ctx, endpoint, bo, arm, send, lambda rule: wait_event(ip, rule[0], opts.copy_wait),
+                        remove, lambda: _counters(ctx), hold, want_409=True)
     last = rounds[-1]
     if (kp := _keys_problem(last.attempts)) is not None:
         return run.inconclusive(kp, "client", {"key": last.key})
@@ -650,15 +665,26 @@ def check_db_latency_inflight(ctx: Any, db_interposer: Any, endpoint: Endpoint |
 
 def check_db_link_failure(ctx: Any, db_interposer: Any, endpoint: Endpoint | str, mode: str = "reset_peer",
                           options: NetworkOptions | None = None) -> list[Verdict]:
-    """REPLAY-03: the DB link fails (``reset_peer`` or ``down``) during the mutation, the client gets a 5xx;
-    after the link is back the retry with the same key executes exactly once and succeeds."""
-    if mode not in ("reset_peer", "down"):
-        raise ValueError("mode must be 'reset_peer' or 'down'")
+    """REPLAY-03: the DB link fails (``reset_peer``, ``down``, or ``fail_write``: the catalog's first write
+    statement is dropped and its connection reset, once) during the mutation, the client gets a 5xx; after the
+    link is back the retry with the same key executes exactly once and succeeds."""
+    if mode not in DB_FAILURES:
+        raise ValueError(f"mode must be one of {', '.join(DB_FAILURES)}")
     ep = endpoint if isinstance(endpoint, Endpoint) else get_endpoint(endpoint)
     opts = options or NetworkOptions()
 
     @guarded("REPLAY-03", f"db-link-{mode.replace('_', '-')}")
     def check(run: Run, ctx: Any, endpoint: Endpoint) -> Verdict:
+        return db_link_failure(run, ctx, endpoint, db_interposer, mode, opts)
+
+    return check(ctx, ep)
+
+
+def db_link_failure(run: Run, ctx: Any, endpoint: Endpoint, db_interposer: Any, mode: str = "reset_peer",
+                    opts: NetworkOptions | None = None) -> Verdict:
+    """REPLAY-03 through the database link (see `check_db_link_failure`); one verdict on `run`."""
+    opts = opts or NetworkOptions()
+    if True:
         case = endpoint.prepare(ctx)
         key = new_key()
         history = History()
@@ -682,6 +708,9 @@ def check_db_link_failure(ctx: Any, db_interposer: Any, endpoint: Endpoint | str
 
         if mode == "down":
             db_interposer.disable()
+        elif mode == "fail_write":   # one write fails; the link works for everything after it (a 5xx stored)
+            db_interposer.add_toxic(name, type="cut_after", stream="upstream",
+                                    attributes={"pattern": opts.db_write_pattern, "deliver": 0, "times": 1})
         else:
             db_interposer.add_toxic(name, type="reset_peer", stream="downstream", attributes={"timeout": 50})
         rc = _retrying(ctx, history, between, opts)
@@ -711,7 +740,7 @@ def check_db_link_failure(ctx: Any, db_interposer: Any, endpoint: Endpoint | str
         if total != 1:
             problems.append(f"{endpoint.operation} executed {total} times in state")
         if problems:
-            return run.broken(f"a 5xx from a broken database link is not stored: after the link is back the retry "
+            return broken(run, f"a 5xx from a broken database link is not stored: after the link is back the retry "
                               f"with the same key executes {endpoint.operation} once and succeeds",
                               "; ".join(problems) + f"\nattempts: {_statuses(attempts)}\nhistory check: {hc}",
                               "5xx replayed" if final.status == first.status else f"final {describe(final)}",
@@ -719,7 +748,82 @@ def check_db_link_failure(ctx: Any, db_interposer: Any, endpoint: Endpoint | str
         return run.ok(f"DB link {mode}: {describe(first)}; retry {describe(final)}; executed once",
                       "executed once" if not seen["n1"] else "committed, replayed", details)
 
+
+def check_db_commit_cut(ctx: Any, db_link: Any, endpoint: Endpoint | str,
+                        options: NetworkOptions | None = None) -> list[Verdict]:
+    """REPLAY-04 at the database: the database's answer to the catalog's COMMIT is cut (``cut_after`` on the
+    database link: the commit lands, the catalog never hears the outcome). The catalog must not answer a
+    success it cannot confirm (a success is allowed only with the effect in state), and the retry with the
+    same key ends with success and one execution."""
+    ep = endpoint if isinstance(endpoint, Endpoint) else get_endpoint(endpoint)
+    opts = options or NetworkOptions()
+
+    @guarded("REPLAY-04", "db-commit-cut")
+    def check(run: Run, ctx: Any, endpoint: Endpoint) -> Verdict:
+        return db_commit_cut(run, ctx, endpoint, db_link, opts)
+
     return check(ctx, ep)
+
+
+def db_commit_cut(run: Run, ctx: Any, endpoint: Endpoint, db_link: Any, opts: NetworkOptions | None = None) -> Verdict:
+    opts = opts or NetworkOptions()
+    case = endpoint.prepare(ctx)
+    key = new_key()
+    before = case.observe()
+    name = db_link.add_toxic(f"ctk_db_cut_{key[-8:]}", type="cut_after", stream="upstream",
+                             attributes={"pattern": opts.db_commit_pattern, "times": 1})
+    try:
+        first = case.send(ctx.client, key=key, label=f"first attempt (the database's answer to the catalog's "
+                          f"{opts.db_commit_pattern} is cut)", timeout=60.0)
+    finally:
+        _remove(db_link, [name])
+    cuts = [e for e in db_link.events_of(name) if e.get("kind") == "cut_after"]
+    details: dict[str, Any] = {"key": key, "first": describe(first), "cut": cuts[0].get("sent") if cuts else None}
+    if not cuts:
+        return run.inconclusive(f"the catalog sent no {opts.db_commit_pattern!r} to its database during "
+                                f"{endpoint.operation} (it got {describe(first)}): nothing was cut", "no commit seen",
+                                details)
+    mid = case.observe()
+    n1 = case.executions(before, mid)
+    details["committed"] = n1
+    if first.status in endpoint.success and n1 != 1:
+        return broken(run, "after the database's answer to its commit was lost, the catalog answers success only "
+                      "for a change it confirmed", f"it answered {describe(first)}, but the state shows {n1} "
+                      f"execution(s) of {endpoint.operation}", "unconfirmed success", details)
+    if first.status is not None and 400 <= first.status < 500:
+        if _execution_error(first):
+            return broken(run, "a catalog that lost its database's answer to the commit does not run the change "
+                          "again", f"it answered {describe(first)}, the error a second execution gives",
+                          "re-executed", details)
+        return run.inconclusive(f"the catalog answered {describe(first)} after the cut", describe(first), details)
+    if n1 == 1:
+        case.interfere()
+    base = case.observe()
+    c0 = _counters(ctx)
+    retry = case.send(ctx.client, key=key, label="retry, same key, after the database's answer was cut")
+    c1 = _counters(ctx)
+    after = case.observe()
+    extra = case.executions(base, after)
+    counted = counter_delta(c0, c1, endpoint.operation)
+    total = n1 + extra
+    details.update(retry=describe(retry), executions=total, counter_delta=counted)
+    if n1:   # committed: the retry must replay (a re-execution shows after the interfering change)
+        problems = single_execution_problems(endpoint, retry, extra, counted, "the retry got")
+    else:    # nothing committed: the retry must execute, once
+        problems = single_execution_problems(endpoint, retry, 0, None, "the retry got")
+        if extra != 1:
+            problems.append(f"nothing had been committed and the retry left {extra} execution(s) in state")
+    if problems:
+        return broken(run, "after the database's answer to the catalog's commit was cut, the retry with the same key "
+                      f"ends with success and {endpoint.operation} ran exactly once", "; ".join(problems)
+                      + f"\nfirst: {describe(first)} (the cut followed {details['cut']!r})",
+                      "re-executed" if (n1 and (extra or counted)) else f"retry {describe(retry)}", details)
+    if n1 and (why := _invisible(case, counted)) is not None:
+        return run.inconclusive(f"the retry was answered like a replay, but {why}", "not visible", details)
+    how = ("committed before the cut, the catalog answered " + describe(first) if n1
+           else "the cut came before anything was committed; the catalog answered " + describe(first))
+    return run.ok(f"database answer to {opts.db_commit_pattern} cut: {how}; the retry got {describe(retry)}; "
+                  "executed once", "committed, replayed" if n1 else "cut before commit, executed on retry", details)
 
 
 def run_db_link_scenarios(ctx: Any, db_interposer: Any, endpoints: list[str] | None = None,

@@ -135,3 +135,77 @@ class InterposerClient:
 
     def events(self, proxy: str) -> list[dict[str, Any]]:
         return self._req("GET", f"/proxies/{proxy}/events")
+
+
+class ProxyLink:
+    """One proxy of a running ``ctk interposer`` (or Toxiproxy), named by its control-API URL
+    ``http://HOST:PORT/proxies/NAME``, with the toxic methods of the in-process `Interposer` (``add_toxic``,
+    ``remove_toxic``, ``enable``, ``disable``, ``counters``, ``events_of``), so that checks written against one
+    work against the other. Used for the link between a catalog and its database (``--ctk-db-link``)."""
+
+    def __init__(self, url: str, *, timeout: float = 10.0):
+        from urllib.parse import unquote, urlsplit
+
+        parts = urlsplit(url.strip())
+        segments = [s for s in parts.path.split("/") if s]
+        if parts.scheme != "http" or not parts.hostname or len(segments) != 2 or segments[0] != "proxies":
+            raise ValueError(f"not a proxy of an interposer's control API: {url!r} (expected "
+                             "http://HOST:PORT/proxies/NAME, e.g. http://127.0.0.1:8474/proxies/catalog-db)")
+        if not _loopback(parts.hostname):
+            raise ValueError(f"the interposer's control API must be on loopback (127.0.0.0/8, ::1 or localhost), "
+                             f"not {parts.hostname!r}")
+        self.url = url.strip().rstrip("/")
+        self.name = unquote(segments[1])
+        self.client = InterposerClient(f"http://{parts.netloc}", timeout=timeout)
+        self._seq = 0
+
+    def describe(self) -> str:
+        return self.url
+
+    def check(self) -> dict[str, Any]:
+        """The proxy's description (listen, upstream, enabled); InterposerError when it does not exist."""
+        return self.client.get_proxy(self.name)
+
+    def add_toxic(self, name: str | None = None, type: str = "latency", stream: str = "downstream",
+                  attributes: dict[str, Any] | None = None, toxicity: float = 1.0) -> str:
+        if name is None:
+            self._seq += 1
+            name = f"ctk_{type}_{self._seq}"
+        self.client.add_toxic(self.name, type, stream, attributes, toxicity, name)
+        return name
+
+    def remove_toxic(self, name: str) -> None:
+        self.client.remove_toxic(self.name, name)
+
+    def toxics(self) -> list[dict[str, Any]]:
+        return self.client.toxics(self.name)
+
+    def enable(self) -> None:
+        self.client.set_enabled(self.name, True)
+
+    def disable(self) -> None:
+        self.client.set_enabled(self.name, False)
+
+    @property
+    def counters(self) -> dict[str, Any]:
+        return self.client.counters(self.name)
+
+    def events(self) -> list[dict[str, Any]]:
+        return self.client.events(self.name)
+
+    def events_of(self, toxic: str, kind: str | None = None) -> list[dict[str, Any]]:
+        return [e for e in self.events() if e.get("toxic") == toxic and (kind is None or e.get("kind") == kind)]
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import ipaddress
+import re
 import socket
 import struct
 import time
@@ -316,6 +317,9 @@ class Link:
         if self.closed or not data:
             return
         proxy = self.conn.proxy
+        if self.conn.cut_armed is not None and not self.upstream_side:
+            self._cut(data)
+            return
         if self.upstream_side:
             proxy.counters.bytes_upstream += len(data)
         else:
@@ -331,6 +335,15 @@ class Link:
         self._write(data)
         if self.transport.get_write_buffer_size() > HIGH_WATER:
             await self.writer.drain()
+
+    def _cut(self, data: bytes) -> None:
+        """cut_after: the server answered what the client sent after the pattern: drop it, reset both sides."""
+        t, sent = self.conn.cut_armed
+        self.conn.cut_armed = None
+        proxy = self.conn.proxy
+        proxy.counters.injected["cut_after"] += 1
+        proxy.event("cut_after", toxic=t.name, peer=self.conn.peer, sent=sent, dropped=len(data))
+        self.conn.reset()
 
     def _write(self, data: bytes) -> None:
         if self.closed or self.transport.is_closing():
@@ -362,6 +375,17 @@ class Link:
                 return  # dropped (or held)
             elif typ == "reset_peer":
                 return  # data is stopped until the reset
+            elif typ == "cut_after":
+                if self.upstream_side and self.conn.cut_armed is None and (t.remaining is None or t.remaining > 0):
+                    found = re.search(a["pattern"].encode("latin-1"), data)
+                    if found:
+                        if t.remaining is not None:
+                            t.remaining -= 1
+                        shown = data[max(0, found.start() - 16):found.end() + 16].decode("latin-1")
+                        self.conn.cut_armed = (t, "".join(c if c.isprintable() else "." for c in shown))
+                        if not a.get("deliver", 1):   # the write never reaches the server
+                            self.conn.down._cut(b"") if self.conn.down is not None else self.conn.reset()
+                            return
             elif typ == "limit_data":
                 limit = a["bytes"]
                 budget = limit - self.passed
@@ -527,6 +551,7 @@ class Connection(fp.FastHttpMixin):
         self.down: Link | None = None
         self.rolls: dict[str, tuple[int, bool]] = {}
         self.timers: dict[str, asyncio.Task] = {}
+        self.cut_armed: tuple[Toxic, str] | None = None  # cut_after: the server's next answer is cut
         self.tasks: list[asyncio.Task] = []
         self.finished = asyncio.Event()
         self.ended = asyncio.get_running_loop().create_future()

@@ -13,6 +13,12 @@ TCP toxic types (attribute units as in Toxiproxy):
                   into pieces of ``average_size +/- size_variation`` with ``delay`` between them.
 - ``limit_data``  ``bytes``: the connection is closed once that many bytes passed on the stream.
 - ``noop``        no attributes: does nothing (Toxiproxy has it too).
+- ``cut_after``   ``pattern`` (a regular expression, default ``COMMIT``), ``times`` (default 1; 0 = every
+                  time), ``deliver`` (default 1), on the ``upstream`` stream: a chunk the client sends that
+                  matches ``pattern`` is delivered, then the server's next answer on that connection is dropped
+                  and both sides get a TCP RST. In front of a catalog's database: the database commits, the
+                  catalog never hears the outcome. With ``deliver`` 0 the matching chunk is dropped and the
+                  connection reset at once: that write never reaches the database. (ctk only.)
 
 ``stream`` is ``upstream`` (client -> server) or ``downstream`` (server -> client). ``toxicity`` is the
 probability that the toxic applies to a connection (decided once per connection, as Toxiproxy does; for the
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +44,10 @@ TCP_TOXICS: dict[str, dict[str, int]] = {
     "slicer": {"average_size": 0, "size_variation": 0, "delay": 0},
     "limit_data": {"bytes": 0},
     "noop": {},
+    "cut_after": {"times": 1, "deliver": 1},
 }
+#: text attributes of TCP toxics (with their defaults)
+TEXT_ATTRIBUTES: dict[str, dict[str, str]] = {"cut_after": {"pattern": "COMMIT"}}
 #: toxics that never change the bytes (a connection they apply to keeps the fast path)
 INERT_TOXICS = frozenset({"noop"})
 
@@ -150,7 +160,7 @@ def build_toxic(data: Any, *, existing_names: set[str] | None = None) -> Toxic:
     if existing_names is not None and name in existing_names:
         raise ToxicError(f"toxic already exists: {name}", status=409, api_error=ERR_TOXIC_EXISTS)
     toxic = Toxic(name=name, type=typ, stream=stream, toxicity=toxicity, attributes=attrs)
-    if typ in HTTP_TOXICS:
+    if typ in HTTP_TOXICS or typ in TEXT_ATTRIBUTES:
         times = attrs.get("times", 0)
         toxic.remaining = times if times else None
     return toxic
@@ -158,10 +168,21 @@ def build_toxic(data: Any, *, existing_names: set[str] | None = None) -> Toxic:
 
 def validate_tcp_attributes(typ: str, attrs: dict[str, Any]) -> dict[str, Any]:
     defaults = TCP_TOXICS[typ]
-    out: dict[str, Any] = dict(defaults)
+    texts = TEXT_ATTRIBUTES.get(typ, {})
+    out: dict[str, Any] = {**defaults, **texts}
     for key, value in attrs.items():
+        if key in texts:
+            if not isinstance(value, str) or not value:
+                raise ToxicError(f"attribute {key!r} must be a non-empty string, got {value!r}")
+            try:
+                re.compile(value.encode("latin-1"))
+            except (re.error, UnicodeEncodeError) as exc:
+                raise ToxicError(f"attribute {key!r} is not a usable regular expression: {exc}") from None
+            out[key] = value
+            continue
         if key not in defaults:
-            raise ToxicError(f"unknown attribute {key!r} for toxic type {typ!r} (known: {', '.join(defaults)})")
+            known = ", ".join([*defaults, *texts])
+            raise ToxicError(f"unknown attribute {key!r} for toxic type {typ!r} (known: {known})")
         out[key] = _as_number(key, value)
     return out
 
@@ -185,6 +206,8 @@ def update_toxic(toxic: Toxic, data: Any) -> None:
             toxic.remaining = attrs["times"] if attrs["times"] else None
     else:
         attrs = validate_tcp_attributes(toxic.type, merged)
+        if toxic.type in TEXT_ATTRIBUTES and "times" in attrs_in:
+            toxic.remaining = attrs["times"] if attrs["times"] else None
     toxic.toxicity = toxicity
     toxic.attributes = attrs
     toxic.generation += 1

@@ -66,6 +66,10 @@ _OPTIONS: list[tuple[str, str, str, str, str, object]] = [
      "str", "spec"),
     ("--ctk-spark", "ctk_spark", "ctk_spark",
      "also run the Spark pipeline checks (needs pyspark, Java and `ctk spark-jars`)", "bool", False),
+    ("--ctk-db-link", "ctk_db_link", "ctk_db_link",
+     "control API of the `ctk interposer` proxy in front of the catalog's database, "
+     "http://HOST:PORT/proxies/NAME (loopback): the kit fails, holds and cuts the database link (REPLAY-03, "
+     "INFLIGHT-01/02, REPLAY-04 at the database) on any catalog", "str", None),
 ]
 
 
@@ -136,6 +140,7 @@ class CtkOptions:
     gen_budget: float = 30.0
     spark: bool = False
     catalog_image: str | None = None
+    db_link: str | None = None
 
     @property
     def active(self) -> bool:
@@ -175,6 +180,7 @@ class CtkOptions:
             gen_budget=float(values["ctk_gen_budget"]),
             spark=bool(values["ctk_spark"]),
             catalog_image=values["ctk_catalog_image"],
+            db_link=values["ctk_db_link"],
         )
         opts.validate()
         try:   # the level every verdict is judged by (ctk.core.requirements)
@@ -195,6 +201,13 @@ class CtkOptions:
                 raise OptionError(
                     f"ctk: --catalog-url {self.catalog_url} is not a loopback address; the kit creates and drops "
                     "namespaces there. Pass --ctk-allow-remote to run against it anyway.")
+        if self.db_link:
+            from ctk.interposer.client import ProxyLink
+
+            try:
+                ProxyLink(self.db_link).close()
+            except ValueError as exc:
+                raise OptionError(f"ctk: --ctk-db-link: {exc}") from None
         if self.catalog_credential and ":" not in self.catalog_credential:
             raise OptionError("ctk: --catalog-credential must be CLIENT_ID:SECRET")
         if self.catalog_token and self.catalog_credential:

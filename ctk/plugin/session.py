@@ -225,8 +225,20 @@ class CtkSession:
         from ctk.checks.context import CheckContext, CheckOptions
 
         options = CheckOptions(max_wait=self.options.max_wait, strict=self.options.strict)
-        return CheckContext.create(self.client, discovery=self.discovery, namespace=self.namespace_parts,
-                                   interposer=self.interposer, options=options, create_namespace=False)
+        ctx = CheckContext.create(self.client, discovery=self.discovery, namespace=self.namespace_parts,
+                                  interposer=self.interposer, options=options, create_namespace=False)
+        if self.options.db_link:   # the catalog's database link, on any catalog (ctk.checks.faults.DbLinkFaults)
+            from ctk.checks.faults import DbLinkFaults
+            from ctk.interposer.client import ProxyLink
+
+            link = ProxyLink(self.options.db_link)
+            try:
+                link.check()
+            except Exception as exc:  # noqa: BLE001 - API unreachable, no such proxy: the run cannot go on
+                raise RuntimeError(f"--ctk-db-link {self.options.db_link}: the proxy is not there ({exc})") from None
+            ctx.faults = DbLinkFaults(ctx.faults, link)
+            self.server_info["db-link"] = self.options.db_link
+        return ctx
 
     def stop(self) -> None:
         """Remove the run namespace (with everything inside) and stop the embedded catalog. Bounded."""

@@ -443,7 +443,16 @@ class Pipeline:
                          "duplicate", mutation.operation, exc_info=True)
                 return None
             log.exception("operation %s failed", mutation.operation)
-            return error_result(500, "InternalServerError", f"{mutation.operation} failed unexpectedly")
+            result = error_result(500, "InternalServerError", f"{mutation.operation} failed unexpectedly")
+            if self._storable(result.status):   # store-5xx: even a failing database's 500 is stored, once it is back
+                try:
+                    with self.engine.begin() as conn:
+                        text, _wire, ref = encode_stored(result)
+                        RecordStore.reserve_in(conn, scope, request_hash, expires_at, now, origin,
+                                               status=FINALIZED, response=text, ref=ref)
+                except Exception:  # noqa: BLE001 - still failing: nothing stored
+                    pass
+            return result
 
     def _key_taken(self, scope: tuple) -> bool:
         try:

@@ -240,3 +240,43 @@ def test_reset_clears_toxics_and_counters(tcp_proxy):
     assert roundtrip(s)[1] < 0.25
     s.close()
     assert tcp_proxy.counters["connections"] == 1
+
+
+def test_cut_after_drops_the_answer_to_the_pattern_and_resets(tcp_proxy, echo_server):
+    """cut_after: what the client sends up to and with the pattern reaches the server; the server's answer to
+    it does not reach the client, which gets a reset; once used up, the next connection is untouched."""
+    name = tcp_proxy.add_toxic("cut", type="cut_after", stream="upstream", attributes={"pattern": "COMMIT"})
+    s = connect(tcp_proxy.address)
+    s.sendall(b"BEGIN;")
+    assert recv_exactly(s, 6) == b"BEGIN;"
+    s.sendall(b"COMMIT;")
+    data, how = recv_until_closed(s, timeout=5)
+    assert (data, how) == (b"", "reset")
+    s.close()
+    assert tcp_proxy.counters["injected"].get("cut_after") == 1
+    [ev] = [e for e in tcp_proxy.events() if e["kind"] == "cut_after"]
+    assert ev["toxic"] == name and "COMMIT" in ev["sent"] and ev["dropped"] == 7
+    s2 = connect(tcp_proxy.address)          # times=1: used up
+    s2.sendall(b"COMMIT;")
+    assert recv_exactly(s2, 7) == b"COMMIT;"
+    s2.close()
+
+
+def test_cut_after_needs_a_text_pattern(tcp_proxy):
+    with pytest.raises(ToxicError, match="pattern"):
+        tcp_proxy.add_toxic("cut", type="cut_after", stream="upstream", attributes={"pattern": 5})
+
+
+def test_cut_after_without_delivery_drops_the_matching_write(tcp_proxy, echo_server):
+    """deliver 0: the chunk that matches never reaches the server; the client gets a reset at once."""
+    tcp_proxy.add_toxic("cut", type="cut_after", stream="upstream",
+                        attributes={"pattern": r"INSERT INTO|UPDATE \S+ SET", "deliver": 0})
+    s = connect(tcp_proxy.address)
+    s.sendall(b"SELECT 1 FOR UPDATE;")
+    assert recv_exactly(s, 20) == b"SELECT 1 FOR UPDATE;"
+    s.sendall(b"UPDATE t SET a = 1;")
+    data, how = recv_until_closed(s, timeout=5)
+    assert (data, how) == (b"", "reset")
+    s.close()
+    [ev] = [e for e in tcp_proxy.events() if e["kind"] == "cut_after"]
+    assert "UPDATE t SET" in ev["sent"] and ev["dropped"] == 0

@@ -1,0 +1,140 @@
+"""The catalog-to-database link on any catalog, set up exactly as a user would in CI: `ctk interposer` (TCP
+mode, its control API on) in front of PostgreSQL, `ctk serve --database-url` pointing at it with its control
+API OFF (like any third-party catalog), and `pytest --catalog-url ... --ctk-db-link http://.../proxies/NAME`
+from an empty directory. REPLAY-03 (the database write fails), INFLIGHT-01/02 (the database held while
+duplicates arrive) and REPLAY-04 at the database (its answer to the commit cut) are decided; the store-5xx
+deviation is caught that way."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytest.importorskip("psycopg", reason="psycopg is not installed (the reference catalog's PostgreSQL driver)")
+
+pytestmark = pytest.mark.postgres
+
+SELECT = "updateTable and (5xx-not-stored or in-flight-duplicate or lost-answer)"
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait(url: str, proc: subprocess.Popen, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args} exited with {proc.returncode}: {proc.stdout.read() if proc.stdout else ''}")
+        try:
+            if httpx.get(url, timeout=2.0).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer within {seconds:.0f} s")
+
+
+class Stack:
+    """PostgreSQL <- ctk interposer (TCP) <- ctk serve (no control API); the processes a user would start."""
+
+    def __init__(self, pg, tmp: Path, deviation: str | None = None):
+        self.procs: list[subprocess.Popen] = []
+        db_port, api_port, cat_port = _port(), _port(), _port()
+        self.link = f"http://127.0.0.1:{api_port}/proxies/catalog-db"
+        self._start([sys.executable, "-m", "ctk", "interposer", "--listen", f"127.0.0.1:{db_port}", "--upstream",
+                     f"{pg.host}:{pg.port}", "--api", f"127.0.0.1:{api_port}", "--name", "catalog-db",
+                     "--protocol", "tcp"], f"http://127.0.0.1:{api_port}/version")
+        serve = [sys.executable, "-m", "ctk", "serve", "--port", str(cat_port), "--warehouse", str(tmp / "wh"),
+                 "--database-url", pg.url_via("127.0.0.1", db_port), "--lifetime", "PT60S"]
+        if deviation:
+            serve += ["--deviation", deviation]
+        self.url = f"http://127.0.0.1:{cat_port}"
+        self._start(serve, f"{self.url}/v1/config")
+
+    def _start(self, argv: list[str], ready: str) -> None:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.procs.append(proc)
+        _wait(ready, proc)
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):
+            proc.terminate()
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def _run_kit(stack: Stack, where: Path, *extra: str) -> tuple[int, dict, str]:
+    where.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    r = subprocess.run([sys.executable, "-m", "pytest", "--catalog-url", stack.url, *extra, "-p", "no:cacheprovider",
+                        "-q", "-k", SELECT], cwd=where, env=env, capture_output=True, text=True, timeout=600)
+    report = where / "reports" / "conformance.json"
+    data = json.loads(report.read_text()) if report.exists() else {}
+    return r.returncode, data, r.stdout[-3000:] + r.stderr[-2000:]
+
+
+def _verdicts(data: dict) -> dict[tuple[str, str], str]:
+    return {(v["requirement"], v["behaviour"]): v["status"] for v in data.get("results", [])}
+
+
+@pytest.fixture
+def stacks(pg, tmp_path):
+    made: list[Stack] = []
+
+    def make(deviation: str | None = None) -> Stack:
+        s = Stack(pg, tmp_path / f"s{len(made)}", deviation)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.stop()
+
+
+def test_db_link_decides_without_the_control_api(stacks, tmp_path):
+    stack = stacks()
+    code, data, out = _run_kit(stack, tmp_path / "without")
+    plain = _verdicts(data)
+    assert plain[("REPLAY-03", "5xx-not-stored")] == "unsupported", out   # no control API, no link: cannot
+    code, data, out = _run_kit(stack, tmp_path / "with", "--ctk-db-link", stack.link)
+    got = _verdicts(data)
+    assert code == 0, out
+    assert got[("REPLAY-03", "5xx-not-stored")] == "pass", out
+    assert got[("INFLIGHT-01", "in-flight-duplicate")] == "pass", out
+    assert got[("REPLAY-04", "db-commit-cut")] == "pass", out
+    by = {(v["requirement"], v["behaviour"]): v for v in data["results"]}
+    assert "fail_write" in by[("REPLAY-03", "5xx-not-stored")]["message"]
+    assert by[("INFLIGHT-01", "in-flight-duplicate")]["details"]["overlapped"] is True
+    assert by[("REPLAY-04", "db-commit-cut")]["details"]["cut"]        # what the cut followed
+    counters = httpx.get(stack.link + "/counters", timeout=5).json()
+    assert counters["injected"].get("cut_after", 0) >= 2               # the failed write and the cut commit
+
+
+def test_store_5xx_is_caught_through_the_db_link(stacks, tmp_path):
+    stack = stacks("store-5xx")
+    code, data, out = _run_kit(stack, tmp_path / "run", "--ctk-db-link", stack.link)
+    got = _verdicts(data)
+    assert got[("REPLAY-03", "5xx-not-stored")] == "fail", out
+    assert code == 1, out
+
+
+def test_bad_db_link_is_a_clear_error(tmp_path):
+    where = tmp_path / "bad"
+    where.mkdir()
+    r = subprocess.run([sys.executable, "-m", "pytest", "--catalog-url", "http://127.0.0.1:9", "--ctk-db-link",
+                        "http://10.1.2.3:8474/proxies/db", "-p", "no:cacheprovider", "-q"], cwd=where,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "--ctk-db-link" in (r.stdout + r.stderr) and "loopback" in (r.stdout + r.stderr)
