@@ -364,3 +364,23 @@ def test_unrouted_prerequisite_operation_is_unsupported(make_odd):
     for v in verdicts:
         assert v.status is Status.UNSUPPORTED, v.message
         assert "an operation the check needs is not served by the target" in v.message and "create view" in v.message
+
+
+def test_race_winner_answered_500_is_commit_state_unknown_not_a_failure(make_odd):
+    """The winning commit lands but is answered 500: OCC-02 still sees one snapshot land and 409s for the rest;
+    the 500 is reported as commit state unknown, counted neither as a win nor as a conflict."""
+    class winner_500(odd.Rule):
+        def after(self, req, answer):
+            if req.is_("POST", odd.TABLE) and answer.status == 200 and b"race-" in req.body and not self.hits:
+                self.hit()
+                return odd.Answer.of(500, {"error": {"message": "lost", "type": "InternalServerError", "code": 500}})
+            return None
+
+    rule = winner_500()
+    ctx, _ = make_odd([rule])
+    [v] = concurrency.check_race(ctx, writers=4)
+    assert rule.hits == 1
+    assert v.status is Status.PASS, v.message
+    assert "1 commit(s) answered 5xx or nothing (commit state unknown, counted neither as win nor as conflict; " \
+           "1 of them landed)" in v.message
+    assert v.details["commit_state_unknown"]["landed"] == v.details["commit_state_unknown"]["writers"]
