@@ -39,7 +39,8 @@ REJECTED = ("409 request_in_progress", "plain 409")
 @dataclass
 class BurstOptions:
     size: int = 3            # requests per burst: the original and size-1 copies (2..4)
-    rounds: int = 4          # at most this many bursts per check
+    rounds: int = 4          # at most this many bursts per check (twice as many, of 2, where a second
+                             # execution would leave no trace: only an all-409 burst decides there)
     budget: float = 20.0     # seconds a check may spend on bursts
     wait: float = 15.0       # longest wait for a burst's event (the copies' answers)
 
@@ -182,7 +183,7 @@ class BurstRound:
 def run_bursts(ctx: Any, endpoint: Any, options: BurstOptions, arm: Any, send: Any, event: Any, remove: Any,
                counters: Any, hold: Any = None, want_409: bool = False) -> list[BurstRound]:
     """Bursts until one overlaps and decides (`decisive`), at most ``options.rounds`` of them and about
-    ``options.budget`` seconds. Each round prepares a fresh case and key; ``arm(case, key) -> rule``,
+    ``options.budget`` seconds. Each round prepares a fresh case and key; ``arm(case, key, copies) -> rule``,
     ``send(case, key) -> (final, attempts)``, ``event(rule) -> dict | None``, ``remove(rule)``, ``counters()
     -> dict | None``; ``hold(case, key)`` (optional) holds the original at the server first. ``want_409``: a
     burst whose duplicates were all replayed does not end the search (INFLIGHT-02 needs an in-flight 409 to
@@ -192,14 +193,19 @@ def run_bursts(ctx: Any, endpoint: Any, options: BurstOptions, arm: Any, send: A
 
     started = time.monotonic()
     out: list[BurstRound] = []
-    for n in range(max(1, options.rounds)):
+    n, limit = 0, max(1, options.rounds)
+    while n < limit:
         case = endpoint.prepare(ctx)
         key = new_key()
         before = case.observe()
         c0 = counters()
+        blind = case.blind is not None and c0 is None
+        if blind and n == 0:
+            limit *= 2
         if hold is not None and n == 0:
             hold(case, key)
-        rule = arm(case, key)
+        n += 1
+        rule = arm(case, key, 1 if blind else options.copies())
         try:
             final, attempts = send(case, key)
         finally:

@@ -402,12 +402,12 @@ def _inflight_bursts(run01, run02, ctx, endpoint: Endpoint):
 
     opts = getattr(ctx.options, "bursts", None) or BurstOptions()
 
-    def arm(case, key):
-        return ctx.faults.duplicate(FaultMatch.for_case(case, key), parallel=True, copies=opts.copies())
+    def arm(case, key, copies):
+        return ctx.faults.duplicate(FaultMatch.for_case(case, key), parallel=True, copies=copies)
 
     def send(case, key):
-        first = case.send(ctx.client, key=key, label=f"first attempt (the interposer sends {opts.copies()} "
-                          "copies with it, released together)", timeout=30)
+        first = case.send(ctx.client, key=key, label="first attempt (the interposer sends copies with it, "
+                          "released together)", timeout=30)
         return first, [first]
 
     rounds = run_bursts(ctx, endpoint, opts, arm, send, lambda r: ctx.faults.burst(r, opts.wait),

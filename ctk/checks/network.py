@@ -295,13 +295,13 @@ def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: Netw
 
     link = getattr(ctx.faults, "link", None) if ctx.faults.supports("db_link") else None
 
-    def arm(case: Any, key: str) -> Any:
+    def arm(case: Any, key: str, copies: int) -> Any:
         held = None
         if link is not None:   # the database is held: the original is still in flight when the copies arrive
             held = link.add_toxic(type="latency", stream="downstream",
                                   attributes={"latency": ctx.faults.hold_ms, "jitter": 0})
         return (ip.add_http_toxic("duplicate_request", match=_match(case, key), times=1, parallel=True,
-                                  copies=bo.copies()), held)
+                                  copies=copies), held)
 
     def remove(rule: Any) -> None:
         _remove(ip, [rule[0]])
@@ -313,8 +313,8 @@ def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: Netw
         histories.append(history)
         rc = _retrying(ctx, history, None, opts)
         try:
-            final = _mutate(rc, case, key, f"{case.endpoint.operation} (the network sends {bo.copies()} copies "
-                            "with it, at the same time)")
+            final = _mutate(rc, case, key, f"{case.endpoint.operation} (the network sends copies with it, at the "
+                            "same time)")
         except IdempotencyWindowExpired:
             final = None
         return final, list(rc.last_attempts)
