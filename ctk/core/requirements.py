@@ -135,11 +135,14 @@ class Requirement:
 
     @property
     def source(self) -> str:
-        """The sources that speak to it, the deciding one under the active profile first."""
+        """The sources that speak to it: the documents (merged spec first), then the kit's classification
+        (`rests_on` names the one that sets the level under a profile)."""
         if not self.said:
             return self.base_source
-        d = self.deciding()
-        ordered = ([d] if d is not None else []) + [s for s in self.said if s is not d]
+        order = list(SOURCE_NAMES)
+        ordered = sorted(self.said, key=lambda s: order.index(s.source) if s.source in order else len(order))
+        kit = [s for s in ordered if s.source == "kit"]
+        ordered = [s for s in ordered if s.source != "kit"] + kit
         return "; ".join(f"{SOURCE_NAMES.get(s.source, s.source)} {s.where}" for s in ordered)
 
     def rests_on(self, profile: str | None = None) -> str:

@@ -28,7 +28,7 @@ def test_fail():
 
 @pytest.mark.ctk
 def test_deviation():
-    return Verdict.broken("PAYLOAD-01", "accepted another payload", classification="undetected")
+    return Verdict.broken("KEY-01", "accepted a malformed key", classification="accepted")
 
 @pytest.mark.ctk
 def test_unsupported():
@@ -63,14 +63,14 @@ def test_outcomes_default(pytester: pytest.Pytester):
     assert "s3cret" not in out  # exchanges are redacted
     assert "unsupported: RECON-01: no control API" in out
     assert "inconclusive: INFLIGHT-01: no overlap observed" in out
-    assert "CtkDeviationWarning" in out and "PAYLOAD-01 (SHOULD) DEVIATION" in out
+    assert "CtkDeviationWarning" in out and "KEY-01 (SHOULD) DEVIATION" in out
 
 
 def test_outcomes_strict(pytester: pytest.Pytester):
     result = _run(pytester, "--ctk-strict")
     result.assert_outcomes(passed=2, failed=2, skipped=2)
     out = result.stdout.str()
-    assert "PAYLOAD-01 (SHOULD) DEVIATION" in out and "--ctk-strict" in out
+    assert "KEY-01 (SHOULD) DEVIATION" in out and "--ctk-strict" in out
 
 
 def test_junit_properties(pytester: pytest.Pytester):
@@ -85,8 +85,8 @@ def test_junit_properties(pytester: pytest.Pytester):
 def test_apply_unit():
     outcomes.apply([Verdict.ok("KEY-01", "fine")], strict=True)
     with pytest.raises(VerdictError) as info:
-        outcomes.apply([Verdict.ok("KEY-01", "fine"), Verdict.broken("REPLAY-02", "stored nothing")], strict=False)
-    assert info.value.verdict.requirement == "REPLAY-02"
+        outcomes.apply([Verdict.ok("KEY-01", "fine"), Verdict.broken("REPLAY-03", "stored a 5xx")], strict=False)
+    assert info.value.verdict.requirement == "REPLAY-03"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         outcomes.apply([Verdict.broken("KEY-01", "accepted")], strict=False)
