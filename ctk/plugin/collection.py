@@ -61,6 +61,7 @@ def _make_test(scenario: Any):
         return run_scenario(scenario, ctk_session)
 
     scenario_test.__doc__ = scenario.description or scenario.name
+    scenario_test.requirement = getattr(scenario, "requirement", None)  # type: ignore[attr-defined] - for a crash
     scenario_test.pytestmark = [pytest.mark.ctk]  # type: ignore[attr-defined]
     return scenario_test
 

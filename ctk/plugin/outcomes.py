@@ -97,6 +97,9 @@ def _requirement_of(item: pytest.Item) -> str:
 
     import types
 
+    rid = getattr(getattr(item, "obj", None), "requirement", None)     # e.g. a scenario's test function
+    if isinstance(rid, str) and rid in REQUIREMENTS:
+        return rid
     params = getattr(getattr(item, "callspec", None), "params", {}) or {}
     module = getattr(item, "module", None)
     modules = [m for m in vars(module).values() if isinstance(m, types.ModuleType)] if module else []

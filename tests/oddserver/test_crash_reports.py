@@ -125,3 +125,27 @@ def test_schema_judges_every_xdist_workers_traffic(pytester: pytest.Pytester, re
     assert every["details"]["workers"] and all(w.startswith("gw") for w in every["details"]["workers"])
     assert every["nodeid"] == "ctk::SCHEMA-01[all traffic]"
     assert result.ret == 0, result.stdout.str()[-3000:]
+
+
+def test_crashed_scenario_is_an_error_of_its_requirement(pytester: pytest.Pytester, reference_url):
+    import shutil
+    from pathlib import Path
+
+    scen = pytester.path / "scen"
+    scen.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[2] / "scenarios" / "create_namespace.yaml", scen / "one.yaml")
+    pytester.makeconftest("""
+import ctk.scenarios.runner as runner
+
+def _broken(*args, **kwargs):
+    raise RuntimeError("the scenario runner broke")
+
+runner.run_scenario = _broken
+""")
+    result = pytester.runpytest_subprocess("--catalog-url", reference_url, "-p", "no:html", "--ctk-scenarios",
+                                           str(scen), str(scen), "--ctk-reports", "rep", timeout=120)
+    assert result.ret == 1
+    data = json.loads((pytester.path / "rep" / "conformance.json").read_text())
+    assert data["results"] and all(r["status"] == "error" for r in data["results"])
+    assert {r["requirement"] for r in data["results"]} == {"REPLAY-01", "REPLAY-02", "REPLAY-04"}
+    assert all("RuntimeError: the scenario runner broke" in r["message"] for r in data["results"])
