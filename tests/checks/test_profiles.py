@@ -114,3 +114,19 @@ def test_plugin_option(pytester):
     result = pytester.runpytest_subprocess("--ctk", "--ctk-profile", "lenient", "-p", "no:cacheprovider")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*--ctk-profile: unknown profile 'lenient'; known: spec, design*"])
+
+
+def test_the_kits_openapi_document_takes_a_plain_in_flight_409():
+    """SCHEMA-01 judges shapes, not the design document's subtype: a 409 without it is allowed by the merged spec."""
+    from ctk.http.exchange import Exchange
+    from ctk.openapi import load_spec
+
+    def ex(sub):
+        err = {"message": "busy", "type": "RequestInProgressException", "code": 409, **({"subtype": sub} if sub else {})}
+        import json
+        return Exchange("POST", "http://127.0.0.1:1/v1/namespaces/db/tables/t/plan", status=409,
+                        response_headers={"content-type": "application/json"}, response_body=json.dumps({"error": err}))
+
+    spec = load_spec()
+    assert spec.validate(ex(None)) == [] and spec.validate(ex("request_in_progress")) == []
+    assert spec.validate(ex("something_else"))
