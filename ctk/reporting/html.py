@@ -78,6 +78,7 @@ th{background:#f6f8fa;font-weight:600}
 .s-pass{background:#dafbe1;color:#0f5323;border-color:#1a7f37}
 .s-fail{background:#ffcecb;color:#82071e;border-color:#cf222e}
 .s-error{background:#82071e;color:#fff;border-color:#82071e}
+.s-error .small{color:#ffd8d3}
 .s-deviation{background:#ffe796;color:#4d2d00;border-color:#bf8700}
 .s-unsupported{background:#e6e9ed;color:#424a53;border-color:#8c959f}
 .s-inconclusive{background:#cae8ff;color:#0a3069;border-color:#0969da}
