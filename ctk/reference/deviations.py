@@ -30,6 +30,8 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
     Profile("accept-repeated-key", "accepts the Idempotency-Key header given twice", ("KEY-02",)),
     # replay
     Profile("no-replay", "advertises support but re-executes every duplicate", ("REPLAY-01", "REPLAY-04")),
+    Profile("keys-partial", "advertises support but honours keys only on createTable and updateTable (as Polaris "
+            "does)", ("REPLAY-01",)),
     Profile("replay-different-body", "replays duplicates with another status/body than the original", ("REPLAY-01",)),
     Profile("replay-purges", "replays a purge-drop, but purges the files of the table that has the name now",
             ("REPLAY-01",)),

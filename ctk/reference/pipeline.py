@@ -180,6 +180,8 @@ class Pipeline:
                                        f"{HEADER} is not supported by this catalog"))
         if self.settings.idempotency_lifetime is None:
             return await self._unkeyed(request, mutation)   # not advertised: the key is ignored
+        if self.variant.honoured is not None and mutation.operation not in self.variant.honoured:
+            return await self._unkeyed(request, mutation)
         if len(values) > 1 and dev != "accept-repeated-key":
             return render(error_result(400, "BadRequestException",
                                        f"the {HEADER} header must be given once, got {len(values)} values"))

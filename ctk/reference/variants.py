@@ -32,6 +32,7 @@ class Behaviour:
     check_payload = True                    # same key, another payload: 422
     scoped = True                           # keys are scoped to (operation, resource, principal)
     reuse_status: int | None = None         # unscoped keys: a reuse on another operation answered with this status
+    honoured: frozenset[str] | None = None  # operations whose keys are honoured (None: every mutation)
 
     def __init__(self, settings: Any):
         self.settings = settings
@@ -83,6 +84,14 @@ class KeysGlobal(Behaviour):
 
     def scope(self, mutation: Mutation, key: str) -> tuple:
         return ("*", "*", key, "*")
+
+
+class KeysPartial(Behaviour):
+    """Deviation keys-partial: the lifetime is advertised for the whole catalog, but keys are honoured only on
+    createTable and updateTable; elsewhere a keyed request runs as an ordinary one."""
+
+    name = "keys-partial"
+    honoured = frozenset({"createTable", "updateTable"})
 
 
 class Reuse500(KeysGlobal):
@@ -199,7 +208,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
 # deviation profiles that are one of these behaviours (allowed by the merged spec, not by the design document)
 DEVIATION_BEHAVIOURS: dict[str, type[Behaviour]] = {
     "scope-ignored": KeysGlobal, "no-payload-check": PayloadUnchecked, "in-flight-plain-409": InflightPlain409,
-    "reuse-5xx": Reuse500}
+    "reuse-5xx": Reuse500, "keys-partial": KeysPartial}
 
 
 def get_variant(name: str) -> Variant:

@@ -10,6 +10,7 @@ from ctk.core.requirements import PROFILES as PROFILE_NAMES
 from ctk.core.requirements import status_if_broken
 from ctk.core.verdicts import Status
 from ctk.reference.deviations import PROFILES
+from ctk.reporting.behaviour import behaviour_profile
 
 # requirement -> (behaviour to run, endpoints to run it on, global?)
 BEHAVIOUR = {
@@ -23,12 +24,17 @@ BEHAVIOUR = {
 GLOBAL = {"DISC-01", "DISC-02", "DISC-03", "DISC-04", "KEY-01", "KEY-02"}
 SENSITIVITY_ENDPOINTS = ("createTable", "updateTable")
 # profiles that break a rule only one endpoint can show
-PROFILE_ENDPOINTS = {"replay-purges": ("dropTable",)}
+PROFILE_ENDPOINTS = {"replay-purges": ("dropTable",), "keys-partial": ("createNamespace",)}
 OURS = [p for p in PROFILES.values() if set(p.catches) & set(BEHAVIOUR)]
 # The verdict each deviation profile gets, (under spec, under design): the merged spec is silent on the
 # in-flight subtype, on 422 for another payload and on key scope (classified: a pass that names the behaviour),
 # and states the lifetime as SHOULD where the design document says MUST.
 F, D, P = "fail", "deviation", "pass"
+BEHAVIOUR_ROW = {"keys-partial": ("endpoints", "NOT honoured on 1: createNamespace"),
+                 "store-5xx": ("5xx", "stored and replayed"), "terminal-4xx-not-stored": ("terminal-4xx", "executed again"),
+                 "scope-ignored": ("key-scope", "global (replays the first)"),
+                 "in-flight-plain-409": ("in-flight", "409 without subtype"),
+                 "no-payload-check": ("payload-mismatch", "replays the first")}
 EXPECTED = {
     "lifetime-in-overrides": {"DISC-02": (D, D)}, "lifetime-weeks": {"DISC-03": (D, D)},
     "no-discovery-rejects-key": {"DISC-04": (D, D)}, "accept-malformed-key": {"KEY-01": (D, D)},
@@ -37,7 +43,7 @@ EXPECTED = {
     "terminal-4xx-not-stored": {"REPLAY-02": (D, D)}, "store-5xx": {"REPLAY-03": (F, F)},
     "in-flight-reexecutes": {"INFLIGHT-01": (F, F)}, "in-flight-plain-409": {"INFLIGHT-02": (P, D)},
     "no-payload-check": {"PAYLOAD-01": (P, D)}, "scope-ignored": {"SCOPE-01": (P, D)},
-    "reuse-5xx": {"SCOPE-02": (D, D)},
+    "reuse-5xx": {"SCOPE-02": (D, D)}, "keys-partial": {"REPLAY-01": (F, F)},
     "short-lifetime": {"LIFE-01": (D, F)}, "replay-failed-reexecutes": {"RECON-01": (F, F)},
     "no-reconcile": {"RECON-02": (F, F)},
 }
@@ -45,6 +51,11 @@ MATRIX: dict[str, dict[str, str]] = {}
 
 
 def _run(ctx, requirement: str, endpoints) -> list:
+    return [v for v in _run_all(ctx, requirement, endpoints) if v.requirement == requirement]
+
+
+def _run_all(ctx, requirement: str, endpoints) -> list:
+    """Every verdict of the checks behind `requirement` (a check may report on several requirements)."""
     behaviour = BEHAVIOUR[requirement]
     if requirement in GLOBAL:
         verdicts = run_global_checks(ctx, [behaviour])
@@ -52,7 +63,7 @@ def _run(ctx, requirement: str, endpoints) -> list:
         verdicts = []
         for op in endpoints:
             verdicts += run_endpoint_checks(ctx, op, [behaviour])
-    return [v for v in verdicts if v.requirement == requirement]
+    return verdicts
 
 
 def _cell(verdicts) -> str:
@@ -69,7 +80,8 @@ def _cell(verdicts) -> str:
 def test_profile_is_caught(make_ctx, profile):
     ctx = make_ctx(deviation=profile.name)
     for requirement in sorted(set(profile.catches) & set(BEHAVIOUR)):
-        verdicts = _run(ctx, requirement, PROFILE_ENDPOINTS.get(profile.name, SENSITIVITY_ENDPOINTS))
+        everything = _run_all(ctx, requirement, PROFILE_ENDPOINTS.get(profile.name, SENSITIVITY_ENDPOINTS))
+        verdicts = [v for v in everything if v.requirement == requirement]
         MATRIX.setdefault(profile.name, {})[requirement] = _cell(verdicts)
         assert verdicts, f"no verdict for {requirement}"
         # caught, with the verdict the requirement's level gives under the active profile (fail for a MUST,
@@ -84,6 +96,10 @@ def test_profile_is_caught(make_ctx, profile):
                         for v in verdicts if v not in caught))
         assert {tuple(v.details["profiles"][p] for p in PROFILE_NAMES) for v in verdicts} == \
             {EXPECTED[profile.name][requirement]}, f"{profile.name} {requirement}"
+        if profile.name in BEHAVIOUR_ROW:          # the behaviour profile names what was broken
+            row, text = BEHAVIOUR_ROW[profile.name]
+            observed = {r["id"]: r["observed"] for r in behaviour_profile([v.to_dict() for v in everything])["rows"]}
+            assert text in observed[row], observed[row]
         for v in caught:   # a failing verdict says what was expected and what happened, with exchanges
             assert "expected:" in v.message and "happened:" in v.message and v.exchanges
 
@@ -117,7 +133,6 @@ def test_reference_without_discovery_ignores_keys(make_ctx):
 # --- specificity: every allowed variant passes under the spec profile ------------------------------------
 from ctk.core import requirements as _rq                       # noqa: E402
 from ctk.reference.variants import VARIANTS                    # noqa: E402
-from ctk.reporting.behaviour import behaviour_profile          # noqa: E402
 
 VARIANT_ENDPOINTS = ("updateTable",)     # every endpoint behaviour applies to it; bounded runtime
 VARIANT_BEHAVIOUR = {**BEHAVIOUR, "REPLAY-05": "finalized-duplicate", "LIFE-03": "lifetime"}
