@@ -130,3 +130,25 @@ def test_the_kits_openapi_document_takes_a_plain_in_flight_409():
     spec = load_spec()
     assert spec.validate(ex(None)) == [] and spec.validate(ex("request_in_progress")) == []
     assert spec.validate(ex("something_else"))
+
+
+def test_schema_01_does_not_judge_the_answer_to_a_deliberately_reused_key():
+    """Keyed by the key alone (allowed by the spec), a server replays createTable's answer to the kit's
+    createNamespace that reuses the key on purpose (SCOPE-01's probe): not a schema deviation."""
+    import json
+
+    from ctk.http.exchange import Exchange
+    from ctk.openapi import load_spec
+    from ctk.suites.test_schema import _verdict
+
+    def ex(label):
+        return Exchange("POST", "http://127.0.0.1:1/v1/namespaces", status=200, label=label,
+                        response_headers={"content-type": "application/json"},
+                        response_body=json.dumps({"metadata-location": "m.json", "metadata": {}}))
+
+    good = Exchange("POST", "http://127.0.0.1:1/v1/namespaces", status=200, label="first attempt",
+                    response_headers={"content-type": "application/json"},
+                    response_body=json.dumps({"namespace": ["a"], "properties": {}}))
+    spec = load_spec()
+    assert _verdict(spec, [good, ex("reused key: the same key on createNamespace")], "t").status.value == "pass"
+    assert _verdict(spec, [good, ex("retry")], "t").status.value == "deviation"
