@@ -56,8 +56,8 @@ FORMAT = "ctk-conformance/1"
 # its exchanges with bodies cut at FINDING_BODY characters; any other result (its classification is what the
 # behaviour profile needs) at most OTHER_EXCHANGES, bodies cut at OTHER_BODY. Which ones: see cap_exchanges.
 # Every cut is noted in the report. A run against one deviation stays around 2 MB of reports in all.
-FINDING_EXCHANGES, FINDING_BODY = 6, 600
-OTHER_EXCHANGES, OTHER_BODY = 2, 200
+FINDING_EXCHANGES, FINDING_BODY, FINDING_DETAILS = 6, 600, 4000
+OTHER_EXCHANGES, OTHER_BODY, OTHER_DETAILS = 2, 200, 1000
 BODY_LIMIT = FINDING_BODY
 EXCHANGE_LIMIT = FINDING_EXCHANGES
 
@@ -155,6 +155,24 @@ def cap_body(text: str | None, limit: int = BODY_LIMIT) -> str | None:
     if text is None or len(text) <= limit:
         return text
     return text[:limit] + f"… [cut: {len(text) - limit} of {len(text)} characters not kept in the report]"
+
+
+def cap_details(details: dict[str, Any], limit: int) -> dict[str, Any]:
+    """``details`` whose JSON stays near ``limit`` characters: the largest values (e.g. a whole table history)
+    are replaced, largest first, by a note of what was cut."""
+    sizes = {k: len(json.dumps(v, default=str)) for k, v in details.items()}
+    total = sum(sizes.values())
+    if total <= limit:
+        return details
+    out = dict(details)
+    for key in sorted(sizes, key=sizes.__getitem__, reverse=True):
+        if total <= limit:
+            break
+        value = out[key]
+        what = f"{len(value)} items, " if isinstance(value, (list, dict)) else ""
+        out[key] = f"[cut: {what}{sizes[key]} characters not kept in the report]"
+        total -= sizes[key] - len(out[key])
+    return out
 
 
 def _telling(ex: dict[str, Any]) -> bool:
@@ -340,7 +358,8 @@ class RunReport:
         d["exchanges"], d["exchanges_cut"] = cap_exchanges(
             [redact_exchange(x) for x in d.get("exchanges") or []],
             FINDING_EXCHANGES if finding else OTHER_EXCHANGES, FINDING_BODY if finding else OTHER_BODY)
-        d["details"] = redact_options(_jsonable(d.get("details") or {}))
+        d["details"] = cap_details(redact_options(_jsonable(d.get("details") or {})),
+                                   FINDING_DETAILS if finding else OTHER_DETAILS)
         d["classification"] = scrub_text(d.get("classification"))
         result = Result.from_dict({**d, "nodeid": nodeid, "duration": float(duration or 0.0),
                                    "outcome": outcome or DEFAULT_OUTCOME[status]})

@@ -158,3 +158,15 @@ def test_exchanges_capped_with_a_note():
     assert f.message == "expected: x\nhappened: y"          # the rendered copy goes; the exchanges stay
     p = rep.add(Verdict.ok("REPLAY-01", "fine", exchanges=exs + exs), "t::p")
     assert len(p.exchanges) == OTHER_EXCHANGES and p.exchanges[0]["status"] == 409
+
+
+def test_details_capped_with_a_note():
+    from ctk.reporting.model import OTHER_DETAILS, RunReport
+
+    history = [{"attempt": i, "outcome": "ok", "snapshot": 1000 + i} for i in range(200)]
+    rep = RunReport.begin("http://127.0.0.1:1")
+    r = rep.add(Verdict.ok("REPLAY-04", "one execution", details={"key": "k1", "history": history}), "t::a")
+    assert r.details["key"] == "k1"
+    assert r.details["history"].startswith("[cut: 200 items, ") and len(json.dumps(r.details)) <= OTHER_DETAILS
+    small = rep.add(Verdict.ok("REPLAY-04", "x", details={"history": history[:3]}), "t::b")
+    assert small.details["history"] == history[:3]
