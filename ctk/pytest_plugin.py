@@ -296,14 +296,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if hasattr(config, "workerinput") and get_session(config) is not None:   # an xdist worker: its traffic
             config.workeroutput[traffic.KEY] = traffic.summarize(get_session(config),
                                                                  config.stash[OPTIONS_KEY].openapi_spec)
+            _stop_before_reports(config)
+            config.workeroutput["ctk_cleanup_problems"] = list(get_session(config).cleanup_problems)
         return
     _add_all_traffic_verdict(session, collector)
+    _stop_before_reports(config)
     interrupts = config.stash.get(INTERRUPTS_KEY, None)
     collector.interrupted = exitstatus == exits.EXIT_INTERRUPTED or bool(interrupts and interrupts.received)
     collector.selection = _selection(session)
     own = get_session(config)
     if own is not None and own.cleanup_problems:
-        collector.cleanup_problems = list(own.cleanup_problems)
+        collector.cleanup_problems += list(own.cleanup_problems)
     collector.write(config.stash[OPTIONS_KEY].reports)
     hits = exits.fail_on_hits(collector.counts().elements(), exits.fail_on(config))
     if hits and session.exitstatus == exits.EXIT_OK:
@@ -335,6 +338,24 @@ def _add_all_traffic_verdict(session: pytest.Session, collector: VerdictCollecto
     collector.results.append((v.to_dict(), traffic.NODEID, 0.0, "failed" if failing else "passed"))
     if failing and session.exitstatus == exits.EXIT_OK:
         session.exitstatus = exits.EXIT_MUST_BROKEN
+
+
+def _stop_before_reports(config: pytest.Config) -> None:
+    """Remove the run namespace now (the session fixture's teardown would come after the reports), so that
+    the reports can list what stayed behind."""
+    own = get_session(config)
+    if own is not None and own.started:
+        own.stop()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """xdist: a worker ended; what its cleanup left behind goes into the run's report."""
+    for config in _CONFIGS:
+        collector = config.stash.get(COLLECTOR_KEY, None)
+        if collector is not None:
+            collector.cleanup_problems += list((getattr(node, "workeroutput", None) or {}).get("ctk_cleanup_problems")
+                                               or [])
 
 
 def _selection(session: pytest.Session) -> dict[str, Any]:

@@ -241,7 +241,11 @@ class CtkSession:
         return ctx
 
     def stop(self) -> None:
-        """Remove the run namespace (with everything inside) and stop the embedded catalog. Bounded."""
+        """Remove the run namespace (with everything inside) and stop the embedded catalog. Bounded. Once: the
+        plugin stops the session before it writes the reports, the session fixture's teardown comes later."""
+        if getattr(self, "_stopped", False):
+            return
+        self._stopped = True
         try:
             if self.namespace_created and self.client is not None and not self.error:
                 self.cleanup_problems = self._drop_own(max(30.0, self.options.timeout * 3))

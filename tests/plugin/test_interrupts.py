@@ -143,3 +143,42 @@ def test_runner_forwards_signals_to_the_child_group(tmp_path):
     assert proc.stdout.readline().strip() == "ready"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(30) == 2
+
+
+CLEANUP_FAILS = """
+import pytest
+from ctk.plugin import namespace as nsmod
+
+_real = nsmod.drop_tree
+
+def _failing(client, parts, *a, **kw):
+    problems = _real(client, parts, *a, **kw)
+    return problems + [f"view {'.'.join(parts)}.v1: HTTP 503 (simulated)"]
+
+nsmod.drop_tree = _failing
+"""
+
+ONE_CHECK = """
+import pytest
+from ctk.core.verdicts import Verdict
+
+@pytest.mark.ctk
+@pytest.mark.parametrize("i", range(2))
+def test_one(ctk_client, i):
+    return Verdict.ok("KEY-01", "ran")
+"""
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_cleanup_problems_are_in_the_report(pytester: pytest.Pytester, served, workers):
+    pytester.makeconftest(CLEANUP_FAILS)
+    pytester.makepyfile(test_clean=ONE_CHECK)
+    args = ["test_clean.py", "--catalog-url", served, "-p", "no:html", "--ctk-reports", "rep"]
+    if workers:
+        args += ["-n", str(workers)]
+    result = pytester.runpytest_subprocess(*args, timeout=180)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    data = json.loads((pytester.path / "rep" / "conformance.json").read_text())
+    assert data["cleanup_problems"] and all("HTTP 503 (simulated)" in p for p in data["cleanup_problems"])
+    assert len(data["cleanup_problems"]) >= (1 if not workers else 1)
+    assert 'id="cleanup"' in (pytester.path / "rep" / "conformance.html").read_text()
