@@ -1,0 +1,41 @@
+"""`ctk run` argument handling: it never drops to one process silently, forwards the options the README
+lists, and keeps pytest's cache with the reports."""
+
+from __future__ import annotations
+
+import argparse
+
+from ctk import runner
+from ctk.cli import main
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    runner.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_no_xdist_is_an_error_not_one_process(monkeypatch, capsys):
+    monkeypatch.setattr(runner, "_xdist_installed", lambda: False)
+    assert main(["run", "--catalog-url", "http://127.0.0.1:9"]) == 4
+    assert "needs pytest-xdist" in capsys.readouterr().err
+
+
+def test_workers_zero_runs_in_one_process_without_xdist(monkeypatch):
+    monkeypatch.setattr(runner, "_xdist_installed", lambda: False)
+    argv = runner.pytest_argv(_args("--workers", "0", "--catalog-url", "http://127.0.0.1:9"))
+    assert "-n" not in argv
+
+
+def test_forwarded_options():
+    argv = runner.pytest_argv(_args("--catalog-url", "http://127.0.0.1:9", "--ctk-steps", "3", "--ctk-gen-budget",
+                                    "5", "--ctk-fail-on", "deviation", "--ctk-reports", "out"))
+    for pair in (["--ctk-steps", "3"], ["--ctk-gen-budget", "5"], ["--ctk-fail-on", "deviation"],
+                 ["-o", "cache_dir=out/.pytest_cache"], ["-n", "3"]):
+        i = argv.index(pair[0])
+        assert argv[i:i + 2] == pair, argv
+
+
+def test_user_choices_win():
+    argv = runner.pytest_argv(_args("--", "-n", "1", "-p", "no:cacheprovider"))
+    assert argv.count("-n") == 1 and not any(a.startswith("cache_dir=") for a in argv)
