@@ -206,7 +206,8 @@ def render_conformance(report: RunReport) -> str:
         f'<div class="chips"><span class="small">Requirements:</span>{chips_req or "<span class=small>none</span>"}</div>'
         f'<div class="chips"><span class="small">Checks:</span>{chips_res or "<span class=small>none</span>"}</div>'
         "</div>"
-        f'<div class="overall {status_class(overall)}" id="overall">Overall: {esc(overall_text(report))}</div>'
+        f'<div class="overall {"s-fail" if report.state == "unusable-target" else status_class(overall)}" '
+        f'id="overall">Overall: {esc(overall_text(report))}</div>'
         "</header>"
     )
     out.append(_run_state(report))
