@@ -64,10 +64,26 @@ def _io_for(metadata: Any, settings: Any = None, extra_properties: dict[str, str
     return settings.file_io(metadata.location, "the table's files")
 
 
+class _Unreadable(Exception):
+    """Storage could not answer whether a file exists (refused, denied, ...): nothing can be judged."""
+
+
+def _exists(io: Any, path: str) -> bool:
+    from ctk.http.storage import StorageGuardError
+
+    try:
+        return bool(io.new_input(path).exists())
+    except StorageGuardError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the storage, not the table, failed
+        raise _Unreadable(f"storage unreadable: cannot tell whether {path} exists ({type(exc).__name__}: "
+                          f"{str(exc)[:300]})") from None
+
+
 def check_integrity(state: TableState | dict[str, Any], count_rows: bool = False, check_data_files: bool = False,
                     io_properties: dict[str, str] | None = None) -> IntegrityResult:
-    """Check storage references of a table given its `TableState` or raw table metadata dict."""
-    from pyiceberg.manifest import ManifestContent, read_manifest_list
+    """Check storage references of a table given its `TableState` or raw table metadata dict. A storage that
+    cannot answer whether a file exists gives ``error`` "storage unreadable: ..." (no verdict on the table)."""
     from pyiceberg.table.metadata import TableMetadataUtil
 
     from ctk.http.storage import StorageGuardError
@@ -86,6 +102,21 @@ def check_integrity(state: TableState | dict[str, Any], count_rows: bool = False
     except Exception as exc:  # noqa: BLE001 - report, do not crash the check
         res.error = f"cannot parse table metadata: {type(exc).__name__}: {exc}"
         return res
+    try:
+        _walk(metadata, io, res, count_rows, check_data_files)
+    except _Unreadable as exc:   # no verdict on the table from a storage that does not answer
+        res.error = str(exc)
+        return res
+    if count_rows and res.rows is None and metadata.current_snapshot_id is not None:
+        res.rows = 0
+    if count_rows and metadata.current_snapshot_id is None:
+        res.rows = 0
+    return res
+
+
+def _walk(metadata: Any, io: Any, res: IntegrityResult, count_rows: bool, check_data_files: bool) -> None:
+    from pyiceberg.manifest import ManifestContent, read_manifest_list
+
     current = metadata.current_snapshot_id
     for snap in metadata.snapshots:
         res.snapshots += 1
@@ -94,7 +125,7 @@ def check_integrity(state: TableState | dict[str, Any], count_rows: bool = False
             res.missing.append(Missing(snap.snapshot_id, "manifest-list", "<none>", "(no manifest list in metadata)"))
             continue
         res.manifest_lists += 1
-        if not io.new_input(path).exists():
+        if not _exists(io, path):
             res.missing.append(Missing(snap.snapshot_id, "manifest-list", path))
             continue
         try:
@@ -104,7 +135,7 @@ def check_integrity(state: TableState | dict[str, Any], count_rows: bool = False
             continue
         for mf in manifests:
             res.manifests += 1
-            if not io.new_input(mf.manifest_path).exists():
+            if not _exists(io, mf.manifest_path):
                 res.missing.append(Missing(snap.snapshot_id, "manifest", mf.manifest_path))
                 continue
             if snap.snapshot_id == current and (count_rows or check_data_files):
@@ -120,13 +151,8 @@ def check_integrity(state: TableState | dict[str, Any], count_rows: bool = False
                         res.rows = (res.rows or 0) + df.record_count
                     if check_data_files:
                         res.data_files += 1
-                        if not io.new_input(df.file_path).exists():
+                        if not _exists(io, df.file_path):
                             res.missing.append(Missing(snap.snapshot_id, "data-file", df.file_path))
-    if count_rows and res.rows is None and current is not None:
-        res.rows = 0
-    if count_rows and current is None:
-        res.rows = 0
-    return res
 
 
 def check_table_integrity(client: Any, namespace: Any, name: str, **kw: Any) -> IntegrityResult:

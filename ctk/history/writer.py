@@ -100,6 +100,9 @@ def stage_append(client: Any, namespace: Any, name: str, data: Any = None, marke
         txn.append(data, snapshot_properties=props)
     except StorageGuardError as exc:   # a path outside the table location's store
         raise StorageBlocked(str(exc)) from None
+    except OSError as exc:             # the storage refused or failed the write: a setup problem, not the catalog's
+        raise StageError(f"writing the files of table {'.'.join(ns)}.{name} failed: {type(exc).__name__}: "
+                         f"{str(exc)[:300]}") from None
     updates, requirements = txn._updates, txn._requirements  # pyiceberg keeps them until commit_transaction()
     adds = [u for u in updates if isinstance(u, AddSnapshotUpdate)]
     if len(adds) != 1:

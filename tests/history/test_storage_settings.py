@@ -43,3 +43,48 @@ def test_create_table_body_is_the_java_clients():
     assert body["partition-spec"] == {"spec-id": 0, "fields": []}
     assert body["write-order"] == {"order-id": 0, "fields": []}
     assert body["stage-create"] is False and body["properties"] == {"k": "v"}
+
+
+class _BrokenStorage:
+    """A FileIO whose storage answers nothing (connection refused)."""
+
+    properties: dict = {}
+
+    def new_input(self, path):
+        raise OSError(f"connection refused while reading {path}")
+
+    def new_output(self, path):
+        raise OSError(f"connection refused while writing {path}")
+
+    def delete(self, path):
+        raise OSError("connection refused")
+
+
+def test_storage_that_does_not_answer_is_unreadable_not_corrupt(ref_client, table, monkeypatch):
+    from ctk.history import integrity
+    from ctk.history.writer import stage_append
+
+    ns, name = table
+    staged = stage_append(ref_client, ns, name, marker="m")
+    assert ref_client.request("POST", staged.path, json=staged.body).status == 200
+    state = read_table_state(ref_client, ns, name)
+    assert integrity.check_integrity(state).ok           # intact with the real storage
+    monkeypatch.setattr(integrity, "_io_for", lambda *a, **kw: _BrokenStorage())
+    res = integrity.check_integrity(state, count_rows=True)
+    assert not res.ok and not res.missing                 # nothing declared missing
+    assert res.error.startswith("storage unreadable: cannot tell whether") and "connection refused" in res.error
+
+
+def test_a_failed_write_is_a_stage_error(ref_client, table, monkeypatch):
+    import pytest
+
+    from ctk.history import writer
+    from ctk.http.storage import StorageSettings
+
+    class Settings(StorageSettings):
+        def file_io(self, location, what="table files"):
+            return _BrokenStorage()
+
+    monkeypatch.setattr(writer, "settings_for", lambda *a, **kw: Settings())
+    with pytest.raises(writer.StageError, match="writing the files of table db.t failed: OSError"):
+        writer.stage_append(ref_client, *table, marker="m")
