@@ -9,7 +9,8 @@ table + ``--catalog-property``) behind the kit's loopback guard.
 Judging (what is observed, for the observed cause):
 * setup the client cannot get past through no fault of the requirement - pyiceberg missing, storage outside
   loopback (the guard), no place to create tables (the kit's own create-table is refused too), the catalog
-  pointing clients at a non-loopback URI - is inconclusive with the reason;
+  pointing clients at a non-loopback URI, storage or the connection failing (an OSError, not a catalog
+  answer) - is inconclusive with the reason;
 * the table created but an append, the reload or the read failing, or rows missing/extra, fails, naming the
   step and the error; when the catalog's load answer for the committed table lacks ``metadata-location``
   (e.g. calls it ``metadata_location`` or ``metadataLocation``), the finding names that as the cause: clients
@@ -163,6 +164,9 @@ def _pyiceberg(run: Any, ctx: Any, endpoint: Any, budget_s: float) -> Verdict:
         details["error"] = text[:2000]
         if step.startswith("connect"):
             return run.inconclusive(f"pyiceberg could not connect to the catalog: {text}", "connect", details)
+        if isinstance(exc, OSError) and not cause:   # storage or transport (requests' errors are OSErrors too)
+            return run.inconclusive(f"pyiceberg's I/O failed at step '{step}' (storage or connection, not a "
+                                    f"catalog answer): {text}", "I/O failed", details)
         if step == "create table" and _is_http_4xx(exc):
             return run.broken("pyiceberg's create-table request accepted where the kit's own create-table was",
                               f"pyiceberg's create-table failed: {text}", "create rejected", details)

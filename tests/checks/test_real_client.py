@@ -254,3 +254,25 @@ def test_nothing_leaves_loopback_when_the_catalog_vends_nothing(loopback_only):
         finally:
             client.close()
     assert loopback_only == [], loopback_only
+
+
+def test_storage_failure_is_inconclusive(make_ctx, monkeypatch):
+    """The client's files cannot be written (storage refuses): not the catalog's fault."""
+    from ctk.http.storage import StorageSettings
+
+    class Refusing(StorageSettings):
+        def file_io(self, location, what="table files"):
+            inner = super().file_io(location, what)
+
+            class IO(type(inner)):
+                def new_output(self, path):
+                    raise ConnectionRefusedError(f"storage refused {path}")
+
+            inner.__class__ = IO
+            return inner
+
+    ctx = make_ctx()
+    monkeypatch.setattr(ctx.client, "storage_settings", lambda loaded, location=None: Refusing())
+    [v] = real_client.check_pyiceberg(ctx)
+    assert v.status is Status.INCONCLUSIVE, v.message
+    assert "I/O failed at step 'append 1'" in v.message and "storage refused" in v.message
