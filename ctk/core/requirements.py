@@ -254,10 +254,11 @@ _ALL: list[Requirement] = [
                     Said("design", Level.MAY, "§Server-Side Implementation", "Key known & IN_PROGRESS -> return "
                          "409 request_in_progress (server MAY block and then return the final result; MAY include "
                          "Retry-After)."), K_NO_EFFECT)),
-    Requirement("INFLIGHT-02", "in-flight", Level.SHOULD, "", "A 409 for an in-flight duplicate carries the "
-                "machine-readable subtype `request_in_progress`.", said=(
-                    Said("design", None, "§Error subtype", "request_in_progress -> use with 409 when a duplicate "
-                         "arrives while the original is still running."),
+    Requirement("INFLIGHT-02", "in-flight", Level.SHOULD, "", "An in-flight duplicate that is not made to wait gets "
+                "409 with the machine-readable subtype `request_in_progress`.", said=(
+                    Said("design", None, "§Server-Side Implementation", "Key known & IN_PROGRESS -> return 409 "
+                         "request_in_progress (server MAY block and then return the final result; MAY include "
+                         "Retry-After)."),
                     Said("ietf", Level.SHOULD, "§2.7", "If the request is retried, while the original request is "
                          "still being processed, the resource server SHOULD reply with an HTTP 409 status code"))),
     # --- payload and scope -------------------------------------------------------------------------
