@@ -26,7 +26,7 @@ from ctk.checks.common import guarded
 from ctk.core.verdicts import Verdict
 from ctk.http.client import table_path
 from ctk.http.endpoints import Catalog, PrerequisiteError
-from ctk.http.storage import StorageGuardError
+from ctk.http.storage import StorageGuardError, StorageSettings
 from ctk.target.config import is_loopback_host
 
 REQ = "CLIENT-01"
@@ -95,9 +95,12 @@ def _with_kit_io(table: Any, client: Any, ns: tuple[str, ...], name: str) -> tup
 
     ex = client.request("GET", table_path(ns, name), label="real client: load table (kit)")
     body = ex.json() if ex.status == 200 else None
-    if not isinstance(body, dict):
-        return table, None
-    settings = client.storage_settings(body, table.metadata.location)
+    if isinstance(body, dict):
+        settings = client.storage_settings(body, table.metadata.location)
+    else:   # still behind the guard: pyiceberg's own properties for the table, the user's on top
+        settings = StorageSettings({**dict(table.io.properties), **(client.storage_properties or {})},
+                                   bool(client.storage_allow_remote))
+        body = None
     io = settings.file_io(table.metadata.location, f"table {'.'.join(ns)}.{name}'s files")
     return Table(table.name(), table.metadata, table.metadata_location, io, table.catalog), body
 
