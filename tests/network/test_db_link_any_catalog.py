@@ -138,3 +138,13 @@ def test_bad_db_link_is_a_clear_error(tmp_path):
                         "http://10.1.2.3:8474/proxies/db", "-p", "no:cacheprovider", "-q"], cwd=where,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "--ctk-db-link" in (r.stdout + r.stderr) and "loopback" in (r.stdout + r.stderr)
+
+
+def test_db_link_without_its_proxy_fails_every_test_with_the_reason(tmp_path):
+    where = tmp_path / "gone"
+    where.mkdir()
+    link = f"http://127.0.0.1:{_port()}/proxies/catalog-db"          # nothing listens there
+    r = subprocess.run([sys.executable, "-m", "pytest", "--ctk", "--ctk-db-link", link, "-p", "no:cacheprovider",
+                        "-q", "-k", "discovery"], cwd=where, capture_output=True, text=True, timeout=300)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and f"--ctk-db-link {link}: the proxy is not there" in out, out[-3000:]

@@ -1,0 +1,70 @@
+"""Judging a burst of duplicates (ctk.checks.bursts) from its answers and the interposer's timings."""
+
+from __future__ import annotations
+
+import json
+
+from ctk.checks.bursts import decisive, judge_group, timings
+from ctk.http.endpoints import ENDPOINTS, body_identity
+from ctk.http.exchange import Exchange
+
+
+class FakeCase:
+    def __init__(self, op: str, blind: str | None = None):
+        self.endpoint = ENDPOINTS[op]
+        self.blind = blind
+        self.identity = body_identity
+
+
+def ex(status: int | None, body: dict | None = None) -> Exchange:
+    return Exchange("POST", "http://127.0.0.1/v1/x", status=status,
+                    response_body=None if body is None else json.dumps(body))
+
+
+def busy(subtype: str | None = "request_in_progress") -> Exchange:
+    err = {"message": "in progress", "type": "RequestInProgressException", "code": 409}
+    if subtype:
+        err["subtype"] = subtype
+    return ex(409, {"error": err})
+
+
+PLAN_A = {"status": "completed", "plan-id": "a"}
+PLAN_B = {"status": "completed", "plan-id": "b"}
+
+
+def test_classes():
+    plan = FakeCase("planTableScan")
+    assert judge_group(plan, [ex(200, PLAN_A), busy(), busy()], 1)[0] == "409 request_in_progress"
+    assert judge_group(plan, [ex(200, PLAN_A), busy(None)], 1)[0] == "plain 409"
+    assert judge_group(plan, [ex(200, PLAN_A), ex(200, PLAN_A)], 1)[0] == "wait-and-replay"
+    # a new plan-id is a second execution, even when state could not show it
+    cls, why = judge_group(plan, [ex(200, PLAN_A), ex(200, PLAN_B)], 1)
+    assert cls == "second execution" and "executed again" in why
+    assert judge_group(plan, [ex(200, PLAN_A), busy()], 2)[0] == "second execution"
+    table = FakeCase("createTable")
+    exists = ex(409, {"error": {"message": "x", "type": "AlreadyExistsException", "code": 409}})
+    assert judge_group(table, [ex(200, {"metadata": {"table-uuid": "u"}}), exists], 1)[0] == "second execution"
+    assert judge_group(table, [ex(500, {"error": {"type": "ServerError", "code": 500}}), busy()], 0)[0] == \
+        "no success"
+    assert judge_group(table, [ex(200, {"metadata": {"table-uuid": "u"}}), ex(503)], 1)[0] == "other: 503"
+
+
+def test_blind_case_needs_every_duplicate_rejected():
+    cancel = FakeCase("cancelPlanning", blind="cancelling a cancelled plan leaves no trace")
+    assert not decisive(cancel, "wait-and-replay", None, [ex(204), ex(204)])
+    assert not decisive(cancel, "409 request_in_progress", None, [ex(204), ex(204), busy()])
+    assert decisive(cancel, "409 request_in_progress", None, [ex(204), busy()])
+    assert decisive(cancel, "wait-and-replay", 1, [ex(204), ex(204)])           # counters tell
+    assert decisive(cancel, "second execution", None, [ex(204), ex(404)])
+    assert decisive(FakeCase("createTable"), "wait-and-replay", None, [ex(200), ex(200)])
+
+
+def test_timings_text():
+    ev = {"overlapped": True, "pair": [0, 1], "lead_ms": 4.2, "requests": [
+        {"role": "original", "sent_ms": 0.0, "answer_ms": 5.0, "status": 200},
+        {"role": "copy", "sent_ms": 0.8, "answer_ms": 6.0, "status": 409}]}
+    text = timings(ev)
+    assert "original: forwarded 0.0 ms, answer began 5.0 ms (200)" in text
+    assert "copy 1: forwarded 0.8 ms" in text and "overlap: request 1 reached the server 4.2 ms before" in text
+    assert "no overlap" in timings({**ev, "overlapped": False, "pair": None})
+    assert "no timings" in timings(None)
