@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from ctk.target.containers import ContainersUnavailable, ContainerTarget, docker_unavailable
+from ctk.plugin.containers import ContainersUnavailable, ContainerTarget, docker_unavailable
 
 REASON = docker_unavailable()
 IMAGE = "apache/iceberg-rest-fixture:1.10.0"
