@@ -245,8 +245,12 @@ def render_conformance(report: RunReport) -> str:
             first_finding.setdefault((r.endpoint, r.behaviour), anchor[id(r)])
         out.append('<div class="scroll"><table class="matrix"><thead><tr><th class="corner">endpoint (operationId)</th>'
                    + "".join(f"<th>{esc(c)}</th>" for c in cols) + "</tr></thead><tbody>")
-        for ep, cells in matrix.items():
-            row = [f'<th class="row">{esc(ep)}</th>']
+        registry = _endpoint_registry()
+        order = {op: i for i, op in enumerate(registry)}
+        for ep, cells in sorted(matrix.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])):
+            known = registry.get(ep)
+            where = (f'<span class="cls small">{esc(known.method)} {esc(known.template)}</span>' if known else "")
+            row = [f'<th class="row">{esc(ep)}{where}</th>']
             for c in cols:
                 cell = cells.get(c)
                 if not cell:
@@ -309,6 +313,15 @@ def render_conformance(report: RunReport) -> str:
 
     out.append(legend())
     return page(f"CTK conformance: {report.label}", "\n".join(out))
+
+
+def _endpoint_registry() -> dict[str, Any]:
+    """The kit's endpoint registry (operationId -> Endpoint, in the spec's order); empty where unavailable."""
+    try:
+        from ctk.http.endpoints import ENDPOINTS
+    except ImportError:
+        return {}
+    return ENDPOINTS
 
 
 def overall_text(report: RunReport) -> str:

@@ -1,5 +1,6 @@
 import json
 import os
+import re
 from html.parser import HTMLParser
 
 from reporting_sample import HOSTILE, SECRET_TOKEN, URL_PASSWORD, build_sample
@@ -152,3 +153,20 @@ def test_write_conformance(tmp_path, sample):
 def test_empty_run_renders():
     page = render_conformance(RunReport.begin(None))
     assert "NO RESULTS" in page and _parse(page).errors == []
+
+
+def test_matrix_rows_follow_the_endpoint_registry():
+    from ctk.core.verdicts import Verdict
+    from ctk.http.endpoints import ENDPOINTS
+    from ctk.reporting.html import render_conformance
+    from ctk.reporting.model import RunReport
+
+    rep = RunReport.begin("http://127.0.0.1:1")
+    for op in ("updateTable", "createNamespace", "zzUnknown", "createTable"):
+        rep.add(Verdict.ok("REPLAY-01", "ok", endpoint=op, behaviour="finalized-duplicate"), f"t::{op}")
+    page = render_conformance(rep)
+    matrix = page.split('<table class="matrix">', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r'<th class="row">(\w+)', matrix)
+    known = [op for op in ENDPOINTS if op in rows]
+    assert rows == known + ["zzUnknown"] and known == ["createNamespace", "createTable", "updateTable"]
+    assert f'createTable<span class="cls small">POST {ENDPOINTS["createTable"].template}</span>' in page
