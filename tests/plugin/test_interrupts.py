@@ -59,7 +59,7 @@ def _wait_busy(url: str, proc: subprocess.Popen, limit: float = 180.0) -> None:
     pytest.fail("no check started within the time limit")
 
 
-@pytest.mark.parametrize("how", ["ctk-run-xdist", "pytest-one-process"])
+@pytest.mark.parametrize("how", ["ctk-run-xdist", "pytest-one-process", "pytest-xdist-controller"])
 def test_sigterm_leaves_no_namespace(served, tmp_path, how):
     before = [n for n in _top(served) if n.startswith("ctk_")]
     assert not before, before
@@ -67,9 +67,9 @@ def test_sigterm_leaves_no_namespace(served, tmp_path, how):
     if how == "ctk-run-xdist":
         cmd = [sys.executable, "-m", "ctk", "run", "--catalog-url", served, "--workers", "2",
                "--ctk-reports", str(reports), "--", "-p", "no:cacheprovider"]
-    else:
+    else:   # SIGTERM to pytest itself; with xdist only the controller gets it and passes it on to its workers
         cmd = [sys.executable, "-m", "pytest", "--catalog-url", served, "--ctk-reports", str(reports),
-               "-p", "no:cacheprovider"]
+               "-p", "no:cacheprovider"] + (["-n", "2"] if how.endswith("xdist-controller") else [])
     log = open(tmp_path / "out.txt", "w")
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
     try:
