@@ -19,9 +19,11 @@ lost-timeout               REPLAY-04    committed, the answer is held longer tha
 slow-link                  REPLAY-04    a TCP latency toxic on the answers, longer than the client's
                                         timeout; the link recovers before the retry
 network-duplicate          HIST-02      the network delivers the request twice (the copy after the
-                                        first answer): the copy must be replayed, not executed
-network-duplicate-inflight INFLIGHT-01  the copy is sent at the same time; when the target has the
-                                        control API the owner is held at the server so they overlap
+                                        first answer; held until the kit made a re-execution visible
+                                        where it would leave no trace): the copy must be replayed
+network-duplicate-inflight INFLIGHT-01  copies sent with the request as bursts until the interposer
+                                        observes an overlap (ctk.checks.bursts); the owner is held at
+                                        the server (control API) or its database held (--ctk-db-link)
 =========================  ===========  ===========================================================
 
 Entry points (all return ``list[Verdict]``):
@@ -32,13 +34,16 @@ Entry points (all return ``list[Verdict]``):
   (1a is the CONTROL: a blind client corrupts the table, so its INTEG-01 verdict is expected to FAIL;
   its details carry ``{"control": True, "expected": "fail"}``)
 - ``check_db_latency_inflight(ctx, db_interposer, endpoint)``, ``check_db_link_failure(ctx, db_interposer,
-  endpoint, mode)`` and ``run_db_link_scenarios(ctx, db_interposer, endpoints=None)``: the interposer
-  between the catalog and its database (INFLIGHT-01, REPLAY-03); ``db_interposer`` fronts the database the
-  catalog was configured with, ``ctx.client`` talks to the catalog.
+  endpoint, mode)``, ``check_db_commit_cut(ctx, db_interposer, endpoint)`` and ``run_db_link_scenarios(ctx,
+  db_interposer, endpoints=None)``: the interposer between the catalog and its database (INFLIGHT-01,
+  REPLAY-03, REPLAY-04 at the database); ``db_interposer`` fronts the database the catalog was configured
+  with (an in-process Interposer, or a `ctk.interposer.client.ProxyLink` from ``--ctk-db-link``),
+  ``ctx.client`` talks to the catalog.
 
-Limits: without the control API a re-execution that leaves state unchanged (updateProperties setting the
-same value again) is only visible through the answers; a parallel copy that got 409 is read as "rejected in
-flight" (its body is not seen).
+Answers the client never got (lost, or a copy's) are read by the interposer and join the observed state
+(``case.learned``: a plan-id). Limit: a re-execution that leaves neither state nor answer changed (cancelling
+a cancelled plan, on a target that answers a cancel of a missing plan with 204) stays inconclusive without
+counters.
 """
 
 from __future__ import annotations
@@ -268,17 +273,6 @@ def _lost(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, scenario: str, opts: 
 
 # ----------------------------------------------------------------------------------------------------------
 # network duplicates
-
-def _wait_copy(ip: Any, before: dict, seconds: float) -> str | None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        now = dict(ip.counters.get("duplicate_statuses") or {})
-        diff = [s for s, n in now.items() if n > before.get(s, 0)]
-        if diff:
-            return diff[0]
-        time.sleep(0.05)
-    return None
-
 
 def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: NetworkOptions) -> Verdict:
     """network-duplicate-inflight: the network sends copies with the request, released together, in bursts
@@ -684,69 +678,68 @@ def db_link_failure(run: Run, ctx: Any, endpoint: Endpoint, db_interposer: Any, 
                     opts: NetworkOptions | None = None) -> Verdict:
     """REPLAY-03 through the database link (see `check_db_link_failure`); one verdict on `run`."""
     opts = opts or NetworkOptions()
-    if True:
-        case = endpoint.prepare(ctx)
-        key = new_key()
-        history = History()
-        before = case.observe()
-        seen: dict[str, Any] = {}
-        name = f"ctk_db_{mode}_{key[-8:]}"
+    case = endpoint.prepare(ctx)
+    key = new_key()
+    history = History()
+    before = case.observe()
+    seen: dict[str, Any] = {}
+    name = f"ctk_db_{mode}_{key[-8:]}"
 
-        def restore() -> None:
-            if mode == "down":
-                db_interposer.enable()
-            else:
-                _remove(db_interposer, [name])
-
-        def between() -> None:
-            restore()
-            seen["mid"] = case.observe()
-            seen["n1"] = case.executions(before, seen["mid"])
-            if seen["n1"] == 1:  # it landed after all: the retry must replay, make a re-execution visible
-                case.interfere()
-            seen["base"] = case.observe()
-
+    def restore() -> None:
         if mode == "down":
-            db_interposer.disable()
-        elif mode == "fail_write":   # one write fails; the link works for everything after it (a 5xx stored)
-            db_interposer.add_toxic(name, type="cut_after", stream="upstream",
-                                    attributes={"pattern": opts.db_write_pattern, "deliver": 0, "times": 1})
+            db_interposer.enable()
         else:
-            db_interposer.add_toxic(name, type="reset_peer", stream="downstream", attributes={"timeout": 50})
-        rc = _retrying(ctx, history, between, opts)
-        try:
-            final = _mutate(rc, case, key, f"{endpoint.operation} (database link {mode})", timeout=30.0)
-        except IdempotencyWindowExpired as exc:
-            return run.inconclusive(f"the retrying client stopped: {exc}", "window expired", {"key": key})
-        finally:
-            restore()
-        attempts = list(rc.last_attempts)
-        details: dict[str, Any] = {"key": key, "mode": mode, "attempts": _statuses(attempts),
-                                   "history": history.to_list()}
-        first = attempts[0]
-        if "n1" not in seen:
-            return run.inconclusive(f"the database link failure did not reach the client: the first attempt got "
-                                    f"{describe(first)}", "fault missed", details)
-        if first.status is None or first.status < 500:
-            return run.inconclusive(f"the first attempt got {describe(first)}, not a 5xx", "no 5xx", details)
-        after = case.observe()
-        total = seen["n1"] + case.executions(seen["base"], after)
-        details.update(executions=total, committed_before_failure=seen["n1"])
-        hc = _history_check(history, key, total)
-        details["history_check"] = hc.to_dict()
-        problems = []
-        if final.status not in endpoint.success:
-            problems.append(f"the retry after the link came back got {describe(final)}, not success")
-        if total != 1:
-            problems.append(f"{endpoint.operation} executed {total} times in state")
-        if problems:
-            return broken(run, f"a 5xx from a broken database link is not stored: after the link is back the retry "
-                              f"with the same key executes {endpoint.operation} once and succeeds",
-                              "; ".join(problems) + f"\nattempts: {_statuses(attempts)}\nhistory check: {hc}",
-                              "5xx replayed" if final.status == first.status else f"final {describe(final)}",
-                              details)
-        return run.ok(f"DB link {mode}: {describe(first)}; retry {describe(final)}; executed once",
-                      "executed once" if not seen["n1"] else "committed, replayed", details)
+            _remove(db_interposer, [name])
+
+    def between() -> None:
+        restore()
+        seen["mid"] = case.observe()
+        seen["n1"] = case.executions(before, seen["mid"])
+        if seen["n1"] == 1:  # it landed after all: the retry must replay, make a re-execution visible
+            case.interfere()
+        seen["base"] = case.observe()
+
+    if mode == "down":
+        db_interposer.disable()
+    elif mode == "fail_write":   # one write fails; the link works for everything after it (a 5xx stored)
+        db_interposer.add_toxic(name, type="cut_after", stream="upstream",
+                                attributes={"pattern": opts.db_write_pattern, "deliver": 0, "times": 1})
+    else:
+        db_interposer.add_toxic(name, type="reset_peer", stream="downstream", attributes={"timeout": 50})
+    rc = _retrying(ctx, history, between, opts)
+    try:
+        final = _mutate(rc, case, key, f"{endpoint.operation} (database link {mode})", timeout=30.0)
+    except IdempotencyWindowExpired as exc:
+        return run.inconclusive(f"the retrying client stopped: {exc}", "window expired", {"key": key})
+    finally:
+        restore()
+    attempts = list(rc.last_attempts)
+    details: dict[str, Any] = {"key": key, "mode": mode, "attempts": _statuses(attempts),
+                               "history": history.to_list()}
+    first = attempts[0]
+    if "n1" not in seen:
+        return run.inconclusive(f"the database link failure did not reach the client: the first attempt got "
+                                f"{describe(first)}", "fault missed", details)
+    if first.status is None or first.status < 500:
+        return run.inconclusive(f"the first attempt got {describe(first)}, not a 5xx", "no 5xx", details)
+    after = case.observe()
+    total = seen["n1"] + case.executions(seen["base"], after)
+    details.update(executions=total, committed_before_failure=seen["n1"])
+    hc = _history_check(history, key, total)
+    details["history_check"] = hc.to_dict()
+    problems = []
+    if final.status not in endpoint.success:
+        problems.append(f"the retry after the link came back got {describe(final)}, not success")
+    if total != 1:
+        problems.append(f"{endpoint.operation} executed {total} times in state")
+    if problems:
+        return broken(run, f"a 5xx from a broken database link is not stored: after the link is back the retry "
+                          f"with the same key executes {endpoint.operation} once and succeeds",
+                          "; ".join(problems) + f"\nattempts: {_statuses(attempts)}\nhistory check: {hc}",
+                          "5xx replayed" if final.status == first.status else f"final {describe(final)}",
+                          details)
+    return run.ok(f"DB link {mode}: {describe(first)}; retry {describe(final)}; executed once",
+                  "executed once" if not seen["n1"] else "committed, replayed", details)
 
 
 def check_db_commit_cut(ctx: Any, db_link: Any, endpoint: Endpoint | str,
