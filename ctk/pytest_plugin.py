@@ -317,9 +317,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 TRAFFIC_KEY = pytest.StashKey[list]()
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_testnodedown(node: Any, error: Any) -> None:
-    """xdist controller: keep each worker's SCHEMA-01 traffic summary."""
+def _keep_traffic_summary(node: Any) -> None:
+    """xdist controller (from pytest_testnodedown): keep a worker's SCHEMA-01 traffic summary."""
     summary = (getattr(node, "workeroutput", None) or {}).get(traffic.KEY)
     if summary:
         node.config.stash.setdefault(TRAFFIC_KEY, []).append(summary)
@@ -349,8 +348,11 @@ def _stop_before_reports(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
+@pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error) -> None:
-    """xdist: a worker ended; what its cleanup left behind goes into the run's report."""
+    """xdist: a worker ended; what its cleanup left behind and its SCHEMA-01 traffic summary go into the run's
+    report."""
+    _keep_traffic_summary(node)
     for config in _CONFIGS:
         collector = config.stash.get(COLLECTOR_KEY, None)
         if collector is not None:
