@@ -58,8 +58,17 @@ def test_wheel_carries_the_defaults(wheel):
 
 def test_ctk_run_from_an_empty_directory(wheel, tmp_path):
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     py = venv / "bin" / "python"
+    # The dependencies come from this interpreter's site-packages (a path file, after the venv's own: works
+    # under nox's venv too, where --system-site-packages would reach the base Python instead). Its .pth files
+    # are not run from there, so a checkout's editable install of the kit stays out of the way.
+    own_site = subprocess.run([str(py), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    import site
+
+    parents = [p for p in site.getsitepackages() + [site.getusersitepackages()] if os.path.isdir(p)]
+    Path(own_site, "zz_parent_site.pth").write_text("\n".join(parents) + "\n")
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--force-reinstall", str(wheel)],
                    check=True, timeout=300)
     where = subprocess.run([str(py), "-c", "import ctk, ctk.openapi as o; print(ctk.__file__); "
