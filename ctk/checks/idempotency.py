@@ -324,16 +324,13 @@ def _run_in_flight(run, ctx, endpoint: Endpoint):
     key = new_key()
     hold = float(ctx.options.inflight_hold)
     server_hold = ctx.faults.supports("delay:server")
-    dup_via_interposer = not server_hold and ctx.faults.supports("duplicate")
     before = case.observe()
     c0 = _counters(ctx)
     result: dict[str, Any] = {}
     rule = None
     if server_hold:
         rule = ctx.faults.delay(FaultMatch.for_case(case, key), hold)
-    elif dup_via_interposer:
-        ctx.faults.duplicate(FaultMatch.for_case(case, key), parallel=True)
-    else:
+    else:   # (with the interposer, _inflight_bursts runs instead)
         return ("unsupported", {"reason": "holding a request in flight needs the control API (delay) or the "
                                           f"interposer (duplicate); this run injects faults via {ctx.faults.name}"},
                 case)
@@ -370,9 +367,8 @@ def _run_in_flight(run, ctx, endpoint: Endpoint):
     runs = max(n, counted or 0)
     if runs >= 2:
         return ("second execution", ev, case)
-    if dup is None:  # interposer: the copy went to the server at the same time; we only see the first answer
-        return ("no overlap observed", {**ev, "reason": "the interposer sent a parallel copy; no second execution "
-                                        "is visible, but the kit cannot tell whether the two overlapped"}, case)
+    if dup is None:
+        return ("inconclusive", {**ev, "reason": "no duplicate was sent"}, case)
     ev["first"], ev["duplicate"] = describe(first), describe(dup)
     first_end = first.started_at + first.elapsed_ms / 1000.0
     overlapped = dup.started_at < first_end
