@@ -148,3 +148,35 @@ def test_db_link_without_its_proxy_fails_every_test_with_the_reason(tmp_path):
                         "-q", "-k", "discovery"], cwd=where, capture_output=True, text=True, timeout=300)
     out = r.stdout + r.stderr
     assert r.returncode != 0 and f"--ctk-db-link {link}: the proxy is not there" in out, out[-3000:]
+
+
+def test_held_database_makes_in_flight_reexecution_certain(pg, tmp_path):
+    """With the database held (DbLinkFaults), the copies of a burst arrive while the original is surely in
+    flight: a catalog that lets an in-flight duplicate execute is caught in the first burst, no control API."""
+    from ctk.checks.context import CheckContext
+    from ctk.checks.faults import DbLinkFaults
+    from ctk.checks.idempotency import check_in_flight
+    from ctk.http.client import CatalogClient
+    from ctk.http.endpoints import ENDPOINTS
+    from ctk.interposer import Interposer
+    from ctk.reference.server import ReferenceServer
+    from ctk.reference.settings import ReferenceSettings
+    from ctk.target.config import TargetConfig
+
+    with Interposer(upstream=(pg.host, pg.port)) as db:
+        srv = ReferenceServer(ReferenceSettings(warehouse=str(tmp_path / "wh"), database_url=pg.url_via(*db.address),
+                                                idempotency_lifetime="PT60S", deviation="in-flight-reexecutes"))
+        srv.start()
+        host, port = srv.url.rsplit("//", 1)[1].split(":")
+        try:
+            with Interposer(upstream=(host, int(port))) as ip:
+                client = CatalogClient(TargetConfig(ip.url, timeout=30.0))
+                db.describe = lambda: "in-process interposer"          # what ProxyLink offers besides
+                ctx = CheckContext.create(client, interposer=ip)
+                ctx.faults = DbLinkFaults(ctx.faults, db)
+                v1, _v2 = check_in_flight(ctx, ENDPOINTS["createTable"])
+                client.close()
+        finally:
+            srv.stop()
+    assert v1.status.value == "fail" and v1.classification == "second execution", v1.message
+    assert len(v1.details["rounds"]) == 1 and v1.details["overlapped"] is True
