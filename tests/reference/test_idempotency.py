@@ -107,11 +107,11 @@ def test_unexpected_exception_releases_the_reservation(tiny, monkeypatch):
     original = tiny.pipeline.faults.count_execution
     calls = []
 
-    def boom(op, res):
+    def boom(op, res, *scope):       # count_execution(operation, resource, caller scope)
         calls.append(op)
         if len(calls) == 1:
             raise RuntimeError("boom")
-        original(op, res)
+        original(op, res, *scope)
 
     monkeypatch.setattr(tiny.pipeline.faults, "count_execution", boom)
     assert tiny.post("/items/a/bump", {}, key=key).status_code == 500
