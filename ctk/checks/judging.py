@@ -24,6 +24,8 @@ def annotate(verdict: Verdict) -> Verdict:
                        "rests_on": req.rests_on(profile)}
     verdict.status = Status(under[profile])
     if verdict.status is Status.PASS:
+        verdict.message = verdict.message.split(": ", 1)[1] if verdict.message.startswith("classified, not judged") \
+            else verdict.message
         other = other_profile(profile)
         verdict.message = (f"classified, not judged under the {profile} profile ({req.rests_on(profile)}); under "
                            f"the {other} profile: {under[other]}\n{verdict.message}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ctk.core.requirements import Level, get
+from ctk.core.requirements import active_profile, get, status_if_broken
 
 
 # The requirement of an error verdict whose check names none (a crash the plugin caught outside any check).
@@ -48,8 +48,12 @@ class Verdict:
 
     @classmethod
     def broken(cls, requirement: str, message: str, **kw: Any) -> "Verdict":
-        """The rule is broken: fail for a MUST, deviation for a SHOULD or MAY."""
-        status = Status.FAIL if get(requirement).level is Level.MUST else Status.DEVIATION
+        """The rule is broken: fail for a MUST, deviation for a SHOULD or MAY, by the level under the active
+        profile (--ctk-profile); where no source of the profile states the rule (CLASSIFIED) a pass that says
+        so (ctk.checks.judging adds what each profile makes of it)."""
+        status = Status(status_if_broken(requirement))
+        if status is Status.PASS:
+            message = f"classified, not judged under the {active_profile()} profile: {message}"
         return cls(requirement, status, message, **kw)
 
     @classmethod

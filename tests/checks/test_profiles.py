@@ -66,10 +66,13 @@ def test_old_form_entries_keep_working():
 
 def test_verdict_broken_uses_the_active_profile(profile):
     assert Verdict.broken("LIFE-01", "forgotten").status is Status.DEVIATION
+    v = Verdict.broken("PAYLOAD-01", "replayed the first")       # the spec does not state it: classified
+    assert v.status is Status.PASS and v.message == "classified, not judged under the spec profile: replayed the first"
     profile("design")
     assert Verdict.broken("LIFE-01", "forgotten").status is Status.FAIL
     assert get("LIFE-01").level is Level.MUST and "seeds/001" in get("LIFE-01").rests_on()
     assert Verdict.broken("LIFE-01", "x").to_dict()["level"] == "MUST"
+    assert Verdict.broken("PAYLOAD-01", "replayed the first").status is Status.DEVIATION
 
 
 def test_status_if_broken():

@@ -17,7 +17,7 @@ from ctk.core.verdicts import Verdict
 @pytest.mark.ctk
 def test_deviation(ctk_client):
     ex = ctk_client.request("GET", "/v1/config", label="probe")
-    return Verdict.broken("PAYLOAD-01", "answered 400 where 422 is asked for", exchanges=[ex.to_dict()])
+    return Verdict.broken("KEY-01", "accepted a malformed key", exchanges=[ex.to_dict()])
 
 @pytest.mark.ctk
 def test_inconclusive(ctk_client):

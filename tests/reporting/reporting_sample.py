@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from types import SimpleNamespace
 
-from ctk.core.verdicts import Verdict
+from ctk.core.verdicts import Status, Verdict
 from ctk.http.exchange import Exchange
 from ctk.reporting.model import RunReport
 
@@ -69,7 +69,8 @@ def build_sample() -> RunReport:
     # In flight: the deviation profile answers with a plain 409 without the subtype.
     add(Verdict.ok("INFLIGHT-01", "no second execution", endpoint="updateTable", behaviour="in-flight",
                    classification="409"), "suites/test_inflight.py::test_dup[updateTable]", 2.0)
-    add(Verdict.broken("INFLIGHT-02", "409 without request_in_progress subtype", endpoint="updateTable",
+    # (a deviation as the design profile judges it; the spec profile classifies it)
+    add(Verdict("INFLIGHT-02", Status.DEVIATION, "409 without request_in_progress subtype", endpoint="updateTable",
                        behaviour="in-flight", classification="409 (no subtype)",
                        exchanges=[_exchange("POST", "tables/t1", 409, body="{}",
                                             resp='{"error":{"code":409,"type":"CommitFailedException"}}',

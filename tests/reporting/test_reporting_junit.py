@@ -16,7 +16,7 @@ from ctk.reporting.junit import attach_verdict, record_verdict
 
 V = {"ok": Verdict.ok("REPLAY-01", endpoint="createTable", behaviour="finalized-duplicate",
                       classification="replayed 200"),
-     "bad": Verdict.broken("PAYLOAD-01", "accepted", endpoint="updateTable", behaviour="payload-conflict",
+     "bad": Verdict.broken("KEY-01", "accepted", endpoint="updateTable", behaviour="malformed-key",
                            classification="200 <&> accepted")}
 
 @pytest.mark.parametrize("name", list(V))
