@@ -38,6 +38,7 @@ READ_SIZE = 1 << 16
 HIGH_WATER = 1 << 18
 CONNECT_TIMEOUT = 10.0
 DUPLICATE_TIMEOUT = 30.0
+LAST_BYTE_WAIT = 0.01  # a parallel burst: seconds between all-but-the-last bytes and the last bytes
 HOLD_LIMIT = 16 << 20  # bytes a timeout(0) toxic holds per link; beyond that, data is dropped
 EVENTS_MAX = 10000
 
@@ -1150,14 +1151,25 @@ class Connection(fp.FastHttpMixin):
         opened = await asyncio.gather(*(asyncio.wait_for(self._open_copy(), CONNECT_TIMEOUT) for _ in range(n)),
                                       return_exceptions=True)
         self.proxy.counters.injected["duplicate_request"] += n
-        await up.send(raw)
+        # all but the last byte first: the server reads the requests but can start none of them; then every
+        # last byte in one turn of the loop, so that the requests become complete at the server together
+        live = [c for c in opened if not isinstance(c, BaseException)]
+        if live and len(raw) > 1:
+            await up.send(raw[:-1])
+            for c in live:
+                c[1].write(raw[:-1])
+            await asyncio.sleep(LAST_BYTE_WAIT)
+            rest = raw[-1:]
+        else:
+            rest = raw
+        await up.send(rest)
         meta.sent_at = loop.time()
         conns: list[Any] = []
         for c in opened:
             if isinstance(c, BaseException):
                 conns.append(c)
                 continue
-            c[1].write(raw)
+            c[1].write(rest)
             conns.append((*c, loop.time()))
         task = asyncio.ensure_future(self._burst_answers(t, meta, conns))
         self.proxy.side_tasks.add(task)

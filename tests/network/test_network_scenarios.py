@@ -125,3 +125,17 @@ def test_in_flight_bursts_decide_without_counters(make_net):
         assert v.status == Status.PASS and v.details["overlapped"] is True, _table([v])
         assert "overlap observed" in v.message and "forwarded" in v.details["timings"]
         assert v.details["rounds"] and len(v.details["rounds"]) <= 4
+
+
+def test_in_flight_reexecution_caught_without_counters(make_net):
+    """No control API, no server-side hold: the bursts' last bytes go together, the copies meet the original
+    in flight, and a catalog that lets them execute is caught (state or a second execution's answer)."""
+    from ctk.checks.idempotency import check_in_flight
+
+    ctx, ip = make_net("in-flight-reexecutes", control_api=False)
+    for op in ("createTable", "updateTable"):
+        v1, _ = check_in_flight(ctx, ENDPOINTS[op])
+        [net] = check_network_scenario(ctx, op, ip, "network-duplicate-inflight", FAST)
+        for v in (v1, net):
+            assert v.status == Status.FAIL and v.classification == "second execution", _table([v])
+            assert "overlap observed" in v.message
