@@ -15,8 +15,8 @@ HTTP toxic types (extra types in the Toxiproxy API; ``stream`` is ignored for th
                          the first answer, the copy's answer is not delivered (its status is counted).
                          ``copies`` (1-8, default 1): how many copies. With ``parallel`` the request is read
                          whole and the copies' connections are opened first, then the original and every
-                         copy are written upstream in the same turn of the event loop (a burst released
-                         together). Each burst ends with one ``duplicate_burst`` event: for the original and
+                         copy are written upstream but their last byte, and every last byte in the same
+                         turn of the event loop (a burst released together). Each burst ends with one ``duplicate_burst`` event: for the original and
                          every copy when it was forwarded and when its answer began (first bytes of the head,
                          ms from the first forward), its status and (copies) its body, and ``overlapped``:
                          whether a later request reached the server before an earlier one's answer began.
