@@ -177,7 +177,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.ctk_target = info
 
 
-FAILURE_TEXT_LIMIT = 1500
+FAILURE_TEXT_LIMIT = 1200
 
 
 def failure_text(text: str, limit: int = FAILURE_TEXT_LIMIT) -> str:

@@ -58,6 +58,9 @@ FORMAT = "ctk-conformance/1"
 # Every cut is noted in the report. A run against one deviation stays around 2 MB of reports in all.
 FINDING_EXCHANGES, FINDING_BODY, FINDING_DETAILS = 6, 600, 4000
 OTHER_EXCHANGES, OTHER_BODY, OTHER_DETAILS = 2, 200, 1000
+# The same finding on many endpoints (one rule broken everywhere): the first FULL_EVIDENCE_PER_KIND of a kind
+# (requirement, behaviour, classification) keep a finding's evidence, the others an ordinary result's.
+FULL_EVIDENCE_PER_KIND = 3
 BODY_LIMIT = FINDING_BODY
 EXCHANGE_LIMIT = FINDING_EXCHANGES
 
@@ -321,6 +324,7 @@ class RunReport:
     problem: str | None = None               # why the target was unusable
     selection: dict[str, Any] = field(default_factory=dict)   # -k / -m / paths / deselected: a subset run
     cleanup_problems: list[str] = field(default_factory=list)
+    _kinds: dict[tuple, int] = field(default_factory=dict, repr=False, compare=False)   # findings per kind
 
     def __post_init__(self) -> None:
         self.target_url = redact_url(self.target_url)
@@ -355,6 +359,11 @@ class RunReport:
         d["status"] = status
         d["message"] = strip_rendered_exchanges(scrub_text(d.get("message") or "") or "", bool(d.get("exchanges")))
         finding = status in ("fail", "deviation", "error")
+        if finding:
+            kind = (d.get("requirement"), d.get("behaviour"), d.get("classification"))
+            seen = self._kinds.get(kind, 0)
+            self._kinds[kind] = seen + 1
+            finding = seen < FULL_EVIDENCE_PER_KIND
         d["exchanges"], d["exchanges_cut"] = cap_exchanges(
             [redact_exchange(x) for x in d.get("exchanges") or []],
             FINDING_EXCHANGES if finding else OTHER_EXCHANGES, FINDING_BODY if finding else OTHER_BODY)
