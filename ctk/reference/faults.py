@@ -3,7 +3,8 @@
 Mounted only when ReferenceSettings.control_api is true (never by default).
 
 ```
-GET    /_ctk                -> {"control": true, "deviation": name|null, "scope-header": "X-Ctk-Scope"}
+GET    /_ctk                -> {"control": true, "deviation": name|null, "variant": name|null,
+                                "scope-header": "X-Ctk-Scope"}
 POST   /_ctk/faults         {"action": A, "operation": opId|null, "method": M|null, "path": regex|null,
                              "scope": S|null, "status": 503, "seconds": 1.0, "times": 1}  -> {"id": "..."}
 GET    /_ctk/faults[?scope=S]      -> {"faults": [rule, ...]}   (active rules with their remaining times)
@@ -204,7 +205,8 @@ class Faults:
                                 status_code=400)
 
         async def info(request: Request) -> Response:
-            return JSONResponse({"control": True, "deviation": settings.deviation, "scope-header": SCOPE_HEADER})
+            return JSONResponse({"control": True, "deviation": settings.deviation,
+                                 "variant": getattr(settings, "variant", None), "scope-header": SCOPE_HEADER})
 
         async def post_fault(request: Request) -> Response:
             raw = await request.body()

@@ -19,7 +19,7 @@ def tiny(tmp_path):
 def test_info(tiny):
     r = tiny.client.get("/_ctk")
     assert r.status_code == 200
-    assert r.json() == {"control": True, "deviation": None, "scope-header": "X-Ctk-Scope"}
+    assert r.json() == {"control": True, "deviation": None, "variant": None, "scope-header": "X-Ctk-Scope"}
 
 
 def test_control_api_absent_unless_enabled(tmp_path):

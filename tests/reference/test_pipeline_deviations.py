@@ -194,4 +194,5 @@ def test_no_reconcile(make):
 
 def test_info_names_the_deviation(make):
     s = make("no-replay")
-    assert s.client.get("/_ctk").json() == {"control": True, "deviation": "no-replay", "scope-header": "X-Ctk-Scope"}
+    assert s.client.get("/_ctk").json() == {"control": True, "deviation": "no-replay", "variant": None,
+                                            "scope-header": "X-Ctk-Scope"}

@@ -157,6 +157,12 @@ def test_inflight_variants_answer_a_held_duplicate(serve):
             assert dup.json() == out["first"].json()
 
 
+def test_control_api_names_the_variant(serve):
+    c = serve(variant="keys-global", control_api=True)
+    body = c.get(c.root + "/_ctk").json()
+    assert body["variant"] == "keys-global" and body["deviation"] is None
+
+
 def test_any_uuid_accepts_other_versions(serve):
     for variant, status in ((None, 400), ("any-uuid", 200)):
         c = serve(variant=variant)
