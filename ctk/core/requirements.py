@@ -87,7 +87,9 @@ class Said:
     @property
     def word(self) -> str:
         """The level as the source states it, for the documents: "MUST", or "(no RFC 2119 word) -> SHOULD"."""
-        return "no RFC 2119 word: SHOULD" if self.level is None else self.level.value
+        if self.level is None:
+            return "no RFC 2119 word: SHOULD"
+        return "allows either: CLASSIFIED" if self.level is Level.CLASSIFIED else self.level.value
 
 
 class Requirement:
