@@ -182,3 +182,20 @@ def test_cleanup_problems_are_in_the_report(pytester: pytest.Pytester, served, w
     assert data["cleanup_problems"] and all("HTTP 503 (simulated)" in p for p in data["cleanup_problems"])
     assert len(data["cleanup_problems"]) >= (1 if not workers else 1)
     assert 'id="cleanup"' in (pytester.path / "rep" / "conformance.html").read_text()
+
+
+def test_cleanup_inside_a_parent_namespace(served):
+    from ctk.cli import main
+
+    _ns(served, ["team"])
+    _ns(served, ["team", "ctk_0badc0de_main"], {"ctk.run-id": "0badc0de"})
+    _ns(served, ["team", "ctk_0badc0de_main", "child"])
+    _ns(served, ["team", "keep"])
+    try:
+        assert main(["cleanup", "--catalog-url", served, "--ctk-parent-namespace", "team"]) == 0
+        r = httpx.get(f"{served}/v1/namespaces", params={"parent": "team"}, timeout=10)
+        assert [ns[-1] for ns in r.json()["namespaces"]] == ["keep"]
+        assert "team" in _top(served)
+    finally:
+        httpx.delete(f"{served}/v1/namespaces/team%1Fkeep", timeout=10)
+        httpx.delete(f"{served}/v1/namespaces/team", timeout=10)
