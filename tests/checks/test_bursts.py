@@ -57,6 +57,8 @@ def test_blind_case_needs_every_duplicate_rejected():
     assert decisive(cancel, "wait-and-replay", 1, [ex(204), ex(204)])           # counters tell
     assert decisive(cancel, "second execution", None, [ex(204), ex(404)])
     assert decisive(FakeCase("createTable"), "wait-and-replay", None, [ex(200), ex(200)])
+    assert decisive(cancel, "other: 503", None, [ex(204), ex(503)])
+    assert not decisive(cancel, "other: 503", None, [ex(204), ex(204), ex(503)])
 
 
 def test_timings_text():
