@@ -545,8 +545,13 @@ def check_scope(run, ctx, endpoint: Endpoint):
         return [v1, v2]
     v2 = run02.ok(f"no 5xx ({describe(second)})", describe(second), details)
     if second.status in other_ep.success and n == 1:
-        return [run.ok(f"the key on {other_ep.operation} was treated as a new request (scoped per operation "
-                       "and resource)", "per operation", details), v2]
+        scope_cls, third = _resource_scope(ctx, case, endpoint, key, first, details)
+        if third is not None and third.status is not None and third.status >= 500:
+            v2 = broken(run02, f"the same key on another resource of {endpoint.operation} is answered like any "
+                        "well-formed request (2xx, 4xx, or the first's replay), not with a 5xx",
+                        f"it got {describe(third)}", f"5xx: {describe(third)}", details)
+        return [run.ok(f"the key on {other_ep.operation} was treated as a new request; scope: {scope_cls}",
+                       scope_cls, details), v2]
     if second.status is not None and 400 <= second.status < 500 and n == 0 and not replayed:
         return [run.ok(f"the key on {other_ep.operation} was rejected ({describe(second)}), not replayed",
                        f"rejected {second.status}", details), v2]
@@ -555,6 +560,31 @@ def check_scope(run, ctx, endpoint: Endpoint):
                    f"answered with the stored response of {endpoint.operation}",
                    f"it got {describe(second)}" + (" - the first request's stored response" if replayed else "")
                    + f"; {other_ep.operation} executions visible in state: {n}", cls, details), v2]
+
+
+def _resource_scope(ctx: Any, case: Any, endpoint: Endpoint, key: str, first: Any, details: dict):
+    """Classified, not judged: the same operation on another resource with the same key (a new request where
+    keys are scoped per resource). Returns (classification, the answer or None when it could not be probed)."""
+    try:
+        other = endpoint.prepare(ctx)
+    except PrerequisiteError as exc:
+        details["other_resource"] = f"not probed: {exc}"
+        return "per operation", None
+    if other.request.path == case.request.path:   # one path for every resource (a create, a transaction)
+        details["other_resource"] = f"not probed: {endpoint.operation} has one path for every resource"
+        return "per operation (one path for every resource)", None
+    before = other.observe()
+    ans = other.send(ctx.client, key=key, label=f"reused key: the same key on {endpoint.operation} "
+                                                f"({other.resource})")
+    n = other.executions(before, other.observe())
+    details["other_resource"] = {"resource": other.resource, "status": ans.status, "executions": n}
+    if ans.status in endpoint.success and n == 1:
+        return "per operation and resource", ans
+    if ans.status == first.status and case.identity(ans) == case.identity(first):
+        return "per operation (another resource gets the first's replay)", ans
+    if ans.status is not None and 400 <= ans.status < 500 and n == 0:
+        return f"per operation (another resource: rejected {ans.status})", ans
+    return f"per operation (another resource: {describe(ans)})", ans
 
 
 # ----------------------------------------------------------------------------------------------------------

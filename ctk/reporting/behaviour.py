@@ -21,7 +21,7 @@ from ctk.core.requirements import active_profile, other_profile
 ROWS: list[tuple[str, str, tuple[str, ...]]] = [
     ("in-flight", "In-flight duplicate answer", ("INFLIGHT-01", "INFLIGHT-02")),
     ("payload-mismatch", "Same key, another payload", ("PAYLOAD-01",)),
-    ("key-scope", "Key scope (same key on another operation)", ("SCOPE-01", "SCOPE-02")),
+    ("key-scope", "Key scope (the same key on another operation, another resource)", ("SCOPE-01", "SCOPE-02")),
     ("terminal-4xx", "Terminal 4xx on retry", ("REPLAY-02",)),
     ("5xx", "5xx answers", ("REPLAY-03",)),
     ("replay", "What a replay shows", ("REPLAY-05",)),
@@ -110,8 +110,7 @@ def _payload(cls: str) -> str:
 def _scope(cls: str) -> str:
     if cls.startswith("rejected"):
         return f"rejects the reused key ({cls.split()[-1]})"
-    return {"per operation": "per operation and resource", "global (replays the first)": "global (replays the first)"
-            }.get(cls, cls)
+    return cls
 
 
 def _lifetime(results: list[Any]) -> tuple[str, list]:

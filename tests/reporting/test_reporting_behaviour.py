@@ -42,7 +42,7 @@ def test_rows_say_what_was_observed_with_the_exchange():
         _v("INFLIGHT-01", "pass", "plain 409", exchanges=[{**EX, "label": "fault: delay"}, EX]),
         _v("PAYLOAD-01", "pass", "undetected", details={"rule_broken": True,
                                                         "profiles": {"spec": "pass", "design": "deviation"}}),
-        _v("SCOPE-01", "pass", "per operation"),
+        _v("SCOPE-01", "pass", "per operation and resource"),
         _v("REPLAY-02", "pass", "replayed 409"), _v("REPLAY-03", "pass", "executed"),
         _v("REPLAY-05", "pass", "stored original"),
         _v("KEY-01", "pass", "400", ep="createNamespace", details={"accepted": "UUIDv7 only; upper-case hex accepted"}),
