@@ -349,10 +349,9 @@ class Pipeline:
             f"for {mutation.operation}; use a new key for a new request"))
 
     def _in_progress(self) -> Response:
-        subtype = self.variant.in_progress_subtype
-        return render(error_result(409, "RequestInProgressException",
-                                   f"a request with this {HEADER} is still in progress; retry later",
-                                   subtype=subtype, headers={"Retry-After": "1"}))
+        status, type_ = self.variant.in_progress_answer
+        return render(error_result(status, type_, f"a request with this {HEADER} is still in progress; retry later",
+                                   subtype=self.variant.in_progress_subtype, headers={"Retry-After": "1"}))
 
     def _replay(self, result: OpResult) -> Response:
         headers = dict(result.headers)

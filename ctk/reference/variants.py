@@ -29,6 +29,7 @@ class Behaviour:
     name = "reference"
     in_flight = "reject"                    # "reject": 409 at once; "wait": wait for the original and replay
     in_progress_subtype: str | None = "request_in_progress"
+    in_progress_answer: tuple[int, str] = (409, "RequestInProgressException")    # status and error type
     check_payload = True                    # same key, another payload: 422
     scoped = True                           # keys are scoped to (operation, resource, principal)
     reuse_status: int | None = None         # unscoped keys: a reuse on another operation answered with this status
@@ -71,6 +72,15 @@ class InflightWait(Behaviour):
 class InflightPlain409(Behaviour):
     name = "inflight-409-plain"
     in_progress_subtype = None
+
+
+class Inflight503(Behaviour):
+    """An in-flight duplicate gets 503 ServiceUnavailable with Retry-After (as Polaris answers when a key's
+    window is busy): a client that retries 503 with Retry-After gets the replay once the original is done."""
+
+    name = "inflight-503"
+    in_progress_subtype = None
+    in_progress_answer = (503, "ServiceUnavailableException")
 
 
 class PayloadUnchecked(Behaviour):
@@ -193,6 +203,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
             InflightWait, {"in-flight": "waits and replays"}, {"INFLIGHT-01": "pass", "INFLIGHT-02": "unsupported"}),
     Variant("inflight-409-plain", "an in-flight duplicate gets 409 without the request_in_progress subtype",
             InflightPlain409, {"in-flight": "409 without subtype"}, {"INFLIGHT-01": "pass", "INFLIGHT-02": "deviation"}),
+    Variant("inflight-503", "an in-flight duplicate gets 503 with Retry-After (no subtype)",
+            Inflight503, {"in-flight": "other: 503"}, {"INFLIGHT-01": "pass", "INFLIGHT-02": "deviation"}),
     Variant("payload-unchecked", "the same key with another payload replays the first answer (no payload binding)",
             PayloadUnchecked, {"payload-mismatch": "replays the first"}, {"PAYLOAD-01": "deviation"}),
     Variant("keys-global", "keys are looked up by the key alone (no operation or resource scope)",
