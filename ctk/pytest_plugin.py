@@ -178,6 +178,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 FAILURE_TEXT_LIMIT = 1200
+FAIL_ON_SHOWN = 20          # results --ctk-fail-on counted, listed with their reason in the terminal summary
 
 
 def failure_text(text: str, limit: int = FAILURE_TEXT_LIMIT) -> str:
@@ -433,5 +434,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if collector.fail_on_hits:
         tr.write_line("exit 1 (--ctk-fail-on): " + ", ".join(f"{n} {s}" for s, n in collector.fail_on_hits.items()),
                       red=True)
+        hits = [(d, nodeid) for d, nodeid, *_ in collector.results if d.get("status") in collector.fail_on_hits]
+        for d, nodeid in hits[:FAIL_ON_SHOWN]:     # why: the reasons would otherwise be only in the reports
+            reason = " ".join(str(d.get("message") or "").split("\n\nexchanges:")[0].split())
+            tr.write_line(f"  {str(d.get('status')).upper()} {d.get('requirement')} {nodeid}: {reason[:300]}")
+        if len(hits) > FAIL_ON_SHOWN:
+            tr.write_line(f"  ... and {len(hits) - FAIL_ON_SHOWN} more in conformance.html")
     for err in collector.errors:
         tr.write_line(f"report problem: {err}", red=True)

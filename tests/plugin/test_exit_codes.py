@@ -61,7 +61,10 @@ def test_fail_on(pytester: pytest.Pytester, reference_url, fail_on, code):
     assert result.ret == code, result.stdout.str()
     result.assert_outcomes(passed=2, skipped=1, warnings=1)        # outcomes unchanged, only the exit code
     if code:
-        assert "exit 1 (--ctk-fail-on)" in result.stdout.str()
+        out = result.stdout.str()
+        assert "exit 1 (--ctk-fail-on)" in out
+        if "inconclusive" in fail_on:      # the reason is in the output, not only in the reports
+            assert "INCONCLUSIVE INFLIGHT-01 test_codes.py::test_inconclusive: no overlap observed" in out
 
 
 def test_fail_on_bad_value_is_a_usage_error(pytester: pytest.Pytester, reference_url):
