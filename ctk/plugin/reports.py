@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from typing import Any
 
@@ -129,7 +130,37 @@ class VerdictCollector:
         for rid in sorted(by_req):
             cc = by_req[rid]
             lines.append(f"  {rid:<12} " + ", ".join(f"{n} {s}" for s, n in sorted(cc.items())))
+        lines += self.undecided_lines()
         return lines
+
+    def undecided_lines(self, most: int = 5) -> list[str]:
+        """Why checks were not decided: the distinct reasons of the inconclusive verdicts (first line, run-unique
+        names folded), most frequent first, with the requirements they held up. pytest shows skip reasons only
+        with -rs; a user must not have to open the report to learn that, say, a storage setting is missing."""
+        reasons: dict[str, tuple[str, set[str], int]] = {}
+        for d, *_ in self.results:
+            if d.get("status") != "inconclusive":
+                continue
+            text = (d.get("message") or "").strip().splitlines()
+            text = text[0] if text else "(no reason given)"
+            fold = _RUN_UNIQUE.sub("<name>", text)
+            shown, reqs, n = reasons.get(fold, (text, set(), 0))
+            reqs.add(d.get("requirement", "?"))
+            reasons[fold] = (shown, reqs, n + 1)
+        if not reasons:
+            return []
+        ranked = sorted(reasons.values(), key=lambda r: (-r[2], sorted(r[1])))
+        lines = ["inconclusive, because:"]
+        for shown, reqs, n in ranked[:most]:
+            cut = shown if len(shown) <= 400 else shown[:400] + " ..."
+            lines.append(f"  {n}x {', '.join(sorted(reqs))}: {cut}")
+        if len(ranked) > most:
+            lines.append(f"  ... and {len(ranked) - most} other reason(s): see conformance.html")
+        return lines
+
+
+# names the kit makes unique per run or per case (ctk_1a2b3c4d_gw0, occ_race_2_27c7f9): folded when reasons are grouped
+_RUN_UNIQUE = re.compile(r"\b\w*?_[0-9a-f]{6,}(?:_\w+)?\b|\b\d{4,}\b")
 
 
 def _now_iso() -> str:

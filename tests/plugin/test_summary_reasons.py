@@ -1,0 +1,42 @@
+"""The terminal summary says why checks were not decided, so a user need not open the report (pytest shows skip
+reasons only with -rs): distinct reasons, run-unique names folded, most frequent first, bounded."""
+
+from __future__ import annotations
+
+from ctk.plugin.options import CtkOptions
+from ctk.plugin.reports import VerdictCollector
+
+GUARD = ("table bronze.ctk_{run}_main.{table} lives at s3://warehouse/x; no s3.endpoint is set, so pyiceberg would "
+         "contact the public AWS endpoint; pass --catalog-property s3.endpoint=http://127.0.0.1:PORT")
+
+
+def _collector(*verdicts: dict) -> VerdictCollector:
+    c = VerdictCollector(CtkOptions())
+    c.results = [(v, f"t::{i}", 0.1, "skipped") for i, v in enumerate(verdicts)]
+    return c
+
+
+def test_inconclusive_reasons_are_grouped_and_named_in_the_summary():
+    c = _collector(
+        {"requirement": "OCC-01", "status": "inconclusive", "message": GUARD.format(run="1a2b3c4d", table="occ_1_ab12cd")
+         + "\n\nexchanges: ..."},
+        {"requirement": "OCC-02", "status": "inconclusive", "message": GUARD.format(run="1a2b3c4d", table="occ_2_ffee00")},
+        {"requirement": "HIST-01", "status": "inconclusive", "message": "0 acknowledged appends: nothing to judge"},
+        {"requirement": "OCC-04", "status": "pass", "message": "all or nothing"},
+    )
+    lines = c.summary_lines()
+    at = lines.index("inconclusive, because:")
+    assert lines[at + 1].startswith("  2x OCC-01, OCC-02: table bronze.ctk_1a2b3c4d_main.occ_1_ab12cd lives at")
+    assert "s3.endpoint" in lines[at + 1] and "exchanges" not in lines[at + 1]
+    assert lines[at + 2] == "  1x HIST-01: 0 acknowledged appends: nothing to judge"
+    assert len(lines) == at + 3
+
+
+def test_no_reasons_line_when_everything_was_decided_and_the_list_is_bounded():
+    assert "inconclusive, because:" not in _collector(
+        {"requirement": "OCC-01", "status": "pass", "message": "ok"}).summary_lines()
+    many = _collector(*({"requirement": f"R-{i}", "status": "inconclusive", "message": f"reason number {i}"}
+                        for i in range(8)))
+    lines = many.summary_lines()
+    at = lines.index("inconclusive, because:")
+    assert len(lines[at + 1:]) == 6 and lines[-1] == "  ... and 3 other reason(s): see conformance.html"
