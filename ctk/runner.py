@@ -8,9 +8,10 @@ or a catalog URL; reports in reports/ (junit.xml, report.html, conformance.json,
 Exit status (ctk.plugin.exits): 0 no MUST broken, 1 a MUST broken (or a status --ctk-fail-on names),
 2 interrupted, 4 usage error, 5 no tests selected, 6 the target is unusable.
 
-SIGINT and SIGTERM are passed on to the pytest child (and its xdist workers) as SIGINT, once: they stop,
-remove their run namespaces and write partial reports marked "interrupted". A second signal is passed on
-again (pytest then stops cleaning up); the child is killed if it has not ended CHILD_GRACE_S after that.
+SIGINT and SIGTERM are passed on to the pytest child (and its xdist workers) as SIGTERM, which the plugin
+handles like Ctrl-C (SIGTERM, because a shell starts background jobs with SIGINT ignored, and that carries
+over to the child): they stop, remove their run namespaces and write partial reports marked "interrupted".
+After a second signal the child is killed if it has not ended CHILD_GRACE_S later.
 """
 
 from __future__ import annotations
@@ -142,13 +143,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def wait_forwarding(child) -> int:
-    """Wait for ``child``, passing SIGINT and SIGTERM on to its process group as SIGINT; its exit status."""
+    """Wait for ``child``, passing SIGINT and SIGTERM on to its process group as SIGTERM; its exit status."""
     received: list[int] = []
 
     def forward(signum, _frame):
         received.append(signum)
+        if len(received) > 1:
+            return          # once is enough: the plugin ignores a second SIGTERM while it cleans up
         try:
-            os.killpg(child.pid, signal.SIGINT)
+            os.killpg(child.pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
             pass
 

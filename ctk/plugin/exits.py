@@ -64,9 +64,10 @@ def fail_on_hits(statuses: Iterable[str | None], chosen: frozenset[str]) -> dict
 
 class Interrupts:
     """SIGTERM (CI cancelling a job, `docker stop`) handled as Ctrl-C: pytest stops, tears its fixtures down
-    (the run namespace is removed), writes partial reports and exits 2. The first signal also goes on to
-    the process's children (pytest-xdist workers) as SIGINT, so each removes its own run namespace; a
-    second SIGTERM while cleaning up is ignored (cleanup is bounded by its own budget)."""
+    (the run namespace is removed), writes partial reports and exits 2. On the xdist controller the first
+    signal also goes on to its children (the workers) as SIGTERM, so each removes its own run namespace
+    (SIGTERM, not SIGINT: a shell's background job has SIGINT ignored, and so have its children); a second
+    SIGTERM while cleaning up is ignored (cleanup is bounded by its own budget)."""
 
     def __init__(self, forward: bool = False) -> None:
         self.forward = forward          # pass the signal on to child processes (the xdist controller's workers)
@@ -94,7 +95,7 @@ class Interrupts:
             return
         self.received = signum
         if self.forward:
-            forward_to_children(signal.SIGINT)
+            forward_to_children(signal.SIGTERM)
         sys.stderr.write("\nctk: SIGTERM received: stopping, removing the run namespace, writing partial reports\n")
         raise KeyboardInterrupt
 

@@ -59,19 +59,22 @@ def _wait_busy(url: str, proc: subprocess.Popen, limit: float = 180.0) -> None:
     pytest.fail("no check started within the time limit")
 
 
-@pytest.mark.parametrize("how", ["ctk-run-xdist", "pytest-one-process", "pytest-xdist-controller"])
+@pytest.mark.parametrize("how", ["ctk-run-xdist", "ctk-run-as-background-job", "pytest-one-process",
+                                 "pytest-xdist-controller"])
 def test_sigterm_leaves_no_namespace(served, tmp_path, how):
     before = [n for n in _top(served) if n.startswith("ctk_")]
     assert not before, before
     reports = tmp_path / "rep"
-    if how == "ctk-run-xdist":
+    if how.startswith("ctk-run"):
         cmd = [sys.executable, "-m", "ctk", "run", "--catalog-url", served, "--workers", "2",
                "--ctk-reports", str(reports), "--", "-p", "no:cacheprovider"]
     else:   # SIGTERM to pytest itself; with xdist only the controller gets it and passes it on to its workers
         cmd = [sys.executable, "-m", "pytest", "--catalog-url", served, "--ctk-reports", str(reports),
                "-p", "no:cacheprovider"] + (["-n", "2"] if how.endswith("xdist-controller") else [])
     log = open(tmp_path / "out.txt", "w")
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+    # a shell's background job (`ctk run ... &` in a CI script) starts with SIGINT ignored, and so do its children
+    ignore_sigint = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if how.endswith("background-job") else None
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, preexec_fn=ignore_sigint)
     try:
         _wait_busy(served, proc)
         t0 = time.monotonic()
@@ -130,9 +133,11 @@ def test_cleanup_of_an_unusable_target(capsys):
 
 
 def test_runner_forwards_signals_to_the_child_group(tmp_path):
-    """`ctk run`'s wait_forwarding: SIGTERM to us reaches the child's process group as SIGINT."""
+    """`ctk run`'s wait_forwarding: SIGTERM to us reaches the child's process group as SIGTERM, also when the
+    child has SIGINT ignored (a shell's background job)."""
     script = ("import signal, sys, time\n"
-              "signal.signal(signal.SIGINT, lambda *a: sys.exit(2))\n"
+              "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+              "signal.signal(signal.SIGTERM, lambda *a: sys.exit(2))\n"
               "print('ready', flush=True)\n"
               "time.sleep(60)\n")
     runner = ("import subprocess, sys\n"
