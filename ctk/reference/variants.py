@@ -204,7 +204,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
     Variant("inflight-409-plain", "an in-flight duplicate gets 409 without the request_in_progress subtype",
             InflightPlain409, {"in-flight": "409 without subtype"}, {"INFLIGHT-01": "pass", "INFLIGHT-02": "deviation"}),
     Variant("inflight-503", "an in-flight duplicate gets 503 with Retry-After (no subtype)",
-            Inflight503, {"in-flight": "other: 503"}, {"INFLIGHT-01": "pass", "INFLIGHT-02": "deviation"}),
+            Inflight503, {"in-flight": "answers 503"}, {"INFLIGHT-01": "pass", "INFLIGHT-02": "deviation"}),
     Variant("payload-unchecked", "the same key with another payload replays the first answer (no payload binding)",
             PayloadUnchecked, {"payload-mismatch": "replays the first"}, {"PAYLOAD-01": "deviation"}),
     Variant("keys-global", "keys are looked up by the key alone (no operation or resource scope)",

@@ -97,6 +97,8 @@ def _classified(results: list[Any], rid: str, names: dict[str, str] | Callable[[
 
 
 def _in_flight(cls: str) -> str:
+    if cls.startswith("other: "):
+        return f"answers {cls[len('other: '):]} (neither 409 nor a wait)"
     return {"wait-and-replay": "waits and replays", "409 request_in_progress": "409 with subtype request_in_progress",
             "plain 409": "409 without subtype", "second execution": "executes again"}.get(cls, cls)
 
