@@ -22,24 +22,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ctk.interposer import h1
 from ctk.interposer import http_toxics as ht
+from ctk.interposer.h1 import (CLOSE, DONE, EV_BODY, EV_END, EV_ERROR, EV_HEAD, EV_SKIP, EV_TUNNEL, HEAD, HOLD,
+                               IN_BODY, NEED_DATA, TUNNEL)
 
-# parser states (shared by both directions)
-HEAD = 0  # waiting for a message head (a partial head is held)
-LEN = 1  # in a Content-Length body, `left` bytes to go
-CSIZE = 2  # at a chunk-size line (a partial line is held)
-CDATA = 3  # in a chunk, `left` bytes to go (the chunk's CRLF included)
-TRAILER = 4  # in the trailer lines after the last chunk
-HOLD = 5  # requests only: an Upgrade request went out; the next bytes wait for its answer
-CLOSE = 6  # responses only: a body delimited by the end of the connection
-TUNNEL = 7  # after 101: raw bytes
-DONE = 8  # this direction is finished (the client closed, or a protocol error)
-
-IN_BODY = (LEN, CSIZE, CDATA, TRAILER)
 Head = ht.Head
 HttpProtocolError = ht.HttpProtocolError
-SEP = b"\r\n\r\n"
-MAX_LINE = ht.MAX_HEAD
 NO_TOXICS: list[Any] = []
 
 
@@ -65,131 +54,51 @@ class FastHttpMixin:
 
     # ------------------------------------------------------------------ requests (client -> upstream)
     def _fq_data(self, data: bytes) -> None:
-        """`data_received` of the client socket while requests take the fast path."""
+        """`data_received` of the client socket while requests take the fast path: the request parser's
+        events, every span it passes forwarded in one write."""
         if self.dead:
             return
         try:
-            if self.q_buf:
-                data = self.q_buf + data
-                self.q_buf = b""
-            n = len(data)
-            pos = 0
-            start = 0  # first byte not yet forwarded
-            state = self.q_state
+            p = self.q_parser
+            p.add(data)
+            data = p.data
+            start = p.pos  # first byte not yet forwarded
+            st = p.state
             proxy = self.proxy
             error = None
-            mid_body = False
             out: list[bytes] | None = None  # spans before skipped bytes (blank lines between requests)
-            while pos < n:
-                if state == HEAD:
-                    if proxy.http_toxics:
-                        # an HTTP toxic exists: the coroutine path takes over at this head
-                        self.q_state = state
-                        self.q_buf = data[pos:]
-                        self._fq_write(out, data[start:pos])
-                        self._go_slow("upstream")
-                        return
-                    i = data.find(SEP, pos)
-                    if i < 0:
-                        if n - pos > MAX_LINE:
-                            error = "message head too large"
-                        break
-                    if i - pos > MAX_LINE:
-                        error = "message head too large"
-                        break
-                    if data[pos] == 13 and data.startswith(b"\r\n", pos):  # blank lines before a request: dropped
-                        raw = data[pos : i + 4]
-                        skip = len(raw) - len(raw.lstrip(b"\r\n"))
-                        if pos > start:
-                            out = out or []
-                            out.append(data[start:pos])
-                        pos += skip
-                        start = pos
-                        continue
-                    try:
-                        head = Head(data[pos : i + 4])
-                        proxy.counters.requests += 1
-                        kind, length = head.framing()
-                    except HttpProtocolError as exc:
-                        error = str(exc)
-                        break
-                    if kind == "close":
-                        error = "request without usable framing"
-                        break
-                    first = head.first
+            while True:
+                if st.phase == HEAD and proxy.http_toxics and p.pos < len(data):
+                    # an HTTP toxic exists: the coroutine path takes over at this head
+                    self._fq_write(out, data[start:p.pos])
+                    self._go_slow("upstream")
+                    return
+                kind = p.next()
+                if kind == NEED_DATA:
+                    break
+                if kind == EV_HEAD:
+                    proxy.counters.requests += 1
+                    first = p.head.first  # type: ignore[union-attr]
                     meta = ReqMeta(first[0], first[1], first[2] if len(first) > 2 else "HTTP/1.0", NO_TOXICS)
                     self.queue.append(meta)
-                    pos = i + 4
-                    conn = head.headers.get("connection")
-                    if conn is not None and "upgrade" in conn.lower():
-                        self.q_upgrade = True
+                    if st.upgrade:
                         self.q_hold_meta = meta
-                        upgrade = True
-                    else:
-                        upgrade = self.q_upgrade = False
-                    if kind == "length":
-                        if length:
-                            state = LEN
-                            self.q_left = length
-                        elif upgrade:
-                            state = HOLD
-                    elif kind == "chunked":
-                        state = CSIZE
-                    elif upgrade:
-                        state = HOLD
-                    continue
-                if state == LEN or state == CDATA:
-                    left = self.q_left
-                    if n - pos < left:
-                        self.q_left = left - (n - pos)
-                        pos = n
-                        break
-                    pos += left
-                    self.q_left = 0
-                    if state == CDATA:
-                        state = CSIZE
-                    else:
-                        state = HOLD if self.q_upgrade else HEAD
-                    continue
-                if state == CSIZE or state == TRAILER:
-                    i = data.find(b"\r\n", pos)
-                    if i < 0:
-                        if n - pos > MAX_LINE:
-                            error, mid_body = "chunk framing line too long", True
-                        break
-                    if state == TRAILER:
-                        if i == pos:
-                            state = HOLD if self.q_upgrade else HEAD
-                        pos = i + 2
-                        continue
-                    try:
-                        size = ht.chunk_size(data[pos:i])
-                    except HttpProtocolError as exc:
-                        error, mid_body = str(exc), True
-                        break
-                    pos = i + 2
-                    if size:
-                        state = CDATA
-                        self.q_left = size + 2
-                    else:
-                        state = TRAILER
-                    continue
-                if state == TUNNEL:
-                    pos = n
+                elif kind == EV_SKIP:
+                    if p.start > start:
+                        out = out or []
+                        out.append(data[start:p.start])
+                    start = p.stop
+                elif kind == EV_ERROR:
+                    if p.head is not None:
+                        proxy.counters.requests += 1
+                    error = p.error
                     break
-                if state == HOLD:
-                    break
-                # DONE: the client's further bytes are not read as requests
-                start = pos = n
-                break
-            self.q_state = state
-            if pos < n and error is None and state != DONE:
-                self.q_buf = data[pos:]
+            pos = p.pos
             if out or start < pos:
                 self._fq_write(out, data[start:pos])
             if error is not None and not self.dead:
                 proxy.event("client_protocol_error", error=error, peer=self.peer)
-                if mid_body:
+                if p.in_body:
                     self.close("client protocol error in a body")
                 else:
                     self._fq_finished()
@@ -212,8 +121,7 @@ class FastHttpMixin:
 
     def _fq_finished(self) -> None:
         """No more requests from this client: answer what is due, then close."""
-        self.q_state = DONE
-        self.q_buf = b""
+        self.q_parser.finish()
         self.client_done = True
         if not self.queue:
             self.close("client closed")
@@ -222,19 +130,18 @@ class FastHttpMixin:
         if self.dead or self.q_eof:
             return
         self.q_eof = True
-        state = self.q_state
-        if state == HEAD:
-            if self.q_buf.strip(b"\r\n"):
-                self.proxy.event(
-                    "client_protocol_error", error="connection closed in the middle of a message head", peer=self.peer
-                )
+        p = self.q_parser
+        phase = p.state.phase
+        if phase == HEAD:
+            if p.at_eof() is not None:
+                self.proxy.event("client_protocol_error", error=p.at_eof(), peer=self.peer)
             self._fq_finished()
-        elif state in IN_BODY:
-            self.proxy.event("client_protocol_error", error="connection closed in the middle of a body", peer=self.peer)
+        elif phase in IN_BODY:
+            self.proxy.event("client_protocol_error", error=p.at_eof(), peer=self.peer)
             self.close("client closed in the middle of a request")
-        elif state == TUNNEL:
+        elif phase == TUNNEL:
             self._tunnel_eof("upstream")
-        elif state == DONE:
+        elif phase == DONE:
             self.client_done = True
         # HOLD: the answer to the Upgrade request decides (see _fq_release and _tunnel_start)
 
@@ -243,14 +150,13 @@ class FastHttpMixin:
 
     def _fq_release(self) -> None:
         """The answer to an Upgrade request was not 101: read the held bytes as HTTP again."""
-        if self.dead or not self.req_fast or self.q_state != HOLD:
+        p = self.q_parser
+        if self.dead or not self.req_fast or p.state.phase != HOLD:
             return
-        self.q_state = HEAD
-        self.q_upgrade = False
-        data, self.q_buf = self.q_buf, b""
+        p.release()
         eof, self.q_eof = self.q_eof, False
-        if data:
-            self._fq_data(data)
+        if p.pending():
+            self._fq_data(b"")
         if eof:
             self._fq_eof()
 
@@ -260,125 +166,45 @@ class FastHttpMixin:
         if self.dead:
             return
         try:
-            if self.r_buf:
-                data = self.r_buf + data
-                self.r_buf = b""
-            n = len(data)
-            pos = 0
-            start = 0
-            state = self.r_state
-            error = None
-            while pos < n:
-                if state == HEAD:
-                    i = data.find(SEP, pos)
-                    if i < 0:
-                        if n - pos > MAX_LINE:
-                            error = "message head too large"
-                        break
-                    if i - pos > MAX_LINE:
-                        error = "message head too large"
-                        break
-                    if data[pos] == 13 and data.startswith(b"\r\n", pos):
-                        raw = data[pos : i + 4]
-                        skip = len(raw) - len(raw.lstrip(b"\r\n"))
-                        self._fr_write(data[start:pos])
-                        pos += skip
-                        start = pos
-                        continue
+            p = self.r_parser
+            p.add(data)
+            data = p.data
+            start = p.pos
+            st = p.state
+            while True:
+                if st.phase == HEAD and p.pos < len(data):
                     queue = self.queue
                     meta = queue[0] if queue else None
                     if meta is not None and meta.toxics:
                         # a toxic acts on this answer: the coroutine path takes over at this head
-                        self.r_state = state
-                        self.r_buf = data[pos:]
-                        self._fr_write(data[start:pos])
+                        self._fr_write(data[start:p.pos])
                         self._go_slow("downstream")
                         return
-                    try:
-                        head = Head(data[pos : i + 4])
-                        status = head.status
-                        if (meta is not None and meta.method == "HEAD") or 100 <= status < 200 or status in (204, 304):
-                            kind, length = "none", 0
-                        else:
-                            kind, length = head.framing()
-                            if kind == "none":
-                                kind = "close"
-                    except HttpProtocolError as exc:
-                        error = str(exc)
-                        break
-                    self.r_ctx = (head, meta, kind, status)
-                    pos = i + 4
-                    if kind == "length" and length:
-                        state = LEN
-                        self.r_left = length
-                    elif kind == "none" or kind == "length":
-                        self._fr_write(data[start:pos])
-                        start = pos
-                        state = self._fr_done()
-                        if self.dead:
-                            return
-                    elif kind == "chunked":
-                        state = CSIZE
-                    else:
-                        state = CLOSE
-                    continue
-                if state == LEN or state == CDATA:
-                    left = self.r_left
-                    if n - pos < left:
-                        self.r_left = left - (n - pos)
-                        pos = n
-                        break
-                    pos += left
-                    self.r_left = 0
-                    if state == CDATA:
-                        state = CSIZE
+                    kind = p.next(meta.method if meta is not None else None)
+                    if kind == EV_HEAD:
+                        self.r_ctx = (p.head, meta, p.kind, p.head.status)  # type: ignore[union-attr]
                         continue
-                    self._fr_write(data[start:pos])
-                    start = pos
-                    state = self._fr_done()
+                else:
+                    kind = p.next()
+                if kind == NEED_DATA:
+                    break
+                if kind == EV_END:
+                    self._fr_write(data[start:p.stop])
+                    start = p.stop
+                    self._fr_done()
                     if self.dead:
                         return
-                    continue
-                if state == CSIZE or state == TRAILER:
-                    i = data.find(b"\r\n", pos)
-                    if i < 0:
-                        if n - pos > MAX_LINE:
-                            error = "chunk framing line too long"
-                        break
-                    if state == TRAILER:
-                        empty = i == pos
-                        pos = i + 2
-                        if empty:  # the end of the trailers: the answer is complete
-                            self._fr_write(data[start:pos])
-                            start = pos
-                            state = self._fr_done()
-                            if self.dead:
-                                return
-                        continue
-                    try:
-                        size = ht.chunk_size(data[pos:i])
-                    except HttpProtocolError as exc:
-                        error = str(exc)
-                        break
-                    pos = i + 2
-                    if size:
-                        state = CDATA
-                        self.r_left = size + 2
-                    else:
-                        state = TRAILER
-                    continue
-                if state == CLOSE or state == TUNNEL:
-                    pos = n
-                    break
-                start = pos = n  # DONE
-                break
-            self.r_state = state
-            if pos < n and error is None and state != DONE:
-                self.r_buf = data[pos:]
-            if start < pos:
-                self._fr_write(data[start:pos])
-            if error is not None and not self.dead:
-                self._fr_protocol_error(error, state)
+                elif kind == EV_SKIP:
+                    self._fr_write(data[start:p.start])
+                    start = p.stop
+                elif kind == EV_ERROR:
+                    if start < p.pos:
+                        self._fr_write(data[start:p.pos])
+                    if not self.dead:
+                        self._fr_protocol_error(p.error, p.in_body)  # type: ignore[arg-type]
+                    return
+            if start < p.pos:
+                self._fr_write(data[start:p.pos])
         except Exception as exc:
             self.proxy.event("internal_error", error=repr(exc), peer=self.peer)
             self.abort()
@@ -392,54 +218,58 @@ class FastHttpMixin:
             if not tr.is_closing():
                 tr.write(chunk)
 
-    def _fr_protocol_error(self, error: str, state: int) -> None:
+    def _fr_protocol_error(self, error: str, in_body: bool) -> None:
         proxy = self.proxy
         proxy.counters.upstream_errors += 1
         ctx = self.r_ctx
-        meta = ctx[1] if ctx is not None and state in IN_BODY else None
+        meta = ctx[1] if ctx is not None and in_body else None
         proxy.event("upstream_protocol_error", error=error, target=meta.target if meta is not None else None)
         self.close("upstream protocol error")
 
-    def _fr_done(self) -> int:
-        """A whole answer went to the client: the bookkeeping of the coroutine path, then the next state."""
+    def _fr_done(self) -> None:
+        """A whole answer went to the client: the bookkeeping of the coroutine path; the connection closes,
+        becomes a tunnel or waits for the next answer."""
         head, meta, kind, status = self.r_ctx
         self.r_ctx = None
         if 100 <= status < 200 and status != 101:
-            return HEAD
+            return
         if meta is not None:
             self._passed_untouched(meta)
         if status == 101:
             self._tunnel_start_fast()
-            return TUNNEL
+            return
         conn = head.headers.get("connection")
         if kind == "close" or (head.first[0] != "HTTP/1.1" if conn is None else not head.keep_alive(head.first[0])):
+            self.r_parser.finish()
             self.close("response without keep-alive")
-            return DONE
+            return
         if self.client_done and not self.queue:
+            self.r_parser.finish()
             self.close("client closed")
-            return DONE
-        return HEAD
 
     def _fr_eof(self) -> None:
         if self.dead or self.r_eof:
             return
         self.r_eof = True
-        state = self.r_state
+        p = self.r_parser
+        phase = p.state.phase
         proxy = self.proxy
-        if state == HEAD:
-            if self.r_buf.strip(b"\r\n"):
-                self._fr_protocol_error("connection closed in the middle of a message head", state)
+        if phase == HEAD:
+            cut = p.at_eof()
+            if cut is not None:
+                self._fr_protocol_error(cut, False)
                 return
             if self.queue:
                 proxy.counters.upstream_errors += 1
                 proxy.event("upstream_closed_before_answer", target=self.queue[0].target)
             self.close("upstream closed")
-        elif state == CLOSE:
+        elif phase == CLOSE:
+            p.close_body_end()
             self._fr_done()
             self.close("response delimited by close")
-        elif state in IN_BODY:
-            self._fr_protocol_error("upstream closed in the middle of a body", state)
-        elif state == TUNNEL:
+        elif phase in IN_BODY:
+            self._fr_protocol_error("upstream closed in the middle of a body", True)
+        elif phase == TUNNEL:
             self._tunnel_eof("downstream")
 
     def _fr_lost(self, exc: BaseException | None) -> None:
@@ -453,13 +283,13 @@ class FastHttpMixin:
     # ------------------------------------------------------------------ tunnel (after 101)
     def _tunnel_start_fast(self) -> None:
         """Called by the fast response parser at a 101: both directions become raw relays."""
-        self.r_state = TUNNEL
+        self.r_parser.tunnel()
         self._tunnel_request_side()
 
     def _tunnel_request_side(self) -> None:
         if self.req_fast:
-            self.q_state = TUNNEL
-            held, self.q_buf = self.q_buf, b""
+            self.q_parser.tunnel()
+            held = self.q_parser.take_pending()
             if held:
                 self._fq_write(None, held)
             if self.q_eof:

@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 from ctk.interposer import fastpath as fp
+from ctk.interposer import h1
 from ctk.interposer import http_toxics as ht
 from ctk.interposer.toxics import (
     ERR_TOXIC_NOT_FOUND,
@@ -570,15 +571,10 @@ class Connection(fp.FastHttpMixin):
         self.c_rpaused = self.u_rpaused = False  # reading paused by the fast path's flow control
         self.tunnel_ended: set[str] = set()
         # fast path parser state (see fastpath.py)
-        self.q_state = fp.HEAD
-        self.q_buf = b""
-        self.q_left = 0
+        self.q_parser = h1.Parser(h1.REQUEST)
         self.q_eof = False
-        self.q_upgrade = False
         self.q_hold_meta: ReqMeta | None = None
-        self.r_state = fp.HEAD
-        self.r_buf = b""
-        self.r_left = 0
+        self.r_parser = h1.Parser(h1.RESPONSE)
         self.r_eof = False
         self.r_ctx: tuple[ht.Head, ReqMeta | None, str, int] | None = None
 
@@ -851,11 +847,8 @@ class Connection(fp.FastHttpMixin):
         if prefix:
             data = prefix + data
         self.req_fast = True
-        self.q_state = fp.HEAD
-        self.q_buf = b""
-        self.q_left = 0
+        self.q_parser = h1.Parser(h1.REQUEST)
         self.q_eof = False
-        self.q_upgrade = False
         proto = self.c_proto
         assert proto is not None
         proto.route_fast(self._fq_data, self._fq_eof, self._fq_lost)
@@ -870,9 +863,7 @@ class Connection(fp.FastHttpMixin):
         assert self.u_reader is not None and self.u_proto is not None
         data, eof = _take_buffer(self.u_reader, self.u_transport)
         self.resp_fast = True
-        self.r_state = fp.HEAD
-        self.r_buf = b""
-        self.r_left = 0
+        self.r_parser = h1.Parser(h1.RESPONSE)
         self.r_eof = False
         self.r_ctx = None
         proto = self.u_proto
@@ -895,16 +886,15 @@ class Connection(fp.FastHttpMixin):
             proto.route_slow()
             if self.c_rpaused:
                 self._pause_reading("c", False)
-            _give_buffer(self.c_reader, self.q_buf, self.q_eof)
-            self.q_buf = b""
-            state = self.q_state
-            if state == fp.DONE:
+            _give_buffer(self.c_reader, self.q_parser.take_pending(), self.q_eof)
+            state, left = self.q_parser.state.phase, self.q_parser.state.left
+            if state == h1.DONE:
                 return
-            if state == fp.TUNNEL:
+            if state == h1.TUNNEL:
                 if "upstream" not in self.tunnel_ended:
                     self.req_task = self._spawn(self._tunnel_pump("upstream"))
                 return
-            resume = (state, self.q_left) if state in fp.IN_BODY else None
+            resume = (state, left) if state in h1.IN_BODY else None
             self.req_task = self._spawn(self._request_pump(resume))
         else:
             if not self.resp_fast:
@@ -915,16 +905,15 @@ class Connection(fp.FastHttpMixin):
             proto.route_slow()
             if self.u_rpaused:
                 self._pause_reading("u", False)
-            _give_buffer(self.u_reader, self.r_buf, self.r_eof)
-            self.r_buf = b""
-            state = self.r_state
-            if state == fp.DONE:
+            _give_buffer(self.u_reader, self.r_parser.take_pending(), self.r_eof)
+            state, left = self.r_parser.state.phase, self.r_parser.state.left
+            if state == h1.DONE:
                 return
-            if state == fp.TUNNEL:
+            if state == h1.TUNNEL:
                 if "downstream" not in self.tunnel_ended:
                     self.resp_task = self._spawn(self._tunnel_pump("downstream"))
                 return
-            resume = (state, self.r_left, self.r_ctx) if state in fp.IN_BODY or state == fp.CLOSE else None
+            resume = (state, left, self.r_ctx) if state in h1.IN_BODY or state == h1.CLOSE else None
             self.resp_task = self._spawn(self._response_pump(resume))
 
     def _maybe_fast(self) -> None:
@@ -957,7 +946,7 @@ class Connection(fp.FastHttpMixin):
         self.proxy.counters.responses += 1
         if meta is self.q_hold_meta:
             self.q_hold_meta = None
-            if self.req_fast and self.q_state == fp.HOLD:
+            if self.req_fast and self.q_parser.state.phase == h1.HOLD:
                 asyncio.get_running_loop().call_soon(self._fq_release)
 
     # ----------------------------------------------------------- HTTP: coroutine path
@@ -987,15 +976,15 @@ class Connection(fp.FastHttpMixin):
     @staticmethod
     async def _resume_body(reader: asyncio.StreamReader, state: int, left: int, sink) -> None:
         """Finish a body the fast path started: `state` and `left` are the fast parser's."""
-        if state == fp.LEN:
+        if state == h1.LEN:
             await ht.read_body(reader, "length", left, sink)
-        elif state == fp.CDATA:
+        elif state == h1.CDATA:
             await ht.read_chunked(reader, sink, "data", left)
-        elif state == fp.CSIZE:
+        elif state == h1.CSIZE:
             await ht.read_chunked(reader, sink, "size")
-        elif state == fp.TRAILER:
+        elif state == h1.TRAILER:
             await ht.read_chunked(reader, sink, "trailer")
-        elif state == fp.CLOSE:
+        elif state == h1.CLOSE:
             await ht.read_body(reader, "close", 0, sink)
 
     async def _request_pump(self, resume: tuple[int, int] | None = None) -> None:
