@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from typing import Any
+from typing import Any, Generator
 
 import pytest
 
@@ -18,7 +18,7 @@ from ctk.core.verdicts import VerdictError
 from ctk.plugin import exits, outcomes, traffic
 from ctk.plugin.collection import ScenarioFile, default_args, is_scenario_path, is_suite_item
 from ctk.plugin.fixtures import (  # noqa: F401 - fixtures registered by import
-    ctk_client, ctk_context, ctk_discovery, ctk_namespace, ctk_openapi, ctk_session, ctk_target,
+    ctk_client, ctk_context, ctk_discovery, ctk_namespace, ctk_openapi, ctk_session, ctk_target, lifetime_batch,
 )
 from ctk.plugin.options import CtkOptions, add_options
 from ctk.plugin.reports import VerdictCollector
@@ -27,6 +27,7 @@ from ctk.plugin.state import COLLECTOR_KEY, OPTIONS_KEY, SESSION_KEY, get_option
 
 VERDICTS_KEY = pytest.StashKey[list]()
 INTERRUPTS_KEY = pytest.StashKey[exits.Interrupts]()
+REPORTS_PLUGIN = "ctk-reports-to-collector"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -53,6 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args = default_args(options)
     if not hasattr(config, "workerinput"):
         config.stash[COLLECTOR_KEY] = VerdictCollector(options)
+        config.pluginmanager.register(_ReportsToCollector(config), REPORTS_PLUGIN)
         if not getattr(config.option, "xmlpath", None):
             config.option.xmlpath = os.path.join(options.reports, "junit.xml")
         if config.pluginmanager.hasplugin("html") and not getattr(config.option, "htmlpath", None):
@@ -82,29 +84,31 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.add_marker(pytest.mark.timeout(backstop))
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
-    """For ctk tests: call the check, map its Verdict(s) to an outcome."""
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """For ctk tests: pytest calls the check (its own pytest_pyfunc_call); this wrapper keeps what the check
+    returned (or the error verdict of a crash) and maps its Verdict(s) to the test's outcome."""
     if pyfuncitem.get_closest_marker("ctk") is None:
-        return None
-    config = pyfuncitem.config
-    session = get_session(config)
+        return (yield)
+    session = get_session(pyfuncitem.config)
     if session is not None and session.started and session.skip_reason:
         pytest.skip(session.skip_reason)
     if session is not None and session.started and session.error:
         pytest.fail(f"target unusable: {session.error}", pytrace=False)
-    argnames = pyfuncitem._fixtureinfo.argnames
-    mark = outcomes.exchange_mark(session)
-    try:
-        result = pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in argnames})
-    except Exception as exc:  # noqa: BLE001 - a crashed check is a verdict `error`, not a vanished test
-        result = outcomes.crashed(pyfuncitem, exc, outcomes.last_exchange(session, mark))
+    call = outcomes.CheckCall(pyfuncitem, session)
+    with call.around_the_check():
+        result = yield
+    _judge(pyfuncitem, session, call.result)
+    return result
+
+
+def _judge(pyfuncitem: pytest.Function, session: CtkSession | None, result: object) -> None:
     verdicts = outcomes.as_verdicts(result)
     if verdicts is None:
         if result is not None:
             warnings.warn(pytest.PytestReturnNotNoneWarning(
                 f"ctk test {pyfuncitem.nodeid} returned {type(result).__name__}, not a Verdict"))
-        return True
+        return
     if session is not None and session.started and _transport_errors(verdicts):
         problem = session.recheck()
         if problem:
@@ -116,14 +120,13 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     stored: list[dict[str, Any]] = []
     pyfuncitem.stash[VERDICTS_KEY] = stored
     try:
-        outcomes.apply(verdicts, strict=_strict(config), item=pyfuncitem)
+        outcomes.apply(verdicts, strict=_strict(pyfuncitem.config), item=pyfuncitem)
     finally:
         for v in verdicts:
             try:
                 stored.append(v.to_dict())
             except (KeyError, TypeError):
                 pass
-    return True
 
 
 def _name_users_url(verdict: Any, session: CtkSession) -> None:
@@ -190,28 +193,22 @@ def failure_text(text: str, limit: int = FAILURE_TEXT_LIMIT) -> str:
             "is in conformance.html / conformance.json]")
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when != "call":
-        return
-    collector = _collector_of(report)
-    if collector is not None:
-        collector.add_report(report)
+class _ReportsToCollector:
+    """Registered with the config's plugin manager while a run collects verdicts (the controller, not an xdist
+    worker): each test's call report goes to that config's collector (pytest_runtest_logreport is not given
+    the config)."""
 
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
 
-_CONFIGS: list[pytest.Config] = []
-
-
-def _collector_of(report: pytest.TestReport) -> VerdictCollector | None:
-    for config in reversed(_CONFIGS):
-        c = config.stash.get(COLLECTOR_KEY, None)
-        if c is not None:
-            return c
-    return None
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        collector = self.config.stash.get(COLLECTOR_KEY, None)
+        if report.when == "call" and collector is not None:
+            collector.add_report(report)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    _CONFIGS.append(session.config)
     if _xdist_controller(session.config):
         _check_target_first(session.config)
 
@@ -349,16 +346,14 @@ def _stop_before_reports(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
-@pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error) -> None:
     """xdist: a worker ended; what its cleanup left behind and its SCHEMA-01 traffic summary go into the run's
     report."""
     _keep_traffic_summary(node)
-    for config in _CONFIGS:
-        collector = config.stash.get(COLLECTOR_KEY, None)
-        if collector is not None:
-            collector.cleanup_problems += list((getattr(node, "workeroutput", None) or {}).get("ctk_cleanup_problems")
-                                               or [])
+    collector = node.config.stash.get(COLLECTOR_KEY, None)
+    if collector is not None:
+        collector.cleanup_problems += list((getattr(node, "workeroutput", None) or {}).get("ctk_cleanup_problems")
+                                           or [])
 
 
 def _selection(session: pytest.Session) -> dict[str, Any]:
@@ -384,7 +379,7 @@ DESELECTED_KEY = pytest.StashKey[int]()
 
 
 def pytest_deselected(items) -> None:
-    if items and _CONFIGS:
+    if items and get_options(items[0].config) is not None:
         config = items[0].config
         config.stash[DESELECTED_KEY] = config.stash.get(DESELECTED_KEY, 0) + len(items)
 
@@ -414,8 +409,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         from hypothesis.configuration import set_hypothesis_home_dir
 
         set_hypothesis_home_dir(home[1])
-    if config in _CONFIGS:
-        _CONFIGS.remove(config)
+    reports_plugin = config.pluginmanager.get_plugin(REPORTS_PLUGIN)
+    if reports_plugin is not None:
+        config.pluginmanager.unregister(reports_plugin)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

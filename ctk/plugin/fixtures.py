@@ -5,10 +5,11 @@ target's problem instead (a failure, not a setup error)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
+from ctk.plugin.scheduling import LifetimeBatch
 from ctk.plugin.state import get_session
 
 
@@ -58,6 +59,16 @@ def ctk_context(ctk_session) -> Any:
     if ctx is None and not ctk_session.error:
         pytest.skip("inconclusive: no CheckContext available (ctk.checks not built)")
     return ctx
+
+
+@pytest.fixture(scope="session")
+def lifetime_batch(ctk_session) -> Iterator[LifetimeBatch]:
+    """The lifetime checks of every operation, run as one batch (ctk/plugin/scheduling.py)."""
+    batch = LifetimeBatch(ctk_session)
+    try:
+        yield batch
+    finally:
+        batch.close()
 
 
 @pytest.fixture(scope="session")

@@ -12,9 +12,11 @@ controller, where the run report collects them.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import warnings
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import pytest
 
@@ -74,6 +76,34 @@ def crashed(item: pytest.Item, exc: BaseException, last_exchange: dict[str, Any]
     """
     return Verdict.crashed(_requirement_of(item), exc, last_exchange, where=item.nodeid.split("::")[-1],
                            behaviour="crash")
+
+
+class CheckCall:
+    """One ctk check as pytest calls it: while pytest's own ``pytest_pyfunc_call`` runs, the item's function
+    is the check wrapped so that its return value is kept (pytest wants None) and a crash (an exception that is
+    not pytest's skip/fail) becomes an error verdict naming the requirement and the last exchange."""
+
+    def __init__(self, item: pytest.Function, session: Any) -> None:
+        self.item, self.session = item, session
+        self.result: Any = None
+
+    @contextlib.contextmanager
+    def around_the_check(self) -> Iterator[None]:
+        check = self.item.obj
+        mark = exchange_mark(self.session)
+
+        @functools.wraps(check)
+        def keeping_the_result(*args: Any, **kwargs: Any) -> None:
+            try:
+                self.result = check(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - a crashed check is a verdict `error`, not a vanished test
+                self.result = crashed(self.item, exc, last_exchange(self.session, mark))
+
+        self.item.obj = keeping_the_result
+        try:
+            yield
+        finally:
+            self.item.obj = check
 
 
 def exchange_mark(session: Any) -> int:
