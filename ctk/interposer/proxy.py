@@ -21,6 +21,7 @@ from typing import Any
 
 from ctk.interposer import fastpath as fp
 from ctk.interposer import h1
+from ctk.interposer.h1_reader import MessageReader
 from ctk.interposer import http_toxics as ht
 from ctk.interposer.toxics import (
     ERR_TOXIC_NOT_FOUND,
@@ -847,14 +848,14 @@ class Connection(fp.FastHttpMixin):
         if prefix:
             data = prefix + data
         self.req_fast = True
-        self.q_parser = h1.Parser(h1.REQUEST)
+        self.q_parser.release()  # the coroutine path reads on after an Upgrade request: so does the fast path
         self.q_eof = False
         proto = self.c_proto
         assert proto is not None
         proto.route_fast(self._fq_data, self._fq_eof, self._fq_lost)
         if self.u_proto is not None and self.u_proto._paused:  # type: ignore[attr-defined]
             self._pause_reading("c", True)
-        if data:
+        if data or self.q_parser.pending():
             self._fq_data(data)
         if eof:
             self._fq_eof()
@@ -863,58 +864,50 @@ class Connection(fp.FastHttpMixin):
         assert self.u_reader is not None and self.u_proto is not None
         data, eof = _take_buffer(self.u_reader, self.u_transport)
         self.resp_fast = True
-        self.r_parser = h1.Parser(h1.RESPONSE)
         self.r_eof = False
         self.r_ctx = None
         proto = self.u_proto
         proto.route_fast(self._fr_data, self._fr_eof, self._fr_lost)
         if self.c_proto is not None and self.c_proto._paused:  # type: ignore[attr-defined]
             self._pause_reading("u", True)
-        if data:
+        if data or self.r_parser.pending():
             self._fr_data(data)
         if eof:
             self._fr_eof()
 
     def _go_slow(self, stream: str) -> None:
-        """A toxic concerns this direction: hand it from the fast path to its coroutine pump, mid-message too."""
-        if stream == "upstream":
-            if not self.req_fast:
-                return
+        """A toxic concerns this direction: hand it from the fast path to its coroutine pump, mid-message too.
+        The direction keeps its parser: the pump goes on from the parser's state (in a head, in a body, in a
+        tunnel); the bytes the parser holds go back to the StreamReader."""
+        upstream = stream == "upstream"
+        if not (self.req_fast if upstream else self.resp_fast):
+            return
+        if upstream:
             self.req_fast = False
-            proto = self.c_proto
-            assert proto is not None
-            proto.route_slow()
-            if self.c_rpaused:
-                self._pause_reading("c", False)
-            _give_buffer(self.c_reader, self.q_parser.take_pending(), self.q_eof)
-            state, left = self.q_parser.state.phase, self.q_parser.state.left
-            if state == h1.DONE:
-                return
-            if state == h1.TUNNEL:
-                if "upstream" not in self.tunnel_ended:
-                    self.req_task = self._spawn(self._tunnel_pump("upstream"))
-                return
-            resume = (state, left) if state in h1.IN_BODY else None
-            self.req_task = self._spawn(self._request_pump(resume))
+            proto, reader, parser, eof, paused = self.c_proto, self.c_reader, self.q_parser, self.q_eof, "c"
         else:
-            if not self.resp_fast:
-                return
             self.resp_fast = False
-            proto = self.u_proto
-            assert proto is not None and self.u_reader is not None
-            proto.route_slow()
-            if self.u_rpaused:
-                self._pause_reading("u", False)
-            _give_buffer(self.u_reader, self.r_parser.take_pending(), self.r_eof)
-            state, left = self.r_parser.state.phase, self.r_parser.state.left
-            if state == h1.DONE:
-                return
-            if state == h1.TUNNEL:
-                if "downstream" not in self.tunnel_ended:
-                    self.resp_task = self._spawn(self._tunnel_pump("downstream"))
-                return
-            resume = (state, left, self.r_ctx) if state in h1.IN_BODY or state == h1.CLOSE else None
-            self.resp_task = self._spawn(self._response_pump(resume))
+            proto, reader, parser, eof, paused = self.u_proto, self.u_reader, self.r_parser, self.r_eof, "u"
+        assert proto is not None and reader is not None
+        proto.route_slow()
+        if getattr(self, f"{paused}_rpaused"):
+            self._pause_reading(paused, False)
+        _give_buffer(reader, parser.take_pending(), eof)
+        phase = parser.state.phase
+        if phase == h1.DONE:
+            return
+        if phase == h1.TUNNEL:
+            task = self._spawn(self._tunnel_pump(stream)) if stream not in self.tunnel_ended else None
+        elif upstream:
+            task = self._spawn(self._request_pump(phase in h1.IN_BODY))
+        else:
+            mid = phase in h1.IN_BODY or phase == h1.CLOSE
+            task = self._spawn(self._response_pump(self.r_ctx if mid else None))
+        if task is not None:
+            if upstream:
+                self.req_task = task
+            else:
+                self.resp_task = task
 
     def _maybe_fast(self) -> None:
         """Toxics went away: a direction whose pump waits for the next head goes back to the fast path."""
@@ -973,28 +966,15 @@ class Connection(fp.FastHttpMixin):
             out.append(t)
         return out
 
-    @staticmethod
-    async def _resume_body(reader: asyncio.StreamReader, state: int, left: int, sink) -> None:
-        """Finish a body the fast path started: `state` and `left` are the fast parser's."""
-        if state == h1.LEN:
-            await ht.read_body(reader, "length", left, sink)
-        elif state == h1.CDATA:
-            await ht.read_chunked(reader, sink, "data", left)
-        elif state == h1.CSIZE:
-            await ht.read_chunked(reader, sink, "size")
-        elif state == h1.TRAILER:
-            await ht.read_chunked(reader, sink, "trailer")
-        elif state == h1.CLOSE:
-            await ht.read_body(reader, "close", 0, sink)
-
-    async def _request_pump(self, resume: tuple[int, int] | None = None) -> None:
+    async def _request_pump(self, mid_body: bool = False) -> None:
         proxy = self.proxy
         up = self.up
         assert up is not None
+        msgs = MessageReader(self.c_reader, self.q_parser)
         try:
-            if resume is not None:
+            if mid_body:  # the fast path began this request's body
                 try:
-                    await self._resume_body(self.c_reader, resume[0], resume[1], up.send)
+                    await msgs.body(up.send)
                 except ht.HttpProtocolError as exc:
                     proxy.event("client_protocol_error", error=str(exc), peer=self.peer)
                     self.close("client protocol error in a body")
@@ -1005,8 +985,10 @@ class Connection(fp.FastHttpMixin):
                     return
                 self.req_idle = True
                 try:
-                    head = await ht.read_head(self.c_reader)
+                    head = await msgs.head()
                 except ht.HttpProtocolError as exc:
+                    if msgs.parser.head is not None:  # a head whose framing is unusable still counts
+                        proxy.counters.requests += 1
                     proxy.event("client_protocol_error", error=str(exc), peer=self.peer)
                     break
                 finally:
@@ -1016,14 +998,7 @@ class Connection(fp.FastHttpMixin):
                 proxy.counters.requests += 1
                 toxics = self._match(head) if proxy.http_toxics else []
                 meta = ReqMeta(head.method, head.target, head.request_version, toxics)
-                try:
-                    kind, length = head.framing()
-                except ht.HttpProtocolError as exc:
-                    proxy.event("client_protocol_error", error=str(exc), peer=self.peer)
-                    break
-                if kind == "close":
-                    proxy.event("client_protocol_error", error="request without usable framing", peer=self.peer)
-                    break
+                kind, length = msgs.parser.kind, msgs.parser.length
                 dup = None
                 for t in toxics:
                     if t.type == "delay_request" and t.attributes["delay_ms"]:
@@ -1037,22 +1012,15 @@ class Connection(fp.FastHttpMixin):
                 expect = "100-continue" in head.tokens("expect")
                 if dup is not None and dup.attributes.get("parallel") and not expect:
                     try:
-                        await self._burst_out(dup, meta, head, kind, length)
+                        await self._burst_out(dup, meta, head, msgs)
                     except ht.HttpProtocolError as exc:
                         proxy.event("client_protocol_error", error=str(exc), peer=self.peer)
                         self.close("client protocol error in a body")
                         return
                     continue
                 try:
-                    if kind == "none" or (kind == "length" and length == 0):
-                        raw = head.raw
-                        await up.send(raw)
-                    elif kind == "length" and length <= ht.CHUNK and not expect:
-                        try:
-                            body = await self.c_reader.readexactly(length)
-                        except asyncio.IncompleteReadError:
-                            raise ht.HttpProtocolError("connection closed in the middle of a body") from None
-                        raw = head.raw + body
+                    if kind == "none" or (kind == "length" and length <= ht.CHUNK and not expect):
+                        raw = head.raw + await msgs.whole_body()
                         await up.send(raw)
                     else:
                         parts = [head.raw]
@@ -1063,7 +1031,7 @@ class Connection(fp.FastHttpMixin):
                                 parts.append(b)
                             await up.send(b)
 
-                        await ht.read_body(self.c_reader, kind, length, sink)
+                        await msgs.body(sink)
                         raw = b"".join(parts)
                 except ht.HttpProtocolError as exc:
                     # the head went out, the body is broken: the upstream cannot make sense of the rest
@@ -1117,25 +1085,13 @@ class Connection(fp.FastHttpMixin):
         host, port = self.proxy.upstream
         return await asyncio.open_connection(host, port, limit=ht.MAX_HEAD)
 
-    async def _burst_out(self, t: Toxic, meta: ReqMeta, head: ht.Head, kind: str, length: int) -> None:
+    async def _burst_out(self, t: Toxic, meta: ReqMeta, head: ht.Head, msgs: MessageReader) -> None:
         """``duplicate_request`` with ``parallel``: read the whole request, open the copies' connections, then
         write the original and every copy upstream in one turn of the loop; a side task reads the answers."""
         up = self.up
         assert up is not None
         loop = asyncio.get_running_loop()
-        parts = [head.raw]
-
-        async def keep(b: bytes) -> None:
-            parts.append(b)
-
-        if kind == "length" and length:
-            try:
-                parts.append(await self.c_reader.readexactly(length))
-            except asyncio.IncompleteReadError:
-                raise ht.HttpProtocolError("connection closed in the middle of a body") from None
-        elif kind == "chunked":
-            await ht.read_body(self.c_reader, kind, length, keep)
-        raw = b"".join(parts)
+        raw = head.raw + await msgs.whole_body()
         n = int(t.attributes.get("copies") or 1)
         opened = await asyncio.gather(*(asyncio.wait_for(self._open_copy(), CONNECT_TIMEOUT) for _ in range(n)),
                                       return_exceptions=True)
@@ -1192,12 +1148,13 @@ class Connection(fp.FastHttpMixin):
     @staticmethod
     async def _read_answer(reader: asyncio.StreamReader, method: str) -> tuple[int, float, str]:
         """(status, when its head arrived, body text) of the final answer on a copy's connection."""
+        msgs = MessageReader(reader, h1.Parser(h1.RESPONSE))
         while True:
-            head = await ht.read_head(reader)
+            head = await msgs.head(lambda: method)
             if head is None:
                 raise ht.HttpProtocolError("upstream closed without answering the duplicate")
             answered = asyncio.get_running_loop().time()
-            kind, n = ht.response_framing(head, method)
+            chunked = msgs.parser.kind == "chunked"
             parts: list[bytes] = []
             kept = [0]
 
@@ -1206,10 +1163,10 @@ class Connection(fp.FastHttpMixin):
                     parts.append(b)
                     kept[0] += len(b)
 
-            await ht.read_body(reader, kind, n, sink)
+            await msgs.body(sink)
             if 100 <= head.status < 200 and head.status != 101:
                 continue
-            return head.status, answered, ht.body_text(b"".join(parts), kind == "chunked")
+            return head.status, answered, ht.body_text(b"".join(parts), chunked)
 
     async def _burst_event(self, t: Toxic, meta: ReqMeta, copies: list[dict[str, Any]]) -> None:
         """One ``duplicate_burst`` event: the original and its copies, when each was forwarded and answered."""
@@ -1232,17 +1189,21 @@ class Connection(fp.FastHttpMixin):
         self.proxy.event("duplicate_burst", toxic=t.name, method=meta.method, target=meta.target,
                          parallel=bool(t.attributes.get("parallel")), requests=shown, **found)
 
-    async def _response_pump(self, resume: tuple[int, int, Any] | None = None) -> None:
+    def _next_method(self) -> str | None:
+        """The method of the request the next answer is for (its framing depends on it)."""
+        return self.queue[0].method if self.queue else None
+
+    async def _response_pump(self, resume: tuple[ht.Head, ReqMeta | None, str, int] | None = None) -> None:
+        """`resume`: the answer the fast path began (head, request, framing, status), its body still running."""
         proxy = self.proxy
         down = self.down
         assert down is not None and self.u_reader is not None
-        u_reader = self.u_reader
+        msgs = MessageReader(self.u_reader, self.r_parser)
         try:
             if resume is not None:
-                state, left, ctx = resume
-                head, meta, kind, status = ctx
+                head, meta, kind, status = resume
                 try:
-                    await self._resume_body(u_reader, state, left, down.send)
+                    await msgs.body(down.send)
                 except ht.HttpProtocolError as exc:
                     proxy.counters.upstream_errors += 1
                     proxy.event("upstream_protocol_error", error=str(exc), target=meta.target if meta else None)
@@ -1257,7 +1218,7 @@ class Connection(fp.FastHttpMixin):
                     return
                 self.resp_idle = True
                 try:
-                    head = await ht.read_head(u_reader)
+                    head = await msgs.head(self._next_method)
                 except ht.HttpProtocolError as exc:
                     proxy.counters.upstream_errors += 1
                     proxy.event("upstream_protocol_error", error=str(exc), peer=self.peer)
@@ -1272,15 +1233,8 @@ class Connection(fp.FastHttpMixin):
                     self.close("upstream closed")
                     return
                 meta = self.queue[0] if self.queue else None
-                method = meta.method if meta else None
-                try:
-                    status = head.status
-                    kind, length = ht.response_framing(head, method)
-                except ht.HttpProtocolError as exc:
-                    proxy.counters.upstream_errors += 1
-                    proxy.event("upstream_protocol_error", error=str(exc), peer=self.peer)
-                    self.close("upstream protocol error")
-                    return
+                status = head.status
+                kind, length = msgs.parser.kind, msgs.parser.length
                 informational = 100 <= status < 200 and status != 101
                 if meta is not None and meta.primary_done is not None and not informational:
                     meta.answer_at = asyncio.get_running_loop().time()  # only for duplicated requests
@@ -1288,7 +1242,7 @@ class Connection(fp.FastHttpMixin):
                 response_toxics = [t for t in meta.toxics if t.type in ht.RESPONSE_SIDE] if meta and not informational else []
                 if not response_toxics:
                     try:
-                        await self._forward_response(head, kind, length)
+                        await self._forward_response(msgs, head, kind, length)
                     except ht.HttpProtocolError as exc:
                         proxy.counters.upstream_errors += 1
                         proxy.event("upstream_protocol_error", error=str(exc), target=meta.target if meta else None)
@@ -1305,7 +1259,7 @@ class Connection(fp.FastHttpMixin):
                     parts.append(b)
 
                 try:
-                    await ht.read_body(u_reader, kind, length, sink)
+                    await msgs.body(sink)
                 except ht.HttpProtocolError as exc:
                     proxy.event("upstream_protocol_error", error=str(exc))
                     self.close("upstream protocol error")
@@ -1403,21 +1357,24 @@ class Connection(fp.FastHttpMixin):
         await down.send(raw)
         return False
 
-    async def _forward_response(self, head: ht.Head, kind: str, length: int) -> None:
+    async def _forward_response(self, msgs: MessageReader, head: ht.Head, kind: str, length: int) -> None:
         down = self.down
-        assert down is not None and self.u_reader is not None
-        if kind == "none" or (kind == "length" and length == 0):
-            await down.send(head.raw)
-        elif kind == "length" and length <= ht.CHUNK:
+        assert down is not None
+        if kind == "none" or (kind == "length" and length <= ht.CHUNK):
+            parts = [head.raw]
+
+            async def keep(b: bytes) -> None:
+                parts.append(b)
+
             try:
-                body = await self.u_reader.readexactly(length)
-            except asyncio.IncompleteReadError as exc:
-                await down.send(head.raw + exc.partial)
-                raise ht.HttpProtocolError("upstream closed in the middle of a body") from None
-            await down.send(head.raw + body)
+                await msgs.body(keep)
+            except ht.HttpProtocolError:
+                await down.send(b"".join(parts))
+                raise
+            await down.send(b"".join(parts) if len(parts) > 1 else head.raw)
         else:
             await down.send(head.raw)
-            await ht.read_body(self.u_reader, kind, length, down.send)
+            await msgs.body(down.send)
 
     async def _tunnel(self) -> None:
         """After 101 Switching Protocols (seen by the response pump): plain relay both ways."""
@@ -1425,8 +1382,9 @@ class Connection(fp.FastHttpMixin):
         await self._tunnel_pump("downstream")
 
     async def _tunnel_pump(self, stream: str) -> None:
+        # the bytes a parser read ahead go first
         if stream == "upstream":
-            await self._pump(self.c_reader, self.up, b"", None)
+            await self._pump(self.c_reader, self.up, self.q_parser.take_pending(), None)
         else:
-            await self._pump(self.u_reader, self.down, b"", None)
+            await self._pump(self.u_reader, self.down, self.r_parser.take_pending(), None)
         self._tunnel_eof(stream)
