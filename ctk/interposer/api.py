@@ -37,7 +37,9 @@ import os
 from typing import Any
 from urllib.parse import unquote
 
+from ctk.interposer import h1
 from ctk.interposer import http_toxics as ht
+from ctk.interposer.h1_reader import MessageReader
 from ctk.interposer.proxy import Proxy, check_loopback, parse_hostport
 from ctk.interposer.toxics import ToxicError
 
@@ -227,29 +229,21 @@ class ApiServer:
 
     async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._conns.add(writer)
+        msgs = MessageReader(reader, h1.Parser(h1.REQUEST))
         try:
             while True:
                 try:
-                    head = await asyncio.wait_for(ht.read_head(reader), 60.0)
+                    head = await asyncio.wait_for(msgs.head(), 60.0)
                 except (ht.HttpProtocolError, asyncio.TimeoutError):
                     break
                 if head is None:
                     break
-                kind, length = head.framing()
-                body = b""
-                if kind == "length":
-                    if length > MAX_BODY:
-                        writer.write(_response(413, {"error": "request body too large", "status": 413}, False))
-                        break
-                    body = await reader.readexactly(length)
-                elif kind != "none":
-                    parts: list[bytes] = []
-
-                    async def sink(b: bytes) -> None:
-                        parts.append(b)
-
-                    await ht.read_body(reader, kind, 0, sink)
-                    body = _dechunk(b"".join(parts))
+                if msgs.parser.kind == "length" and msgs.parser.length > MAX_BODY:
+                    writer.write(_response(413, {"error": "request body too large", "status": 413}, False))
+                    break
+                body = await msgs.whole_body()
+                if msgs.parser.kind == "chunked":
+                    body = ht.dechunk(body)
                 keep = head.keep_alive(head.request_version)
                 if head.headers.get("user-agent", "").startswith("Mozilla/"):
                     # as Toxiproxy: a page in a browser must not be able to drive the proxies
@@ -351,18 +345,6 @@ class ApiServer:
             if parts[2] == "events" and len(parts) == 3 and method == "GET":
                 return 200, list(proxy.events)
         raise ApiError(404, f"no route for {method} {path}")
-
-
-def _dechunk(raw: bytes) -> bytes:
-    out = []
-    i = 0
-    while True:
-        j = raw.index(b"\r\n", i)
-        size = int(raw[i:j].split(b";")[0], 16)
-        if size == 0:
-            return b"".join(out)
-        out.append(raw[j + 2 : j + 2 + size])
-        i = j + 2 + size + 2
 
 
 REASONS = {200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request", 403: "Forbidden", 404: "Not Found",

@@ -1,4 +1,4 @@
-"""HTTP-aware toxics and the small HTTP/1.1 framing code the interposer needs.
+"""HTTP-aware toxics, and the pieces of HTTP/1.1 the parser (h1.py) and the toxics share (heads, chunk sizes).
 
 HTTP toxic types (extra types in the Toxiproxy API; ``stream`` is ignored for them):
 
@@ -37,7 +37,6 @@ of that header), ``times`` (apply to the first N matching requests; 0 = every on
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from dataclasses import dataclass
@@ -298,53 +297,6 @@ def looks_like_http_request(data: bytes) -> bool:
     return re.match(rb"(GET|POST|PUT|DELETE|HEAD|OPTIONS|PATCH|TRACE|CONNECT) ", data) is not None
 
 
-async def read_head(reader: asyncio.StreamReader) -> Head | None:
-    """The next head, or None on a clean EOF before any byte. Leading empty lines are skipped."""
-    while True:
-        try:
-            raw = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError as exc:
-            if not exc.partial.strip(b"\r\n"):
-                return None
-            raise HttpProtocolError("connection closed in the middle of a message head") from None
-        except asyncio.LimitOverrunError:
-            raise HttpProtocolError("message head too large") from None
-        if raw.startswith(b"\r\n"):
-            raw = raw.lstrip(b"\r\n")
-            if not raw:
-                continue
-            if not raw.endswith(b"\r\n\r\n"):
-                # a blank line followed by part of the head: read the rest
-                rest = await reader.readuntil(b"\r\n\r\n")
-                raw = raw + rest
-        return Head(raw)
-
-
-async def read_body(reader: asyncio.StreamReader, kind: str, length: int, sink) -> int:
-    """Copy a body (raw framing bytes included) to `sink(bytes)` (a coroutine function); returns bytes read."""
-    total = 0
-    if kind == "length":
-        left = length
-        while left > 0:
-            part = await reader.read(min(left, CHUNK))
-            if not part:
-                raise HttpProtocolError("connection closed in the middle of a body")
-            left -= len(part)
-            total += len(part)
-            await sink(part)
-        return total
-    if kind == "chunked":
-        return await read_chunked(reader, sink)
-    if kind == "close":
-        while True:
-            part = await reader.read(CHUNK)
-            if not part:
-                return total
-            total += len(part)
-            await sink(part)
-    return 0
-
-
 def chunk_size(line: bytes) -> int:
     """The size on a chunk-size line (extensions ignored); HttpProtocolError when it is not one."""
     try:
@@ -354,59 +306,3 @@ def chunk_size(line: bytes) -> int:
     if size < 0:
         raise HttpProtocolError(f"bad chunk size line: {line[:40]!r}")
     return size
-
-
-async def read_chunked(reader: asyncio.StreamReader, sink, state: str = "size", left: int = 0) -> int:
-    """Copy a chunked body to `sink`, starting at `state`: "size" (at a chunk-size line), "data" (`left` bytes of
-    chunk data and its CRLF still to copy) or "trailer" (after the last chunk, in the trailer lines). The fast
-    path of the proxy hands a body over in the middle through this."""
-    total = 0
-    while True:
-        if state == "data":
-            while left > 0:
-                part = await reader.read(min(left, CHUNK))
-                if not part:
-                    raise HttpProtocolError("connection closed in the middle of a chunk")
-                left -= len(part)
-                total += len(part)
-                await sink(part)
-            state = "size"
-        if state == "size":
-            line = await _readline(reader)
-            total += len(line)
-            size = chunk_size(line)
-            if size:
-                await sink(line)
-                left = size + 2
-                state = "data"
-                continue
-            parts = [line]
-        else:  # "trailer"
-            parts = []
-        while True:  # trailers, up to the empty line
-            t = await _readline(reader)
-            total += len(t)
-            parts.append(t)
-            if t == b"\r\n":
-                break
-        await sink(b"".join(parts))
-        return total
-
-
-async def _readline(reader: asyncio.StreamReader) -> bytes:
-    try:
-        return await reader.readuntil(b"\r\n")
-    except asyncio.IncompleteReadError:
-        raise HttpProtocolError("connection closed in the middle of chunked framing") from None
-    except asyncio.LimitOverrunError:
-        raise HttpProtocolError("chunk framing line too long") from None
-
-
-def response_framing(head: Head, request_method: str | None) -> tuple[str, int]:
-    status = head.status
-    if request_method == "HEAD" or 100 <= status < 200 or status in (204, 304):
-        return ("none", 0)
-    kind, n = head.framing()
-    if kind == "none":
-        return ("close", 0)
-    return (kind, n)
