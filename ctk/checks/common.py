@@ -7,6 +7,7 @@ import re
 from typing import Any, Callable
 
 from ctk.checks.faults import FaultUnsupported
+from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Verdict
 from ctk.http.endpoints import Endpoint, PrerequisiteError
 from ctk.http.exchange import Exchange, render_exchanges
@@ -15,8 +16,9 @@ from ctk.http.exchange import Exchange, render_exchanges
 class Run:
     """One check run: remembers where its exchanges start and builds verdicts that carry them."""
 
-    def __init__(self, ctx: Any, requirement: str, endpoint: Endpoint | None, behaviour: str):
-        self.ctx, self.requirement, self.endpoint, self.behaviour = ctx, requirement, endpoint, behaviour
+    def __init__(self, ctx: Any, requirement: str, endpoint: Endpoint | None, behaviour: Behaviour | str):
+        self.ctx, self.requirement, self.endpoint = ctx, requirement, endpoint
+        self.behaviour = Behaviour.parse(behaviour, f"check of {requirement}")
         self.mark = len(ctx.client.exchanges)
         self.extra: list[Exchange] = []      # exchanges from before the mark that belong to the verdict
 
@@ -56,22 +58,31 @@ class Run:
         return Verdict.inconclusive(self.requirement, text, **kw)
 
 
-def guarded(requirement: str, behaviour: str, needs_support: bool = True, needs_endpoint: bool = True,
-            also: tuple[tuple[str, str], ...] = ()):
+def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, needs_support: bool = True,
+            needs_endpoint: bool = True, also: tuple[tuple[str, Behaviour], ...] = ()):
     """Decorator for a check ``fn(run, ctx, endpoint, ...) -> Verdict | list[Verdict]``.
 
     Applies the common gates (endpoint advertised, idempotency advertised) and turns a failing
     prerequisite into inconclusive and a missing fault capability into unsupported. The wrapped function
     is called as ``check(ctx, endpoint, ...)`` and always returns a list of verdicts. ``also`` names further
     (requirement, behaviour) pairs the check reports on; the gates give them the same verdict.
+
+    Below ``@check(requirement=..., behaviour=...)`` (ctk.core.behaviours) it takes the requirement, behaviour
+    and ``also`` from that registration; a check built at run time (a network scenario) names them here.
     """
 
     def wrap(fn: Callable[..., Any]) -> Callable[..., list[Verdict]]:
         @functools.wraps(fn)
         def check(ctx: Any, endpoint: Endpoint | None = None, *args: Any, **kw: Any) -> list[Verdict]:
-            beh = kw.pop("behaviour", None) or behaviour
-            run = Run(ctx, requirement, endpoint, beh)
-            runs = [run] + [Run(ctx, r, endpoint, b) for r, b in also]
+            reg = getattr(check, "ctk_check", None)
+            req = requirement or (reg.requirement if reg else None)
+            if req is None:
+                raise TypeError(f"{fn.__qualname__}: guarded() needs a requirement, or @check(...) above it")
+            pairs = also or (reg.also if reg else ())
+            beh = Behaviour.parse(kw.pop("behaviour", None) or behaviour or (reg.behaviour if reg else None),
+                                  f"{fn.__qualname__}")
+            run = Run(ctx, req, endpoint, beh)
+            runs = [run] + [Run(ctx, r, endpoint, b) for r, b in pairs]
             if needs_endpoint and endpoint is not None:
                 ok, why = endpoint.supported(ctx.discovery)
                 if not ok:

@@ -20,6 +20,7 @@ import uuid
 from typing import Any
 
 from ctk.checks.common import commit_answer, describe, error_of, guarded, not_routed
+from ctk.core.behaviours import Behaviour, check
 from ctk.core.verdicts import Verdict
 from ctk.history.checkers import check_table
 from ctk.history.integrity import check_table_integrity
@@ -122,7 +123,7 @@ def _unreadable(run: Any, state: Any, when: str, cls: str | None = None, details
 
 # ------------------------------------------------------------------------------------------------ OCC-01
 
-@guarded("OCC-01", "requirements", needs_support=False, needs_endpoint=False)
+@guarded("OCC-01", Behaviour.REQUIREMENTS, needs_support=False, needs_endpoint=False)
 def _requirement_violated(run: Any, ctx: Any, endpoint: Any, kind: str, name: str) -> Verdict:
     client = ctx.client
     before = read_table_state(client, ctx.namespace, name)
@@ -154,13 +155,14 @@ def _requirement_violated(run: Any, ctx: Any, endpoint: Any, kind: str, name: st
     return run.ok(f"`{kind}` violated: {text}, table unchanged", cls)
 
 
+@check(requirement="OCC-01", behaviour=Behaviour.REQUIREMENTS)
 def check_requirements(ctx: Any) -> list[Verdict]:
     """OCC-01 for every requirement type (one verdict each, behaviour ``requirement:<type>``)."""
     from ctk.checks.common import Run, setup_failed
     from ctk.http.endpoints import PrerequisiteError
 
     out: list[Verdict] = []
-    run = Run(ctx, "OCC-01", None, "requirements")
+    run = Run(ctx, "OCC-01", None, Behaviour.REQUIREMENTS)
     try:
         name = _new_table(ctx, "occ_req", with_snapshot=True)
     except PrerequisiteError as exc:
@@ -172,7 +174,7 @@ def check_requirements(ctx: Any) -> list[Verdict]:
         v.endpoint = "updateTable"
         return [v]
     for kind in REQUIREMENT_TYPES:
-        for v in _requirement_violated(ctx, None, kind, name, behaviour=f"requirement:{kind}"):
+        for v in _requirement_violated(ctx, None, kind, name, behaviour=Behaviour(f"requirement:{kind}")):
             v.endpoint = "updateTable"
             out.append(v)
     return out
@@ -183,7 +185,7 @@ check_requirements.requirement = "OCC-01"  # type: ignore[attr-defined]
 
 # ------------------------------------------------------------------------------------------------ OCC-02
 
-@guarded("OCC-02", "race", needs_support=False, needs_endpoint=False)
+@guarded("OCC-02", Behaviour.RACE, needs_support=False, needs_endpoint=False)
 def _race(run: Any, ctx: Any, endpoint: Any, writers: int) -> Verdict:
     name = _new_table(ctx, "occ_race", with_snapshot=True)
     base = _load(ctx, name, "setup: load the common base")
@@ -252,6 +254,7 @@ def _race(run: Any, ctx: Any, endpoint: Any, writers: int) -> Verdict:
     return run.ok(f"{writers} writers on one base: one landed, {conflicts} got 409{unknown_text}", cls, details)
 
 
+@check(requirement="OCC-02", behaviour=Behaviour.RACE)
 def check_race(ctx: Any, writers: int = 8) -> list[Verdict]:
     vs = _race(ctx, None, writers)
     for v in vs:
@@ -288,12 +291,15 @@ def _landed(ctx: Any, name: str, marker: str) -> bool | None:
     return marker in state.summary_values(MARKER_KEY)
 
 
+@check(requirement="OCC-03", behaviour=Behaviour.SERIAL_HISTORY,
+       also=(("HIST-01", Behaviour.SERIAL_HISTORY), ("HIST-02", Behaviour.SERIAL_HISTORY),
+             ("INTEG-01", Behaviour.SERIAL_HISTORY)))
 def check_serial_appends(ctx: Any, writers: int = 4, appends: int = 5, max_attempts: int = 40) -> list[Verdict]:
     """N writers x M appends with refresh-and-retry on 409; checks OCC-03, HIST-01, HIST-02, INTEG-01."""
     from ctk.checks.common import Run, setup_failed
     from ctk.http.endpoints import PrerequisiteError
 
-    runs = {r: Run(ctx, r, None, "serial-history") for r in ("OCC-03", "HIST-01", "HIST-02", "INTEG-01")}
+    runs = {r: Run(ctx, r, None, Behaviour.SERIAL_HISTORY) for r in ("OCC-03", "HIST-01", "HIST-02", "INTEG-01")}
     try:
         name = _new_table(ctx, "occ_serial", with_snapshot=False)
     except PrerequisiteError as exc:
@@ -463,7 +469,7 @@ def _serial(ctx: Any, runs: dict, name: str, writers: int, appends: int, max_att
 
 # ------------------------------------------------------------------------------------------------ OCC-04
 
-@guarded("OCC-04", "transaction", needs_support=False, needs_endpoint=False)
+@guarded("OCC-04", Behaviour.TRANSACTION, needs_support=False, needs_endpoint=False)
 def _transaction(run: Any, ctx: Any, endpoint: Any) -> Verdict:
     if ctx.discovery is not None and hasattr(ctx.discovery, "supports") \
             and not ctx.discovery.supports("POST", "/v1/{prefix}/transactions/commit"):
@@ -517,6 +523,7 @@ def _transaction(run: Any, ctx: Any, endpoint: Any) -> Verdict:
                   "409 atomic")
 
 
+@check(requirement="OCC-04", behaviour=Behaviour.TRANSACTION)
 def check_transaction(ctx: Any) -> list[Verdict]:
     vs = _transaction(ctx, None)
     for v in vs:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ctk.checks.common import describe, guarded
 from ctk.checks.judging import broken
+from ctk.core.behaviours import Behaviour, check, registered
 from ctk.http.endpoints import ENDPOINTS, Endpoint
 from ctk.http.keys import new_key
 
@@ -16,7 +17,8 @@ def _add_config_exchange(run, ctx) -> None:
         run.extra.append(ex)
 
 
-@guarded("DISC-01", "discovery", needs_support=False, needs_endpoint=False)
+@check(requirement="DISC-01", behaviour=Behaviour.DISCOVERY)
+@guarded(needs_support=False, needs_endpoint=False)
 def check_discovery_advertised(run, ctx, endpoint=None):
     _add_config_exchange(run, ctx)
     d = ctx.discovery
@@ -30,7 +32,8 @@ def check_discovery_advertised(run, ctx, endpoint=None):
     return run.unsupported(f"the target does not advertise Idempotency-Key support: {d.lifetime_error}", details)
 
 
-@guarded("DISC-02", "lifetime-placement", needs_support=False, needs_endpoint=False)
+@check(requirement="DISC-02", behaviour=Behaviour.LIFETIME_PLACEMENT)
+@guarded(needs_support=False, needs_endpoint=False)
 def check_discovery_placement(run, ctx, endpoint=None):
     _add_config_exchange(run, ctx)
     d = ctx.discovery
@@ -44,7 +47,8 @@ def check_discovery_placement(run, ctx, endpoint=None):
     return run.unsupported(f"no {KEY} anywhere in /v1/config", details)
 
 
-@guarded("DISC-03", "java-parseable", needs_support=False, needs_endpoint=False)
+@check(requirement="DISC-03", behaviour=Behaviour.JAVA_PARSEABLE)
+@guarded(needs_support=False, needs_endpoint=False)
 def check_discovery_java(run, ctx, endpoint=None):
     _add_config_exchange(run, ctx)
     d = ctx.discovery
@@ -57,7 +61,8 @@ def check_discovery_java(run, ctx, endpoint=None):
                       f"{d.lifetime_raw!r} is rejected by Duration.parse", "not parseable", details)
 
 
-@guarded("DISC-04", "key-ignored-when-unsupported", needs_support=False, needs_endpoint=False)
+@check(requirement="DISC-04", behaviour=Behaviour.KEY_IGNORED_WHEN_UNSUPPORTED)
+@guarded(needs_support=False, needs_endpoint=False)
 def check_key_ignored_when_unsupported(run, ctx, endpoint: Endpoint | None = None):
     endpoint = endpoint or ENDPOINTS["createNamespace"]
     run.endpoint = endpoint
@@ -91,9 +96,4 @@ def check_key_ignored_when_unsupported(run, ctx, endpoint: Endpoint | None = Non
                       "rejected" if (ex.status or 0) >= 400 else describe(ex), details)
 
 
-DISCOVERY_CHECKS = [
-    ("discovery", check_discovery_advertised),
-    ("lifetime-placement", check_discovery_placement),
-    ("java-parseable", check_discovery_java),
-    ("key-ignored-when-unsupported", check_key_ignored_when_unsupported),
-]
+DISCOVERY_CHECKS = [(c.behaviour, c.fn) for c in registered("discovery")]   # (behaviour, function), column order

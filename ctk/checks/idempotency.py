@@ -17,6 +17,7 @@ from typing import Any
 from ctk.checks.common import counter_delta, describe, error_of, guarded, single_execution_problems
 from ctk.checks.judging import broken
 from ctk.checks.faults import FaultMatch
+from ctk.core.behaviours import Behaviour, check, registered
 from ctk.http.endpoints import ENDPOINTS, Endpoint, PrerequisiteError
 from ctk.http.exchange import Exchange
 from ctk.http.keys import new_key
@@ -136,13 +137,15 @@ def _retry_with_interference(ctx: Any, case: Any, key: str, label: str, counters
 
 
 # ----------------------------------------------------------------------------------------------------------
-@guarded("REPLAY-01", "finalized-duplicate", also=(("REPLAY-05", "replay-original-state"),))
+@check(requirement="REPLAY-01", behaviour=Behaviour.FINALIZED_DUPLICATE,
+       also=(("REPLAY-05", Behaviour.REPLAY_ORIGINAL_STATE),))
+@guarded()
 def check_finalized_duplicate(run, ctx, endpoint: Endpoint):
     """REPLAY-01 (the replay means the original: status, error type, resource, its effect; ran once) and
     REPLAY-05 (the replay shows the original's state, not a newer one)."""
     from ctk.checks.common import Run
 
-    run05 = Run(ctx, "REPLAY-05", endpoint, "replay-original-state")
+    run05 = Run(ctx, "REPLAY-05", endpoint, Behaviour.REPLAY_ORIGINAL_STATE)
     run05.mark = run.mark
 
     def both(v01):
@@ -196,7 +199,8 @@ def _replay_headers(first: Any, retry: Any) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------------------
-@guarded("REPLAY-02", "terminal-4xx-replayed")
+@check(requirement="REPLAY-02", behaviour=Behaviour.TERMINAL_4XX_REPLAYED)
+@guarded()
 def check_terminal_4xx_replayed(run, ctx, endpoint: Endpoint):
     case = endpoint.prepare(ctx)
     conflict = case.conflicting
@@ -235,7 +239,8 @@ def check_terminal_4xx_replayed(run, ctx, endpoint: Endpoint):
 
 
 # ----------------------------------------------------------------------------------------------------------
-@guarded("REPLAY-03", "5xx-not-stored")
+@check(requirement="REPLAY-03", behaviour=Behaviour.FIVE_XX_NOT_STORED)
+@guarded()
 def check_5xx_not_stored(run, ctx, endpoint: Endpoint, status: int = 503):
     if not ctx.faults.supports("fail_before") and ctx.faults.supports("db_link"):
         from ctk.checks.network import db_link_failure   # the database write fails: any catalog
@@ -271,7 +276,7 @@ def check_5xx_not_stored(run, ctx, endpoint: Endpoint, status: int = 503):
 
 
 # ----------------------------------------------------------------------------------------------------------
-@guarded("REPLAY-04", "lost-answer")
+@guarded("REPLAY-04", Behaviour.LOST_ANSWER)
 def check_lost_answer(run, ctx, endpoint: Endpoint, mode: str = "503"):
     if not (ctx.faults.supports(f"lose_answer:{mode}")):
         return run.unsupported(f"losing the answer ({mode}) needs the control API or the interposer; this run "
@@ -448,18 +453,21 @@ def _inflight_verdicts(run01, run02, ctx, endpoint):
     return [v1, v2]
 
 
-@guarded("INFLIGHT-01", "in-flight-duplicate", also=(("INFLIGHT-02", "in-flight-409-subtype"),))
+@check(requirement="INFLIGHT-01", behaviour=Behaviour.IN_FLIGHT_DUPLICATE,
+       also=(("INFLIGHT-02", Behaviour.IN_FLIGHT_409_SUBTYPE),))
+@guarded()
 def check_in_flight(run, ctx, endpoint: Endpoint):
     """Returns two verdicts: INFLIGHT-01 and INFLIGHT-02."""
     from ctk.checks.common import Run
 
-    run02 = Run(ctx, "INFLIGHT-02", endpoint, "in-flight-409-subtype")
+    run02 = Run(ctx, "INFLIGHT-02", endpoint, Behaviour.IN_FLIGHT_409_SUBTYPE)
     run02.mark = run.mark
     return _inflight_verdicts(run, run02, ctx, endpoint)
 
 
 # ----------------------------------------------------------------------------------------------------------
-@guarded("PAYLOAD-01", "payload-mismatch")
+@check(requirement="PAYLOAD-01", behaviour=Behaviour.PAYLOAD_MISMATCH)
+@guarded()
 def check_payload_mismatch(run, ctx, endpoint: Endpoint):
     if not endpoint.has_payload:
         return run.unsupported(f"{endpoint.operation} has no request body, so there is no other payload to send")
@@ -501,7 +509,7 @@ def check_payload_mismatch(run, ctx, endpoint: Endpoint):
     if alt.status is not None and alt.status >= 500:     # a finding of its own, whatever the profile
         from ctk.checks.common import Run
 
-        run02 = Run(ctx, "SCOPE-02", endpoint, "key-reuse-no-5xx")
+        run02 = Run(ctx, "SCOPE-02", endpoint, Behaviour.KEY_REUSE_NO_5XX)
         run02.mark = run.mark
         return [broken(run, expected, f"answered {describe(alt)} instead of 422 (nothing executed)", cls, details),
                 broken(run02, "the same key with another payload is answered like any well-formed request (2xx, "
@@ -511,13 +519,15 @@ def check_payload_mismatch(run, ctx, endpoint: Endpoint):
 
 
 # ----------------------------------------------------------------------------------------------------------
-@guarded("SCOPE-01", "key-scope", also=(("SCOPE-02", "key-reuse-no-5xx"),))
+@check(requirement="SCOPE-01", behaviour=Behaviour.KEY_SCOPE,
+       also=(("SCOPE-02", Behaviour.KEY_REUSE_NO_5XX),))
+@guarded()
 def check_scope(run, ctx, endpoint: Endpoint):
     """SCOPE-01 (the same key on another operation is not answered with the first's stored response) and
     SCOPE-02 (nor with a 5xx: a finding of its own, whatever the scope)."""
     from ctk.checks.common import Run
 
-    run02 = Run(ctx, "SCOPE-02", endpoint, "key-reuse-no-5xx")
+    run02 = Run(ctx, "SCOPE-02", endpoint, Behaviour.KEY_REUSE_NO_5XX)
     run02.mark = run.mark
     case = endpoint.prepare(ctx)
     other_ep = ENDPOINTS["updateProperties" if endpoint.operation == "createNamespace" else "createNamespace"]
@@ -588,13 +598,15 @@ def _resource_scope(ctx: Any, case: Any, endpoint: Endpoint, key: str, first: An
 
 
 # ----------------------------------------------------------------------------------------------------------
-@guarded("LIFE-01", "lifetime", also=(("LIFE-03", "lifetime-grace"),))
+@check(requirement="LIFE-01", behaviour=Behaviour.LIFETIME,
+       also=(("LIFE-03", Behaviour.LIFETIME_GRACE),))
+@guarded()
 def check_lifetime(run, ctx, endpoint: Endpoint, fraction: float = 0.9):
     """LIFE-01 (a duplicate at 90% of the advertised lifetime is replayed) and LIFE-03 (one just after the
     lifetime still is: a grace margin), each judged from state after an interfering change."""
     from ctk.checks.common import Run
 
-    run03 = Run(ctx, "LIFE-03", endpoint, "lifetime-grace")
+    run03 = Run(ctx, "LIFE-03", endpoint, Behaviour.LIFETIME_GRACE)
     run03.mark = run.mark
     lifetime = getattr(ctx.discovery, "lifetime", None)
     if lifetime is None:
@@ -665,13 +677,15 @@ def _sleep_until(deadline: float) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-@guarded("RECON-01", "replay-failed", also=(("RECON-03", "replay-failed-subtype"),))
+@check(requirement="RECON-01", behaviour=Behaviour.REPLAY_FAILED,
+       also=(("RECON-03", Behaviour.REPLAY_FAILED_SUBTYPE),))
+@guarded()
 def check_replay_failed(run, ctx, endpoint: Endpoint):
     """RECON-01 (a finalized answer that cannot be produced: 5xx, never a re-execution) and RECON-03 (that
     5xx carries the subtype idempotency_replay_failed)."""
     from ctk.checks.common import Run
 
-    run03 = Run(ctx, "RECON-03", endpoint, "replay-failed-subtype")
+    run03 = Run(ctx, "RECON-03", endpoint, Behaviour.REPLAY_FAILED_SUBTYPE)
     run03.mark = run.mark
     if not ctx.faults.supports("corrupt_stored_response"):
         why = f"needs the reference control API; this run injects faults via {ctx.faults.name}"
@@ -703,7 +717,8 @@ def check_replay_failed(run, ctx, endpoint: Endpoint):
                        f"the {retry.status} carries subtype {sub!r}", f"{retry.status} without subtype", details)]
 
 
-@guarded("RECON-02", "crash-reconciled")
+@check(requirement="RECON-02", behaviour=Behaviour.CRASH_RECONCILED)
+@guarded()
 def check_crash_reconciled(run, ctx, endpoint: Endpoint):
     if not ctx.faults.supports("crash_before_finalize"):
         return run.unsupported(f"needs the reference control API; this run injects faults via {ctx.faults.name}")
@@ -738,10 +753,11 @@ def check_crash_reconciled(run, ctx, endpoint: Endpoint):
 
 
 # ----------------------------------------------------------------------------------------------------------
+@check(requirement="REPLAY-04", behaviour=Behaviour.LOST_ANSWER)
 def check_lost_answers(ctx, endpoint: Endpoint, modes: tuple[str, ...] | None = None):
     out = []
     for mode in modes or ctx.options.lose_modes:
-        out += check_lost_answer(ctx, endpoint, mode=mode, behaviour=f"lost-answer-{mode}")
+        out += check_lost_answer(ctx, endpoint, mode=mode, behaviour=Behaviour(f"lost-answer-{mode}"))
     if ctx.faults.supports("db_link"):   # the database's answer to the catalog's commit is cut
         from ctk.checks.network import check_db_commit_cut
 
@@ -749,15 +765,5 @@ def check_lost_answers(ctx, endpoint: Endpoint, modes: tuple[str, ...] | None = 
     return out
 
 
-ENDPOINT_CHECKS = [
-    ("finalized-duplicate", check_finalized_duplicate),
-    ("terminal-4xx-replayed", check_terminal_4xx_replayed),
-    ("5xx-not-stored", check_5xx_not_stored),
-    ("lost-answer", check_lost_answers),
-    ("in-flight-duplicate", check_in_flight),
-    ("payload-mismatch", check_payload_mismatch),
-    ("key-scope", check_scope),
-    ("lifetime", check_lifetime),
-    ("replay-failed", check_replay_failed),
-    ("crash-reconciled", check_crash_reconciled),
-]
+# (behaviour, function) pairs, in the report's column order: the registered checks of the idempotency area
+ENDPOINT_CHECKS = [(c.behaviour, c.fn) for c in registered("idempotency")]

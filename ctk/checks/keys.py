@@ -6,6 +6,7 @@ import uuid
 
 from ctk.checks.common import describe, guarded
 from ctk.checks.judging import broken
+from ctk.core.behaviours import Behaviour, check, registered
 from ctk.http.endpoints import ENDPOINTS, Endpoint
 from ctk.http.keys import malformed_keys, new_key
 
@@ -14,7 +15,8 @@ def _rejected(ex) -> bool:
     return ex.status is not None and 400 <= ex.status < 500
 
 
-@guarded("KEY-01", "malformed-key")
+@check(requirement="KEY-01", behaviour=Behaviour.MALFORMED_KEY)
+@guarded()
 def check_malformed_keys(run, ctx, endpoint: Endpoint | None = None):
     endpoint = endpoint or ENDPOINTS["createNamespace"]
     run.endpoint = endpoint
@@ -64,7 +66,8 @@ def key_formats(results: list[dict], formats: dict) -> str:
     return f"{kind}; upper-case hex {'accepted' if upper else 'rejected'}"
 
 
-@guarded("KEY-02", "repeated-header")
+@check(requirement="KEY-02", behaviour=Behaviour.REPEATED_HEADER)
+@guarded()
 def check_repeated_header(run, ctx, endpoint: Endpoint | None = None):
     endpoint = endpoint or ENDPOINTS["createNamespace"]
     run.endpoint = endpoint
@@ -82,4 +85,4 @@ def check_repeated_header(run, ctx, endpoint: Endpoint | None = None):
                       "accepted" if n else describe(ex), details)
 
 
-KEY_CHECKS = [("malformed-key", check_malformed_keys), ("repeated-header", check_repeated_header)]
+KEY_CHECKS = [(c.behaviour, c.fn) for c in registered("keys")]   # (behaviour, function), column order

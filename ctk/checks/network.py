@@ -57,6 +57,7 @@ from ctk.checks.common import (Run, counter_delta, describe, error_of, guarded, 
                                single_execution_problems)
 from ctk.checks.faults import FaultMatch
 from ctk.checks.judging import broken
+from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Verdict
 from ctk.history.checkers import check_effects
 from ctk.history.recorder import History
@@ -438,7 +439,7 @@ def check_network_scenario(ctx: Any, endpoint: Endpoint | str, interposer: Any, 
     ep = endpoint if isinstance(endpoint, Endpoint) else get_endpoint(endpoint)
     opts = options or NetworkOptions()
 
-    @guarded(REQUIREMENT[scenario], scenario)
+    @guarded(REQUIREMENT[scenario], Behaviour(scenario))
     def check(run: Run, ctx: Any, endpoint: Endpoint) -> Verdict:
         if interposer is None:
             return run.unsupported("network scenarios need the interposer between the kit and the target")
@@ -516,7 +517,7 @@ def run_seed_example(ctx: Any, interposer: Any, variants: tuple[str, ...] = ("1a
     out: list[Verdict] = []
     for variant in variants:
         keyed = variant == "1b"
-        run = Run(ctx, "INTEG-01", ep, f"seed-{variant}")
+        run = Run(ctx, "INTEG-01", ep, Behaviour(f"seed-{variant}"))
         if keyed and not ctx.idempotency_supported:
             out.append(run.unsupported("the target does not advertise Idempotency-Key support "
                                        "(idempotency-key-lifetime); example 1b needs it"))
@@ -544,7 +545,7 @@ def run_seed_example(ctx: Any, interposer: Any, variants: tuple[str, ...] = ("1a
             why = f"{r['state'].error} after the append: the table cannot be judged"
             out.append(run.inconclusive(why, "state unreadable", details))
             if keyed:
-                rrun = Run(ctx, "REPLAY-04", ep, "seed-1b")
+                rrun = Run(ctx, "REPLAY-04", ep, Behaviour.SEED_1B)
                 rrun.mark = run.mark
                 out.append(rrun.inconclusive(why, "state unreadable", details))
             continue
@@ -559,7 +560,7 @@ def run_seed_example(ctx: Any, interposer: Any, variants: tuple[str, ...] = ("1a
                 f"{integ}\nhistory check: {hist}", "corrupt" + (" (failed_present)" if hist.count("failed_present")
                                                                else ""), details))
         if keyed:
-            rrun = Run(ctx, "REPLAY-04", ep, "seed-1b")
+            rrun = Run(ctx, "REPLAY-04", ep, Behaviour.SEED_1B)
             rrun.mark = run.mark
             snaps = r["state"].snapshot_ids
             problems = []
@@ -589,7 +590,7 @@ def check_db_latency_inflight(ctx: Any, db_interposer: Any, endpoint: Endpoint |
     ep = endpoint if isinstance(endpoint, Endpoint) else get_endpoint(endpoint)
     opts = options or NetworkOptions()
 
-    @guarded("INFLIGHT-01", "db-latency-in-flight")
+    @guarded("INFLIGHT-01", Behaviour.DB_LATENCY_IN_FLIGHT)
     def check(run: Run, ctx: Any, endpoint: Endpoint) -> Verdict:
         case = endpoint.prepare(ctx)
         key = new_key()
@@ -667,7 +668,7 @@ def check_db_link_failure(ctx: Any, db_interposer: Any, endpoint: Endpoint | str
     ep = endpoint if isinstance(endpoint, Endpoint) else get_endpoint(endpoint)
     opts = options or NetworkOptions()
 
-    @guarded("REPLAY-03", f"db-link-{mode.replace('_', '-')}")
+    @guarded("REPLAY-03", Behaviour(f"db-link-{mode.replace('_', '-')}"))
     def check(run: Run, ctx: Any, endpoint: Endpoint) -> Verdict:
         return db_link_failure(run, ctx, endpoint, db_interposer, mode, opts)
 
@@ -751,7 +752,7 @@ def check_db_commit_cut(ctx: Any, db_link: Any, endpoint: Endpoint | str,
     ep = endpoint if isinstance(endpoint, Endpoint) else get_endpoint(endpoint)
     opts = options or NetworkOptions()
 
-    @guarded("REPLAY-04", "db-commit-cut")
+    @guarded("REPLAY-04", Behaviour.DB_COMMIT_CUT)
     def check(run: Run, ctx: Any, endpoint: Endpoint) -> Verdict:
         return db_commit_cut(run, ctx, endpoint, db_link, opts)
 

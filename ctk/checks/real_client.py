@@ -23,6 +23,7 @@ import threading
 from typing import Any
 
 from ctk.checks.common import guarded
+from ctk.core.behaviours import Behaviour, check
 from ctk.core.verdicts import Verdict
 from ctk.http.client import table_path
 from ctk.http.endpoints import Catalog, PrerequisiteError
@@ -105,7 +106,7 @@ def _with_kit_io(table: Any, client: Any, ns: tuple[str, ...], name: str) -> tup
     return Table(table.name(), table.metadata, table.metadata_location, io, table.catalog), body
 
 
-@guarded(REQ, "pyiceberg", needs_support=False, needs_endpoint=False)
+@guarded(REQ, Behaviour.PYICEBERG, needs_support=False, needs_endpoint=False)
 def _pyiceberg(run: Any, ctx: Any, endpoint: Any, budget_s: float) -> Verdict:
     try:
         import pyarrow as pa
@@ -198,13 +199,14 @@ def _is_http_4xx(exc: BaseException) -> bool:
                     "TableAlreadyExistsError", "ValidationError", "NotFoundError")
 
 
+@check(requirement=REQ, behaviour=Behaviour.PYICEBERG)
 def check_pyiceberg(ctx: Any) -> list[Verdict]:
     """CLIENT-01 with pyiceberg; a refused kit create-table (no place for tables) is inconclusive."""
     budget = max(60.0, float(getattr(ctx.client.target, "timeout", 10.0)) * 6)
     try:
         return _pyiceberg(ctx, None, budget)
     except PrerequisiteError as exc:  # pragma: no cover - guarded() already turns these into inconclusive
-        return [Verdict.inconclusive(REQ, f"setup failed: {exc}", behaviour="pyiceberg")]
+        return [Verdict.inconclusive(REQ, f"setup failed: {exc}", behaviour=Behaviour.PYICEBERG)]
 
 
 __all__ = ["check_pyiceberg", "catalog_properties", "misnamed_location"]

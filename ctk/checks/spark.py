@@ -23,6 +23,7 @@ import uuid
 from collections import Counter
 from typing import Any, Callable
 
+from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Verdict
 
 COMBOS = (("serializable", "copy-on-write"), ("serializable", "merge-on-read"),
@@ -92,13 +93,13 @@ def check_appends(spark: Any, namespace: str | None = None, *, writers: int = 3,
         total = writers * inserts
         cls = f"{res.ok_inserts}/{total} INSERTs, {_stats_text(st)}"
         problems = list(res.errors) + list(res.integrity.problems)
-        return [_verdict("SPARK-01", "concurrent-appends", not problems,
+        return [_verdict("SPARK-01", Behaviour.CONCURRENT_APPENDS, not problems,
                          f"all {total} INSERTs succeed and land once; one linear history; every file exists",
                          "; ".join(problems[:8]),
                          f"{total} concurrent INSERTs from {writers} writers landed once each "
                          f"({st.get('conflicts', 0)} x 409 retried by the client); table intact", cls, details)]
 
-    return _guard("SPARK-01", "concurrent-appends", spark, run)
+    return _guard("SPARK-01", Behaviour.CONCURRENT_APPENDS, spark, run)
 
 
 # ---------------------------------------------------------------------------------------------- SPARK-02
@@ -109,7 +110,7 @@ def check_row_level(spark: Any, namespace: str | None = None, *, combos: tuple =
     out: list[Verdict] = []
     ns = _namespace(namespace)
     for isolation, mode in combos:
-        behaviour = f"{isolation}/{mode}"
+        behaviour = Behaviour(f"{isolation}/{mode}")
 
         def run(s: Any, isolation: str = isolation, mode: str = mode, behaviour: str = behaviour) -> list[Verdict]:
             from ctk.spark.workloads import row_level_conflicts
@@ -160,14 +161,14 @@ def check_compaction(spark: Any, namespace: str | None = None, *, hold_ms: int =
                    "wall_seconds": round(res.wall_seconds, 3)}
         problems = list(res.errors) + list(res.integrity.problems) + [
             f"{p['name']}: {x}" for p in res.phases for x in p["problems"]]
-        return [_verdict("SPARK-03", "compaction-races", not problems,
+        return [_verdict("SPARK-03", Behaviour.COMPACTION_RACES, not problems,
                          "rows equal the seed plus the successful statements' effects; conflicts surface as "
                          "client validation errors; every file exists; one linear history",
                          "; ".join(problems[:8]),
                          f"compaction raced with appends and row-level changes: rows as expected, table intact; "
                          f"{_stats_text(res.commit_stats)}", cls, details)]
 
-    return _guard("SPARK-03", "compaction-races", spark, run)
+    return _guard("SPARK-03", Behaviour.COMPACTION_RACES, spark, run)
 
 
 # ---------------------------------------------------------------------------------------------- SPARK-04
@@ -196,10 +197,10 @@ def check_lost_answers(spark: Any, namespace: str | None = None, *, writers: int
         not_injected = [p["name"] for p in res.phases if not p["injected"]]
         if not problems and not_injected:
             return [Verdict.inconclusive("SPARK-04", f"the fault was never injected for {not_injected} (no commit "
-                                         "matched)", endpoint="updateTable", behaviour="lost-answers",
+                                         "matched)", endpoint="updateTable", behaviour=Behaviour.LOST_ANSWERS,
                                          classification=cls, details=details)]
         unacked = sum(d["landed_unacknowledged"] for d in details["phases"].values())
-        return [_verdict("SPARK-04", "lost-answers", not problems,
+        return [_verdict("SPARK-04", Behaviour.LOST_ANSWERS, not problems,
                          "every successful INSERT present once, a failed one all or nothing, table intact",
                          "; ".join(problems[:8]),
                          f"lost answers: table intact, no duplicate or partial INSERT; {unacked} statement(s) "
@@ -207,7 +208,7 @@ def check_lost_answers(spark: Any, namespace: str | None = None, *, writers: int
                          if not keyed else "lost answers: table intact, no duplicate or partial INSERT",
                          cls, details)]
 
-    return _guard("SPARK-04", "lost-answers", spark, run)
+    return _guard("SPARK-04", Behaviour.LOST_ANSWERS, spark, run)
 
 
 def run_all(spark: Any, namespace: str | None = None, *, combos: tuple = COMBOS) -> list[Verdict]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from ctk.core.behaviours import Behaviour
 from ctk.core.requirements import active_profile, get, status_if_broken
 
 
@@ -37,10 +38,14 @@ class Verdict:
     status: Status
     message: str
     endpoint: str | None = None          # operationId the check exercised, e.g. "updateTable"
-    behaviour: str | None = None         # matrix column, e.g. "finalized-duplicate"
+    behaviour: Behaviour | None = None   # matrix column, e.g. Behaviour.FINALIZED_DUPLICATE (a registered name)
     classification: str | None = None    # e.g. "422", "wait-and-replay", "409 request_in_progress"
     exchanges: list[dict[str, Any]] = field(default_factory=list)  # redacted Exchange.to_dict() items
     details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.behaviour is not None:   # one vocabulary: an unregistered name is an error of the kit
+            self.behaviour = Behaviour.parse(self.behaviour, f"verdict of {self.requirement}")
 
     @classmethod
     def ok(cls, requirement: str, message: str = "", **kw: Any) -> "Verdict":
@@ -96,7 +101,7 @@ class Verdict:
             "status": self.status.value,
             "message": self.message,
             "endpoint": self.endpoint,
-            "behaviour": self.behaviour,
+            "behaviour": None if self.behaviour is None else str(self.behaviour),
             "classification": self.classification,
             "exchanges": self.exchanges,
             "details": self.details,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 from typing import Any, Callable, Iterable
 
+from ctk.core.behaviours import Behaviour
 from ctk.core.requirements import active_profile, other_profile
 
 # row id -> (title, requirement(s) it reads)
@@ -40,10 +41,11 @@ def _get(v: Any, name: str, default: Any = None) -> Any:
 
 # the kit's check behind each requirement a row reads; other verdicts of the same id (a scenario file's, say)
 # carry classifications of their own and are used only when the check did not run
-CHECK_BEHAVIOUR = {"INFLIGHT-01": "in-flight-duplicate", "PAYLOAD-01": "payload-mismatch", "SCOPE-01": "key-scope",
-                   "SCOPE-02": "key-scope", "REPLAY-02": "terminal-4xx-replayed", "REPLAY-03": "5xx-not-stored",
-                   "REPLAY-05": "replay-original-state", "LIFE-03": "lifetime-grace",
-                   "REPLAY-01": "finalized-duplicate"}
+CHECK_BEHAVIOUR = {"INFLIGHT-01": Behaviour.IN_FLIGHT_DUPLICATE, "PAYLOAD-01": Behaviour.PAYLOAD_MISMATCH,
+                   "SCOPE-01": Behaviour.KEY_SCOPE, "SCOPE-02": Behaviour.KEY_SCOPE,
+                   "REPLAY-02": Behaviour.TERMINAL_4XX_REPLAYED, "REPLAY-03": Behaviour.FIVE_XX_NOT_STORED,
+                   "REPLAY-05": Behaviour.REPLAY_ORIGINAL_STATE, "LIFE-03": Behaviour.LIFETIME_GRACE,
+                   "REPLAY-01": Behaviour.FINALIZED_DUPLICATE}
 
 
 def _decided(results: Iterable[Any], rid: str) -> list[Any]:

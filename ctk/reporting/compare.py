@@ -12,10 +12,11 @@ import os
 import sys
 from typing import Any
 
+from ctk.core.behaviours import column_order
 from ctk.core.requirements import REQUIREMENTS
 from ctk.reporting.behaviour import behaviour_profile
 from ctk.reporting.behaviour import compare_section as compare_behaviour
-from ctk.reporting.html import BEHAVIOURS, OVERALL_TEXT, esc, legend, page, status_cell
+from ctk.reporting.html import OVERALL_TEXT, esc, legend, page, status_cell
 from ctk.reporting.model import RunReport
 
 
@@ -78,8 +79,8 @@ def compare_rows(runs: list[tuple[str, RunReport]]) -> dict[str, Any]:
     reqs = [(rid, [s[rid].status if rid in s else None for s in summaries]) for rid in ids]
     matrices = [rep.matrix() for _, rep in runs]
     keys = {(ep, bh) for m in matrices for ep, cells in m.items() for bh in cells}
-    order = {b: i for i, b in enumerate(BEHAVIOURS)}
-    keys_sorted = sorted(keys, key=lambda k: (k[0], order.get(k[1], len(order)), k[1]))
+    order = {b: i for i, b in enumerate(column_order(bh for _, bh in keys))}   # the registry's column order
+    keys_sorted = sorted(keys, key=lambda k: (k[0], order[k[1]]))
     cells = [((ep, bh), [m.get(ep, {}).get(bh) for m in matrices]) for ep, bh in keys_sorted]
     return {"requirements": reqs, "matrix": cells}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html as _html
 from typing import Any, Iterable
 
+from ctk.core.behaviours import column_order, display_name
 from ctk.core.requirements import REQUIREMENTS
 from ctk.reporting.behaviour import STYLE as BP_STYLE
 from ctk.reporting.behaviour import behaviour_profile
@@ -17,11 +18,6 @@ from ctk.reporting.behaviour import render_section as render_behaviour
 from ctk.http.exchange import render_exchanges
 from ctk.reporting.model import STATUS_ORDER, Result, RunReport, redact_url, scrub_text
 
-# Matrix columns in this order first; behaviours the checks report beyond these are appended.
-BEHAVIOURS: tuple[str, ...] = (
-    "finalized-duplicate", "terminal-4xx", "5xx-not-stored", "committed-but-lost", "in-flight",
-    "payload-conflict", "scope", "lifetime", "replay-failed", "crash-recovery",
-)
 
 STATUS_TEXT = {
     "error": "ERROR",
@@ -153,8 +149,17 @@ def legend() -> str:
 
 
 def matrix_columns(matrix: dict[str, dict[str, Any]]) -> list[str]:
-    seen = {b for cells in matrix.values() for b in cells}
-    return [b for b in BEHAVIOURS if b in seen] + sorted(seen - set(BEHAVIOURS))
+    """The behaviours of the matrix in the registry's column order (ctk.core.behaviours.Behaviour); names it
+    does not know (a report of another kit version) follow alphabetically."""
+    return column_order(b for cells in matrix.values() for b in cells)
+
+
+def matrix_heading(behaviour: str) -> str:
+    """A column heading: the display name, with the behaviour's name (as conformance.json and the test ids
+    spell it) beneath."""
+    shown = display_name(behaviour)
+    sub = f'<span class="cls">{esc(behaviour)}</span>' if shown != behaviour else ""
+    return f'<th data-behaviour="{esc(behaviour)}">{esc(shown)}{sub}</th>'
 
 
 def render_exchanges_html(exchanges: list[dict[str, Any]], limit: int = 20, cut: int = 0) -> str:
@@ -244,7 +249,7 @@ def render_conformance(report: RunReport) -> str:
         for r in findings:
             first_finding.setdefault((r.endpoint, r.behaviour), anchor[id(r)])
         out.append('<div class="scroll"><table class="matrix"><thead><tr><th class="corner">endpoint (operationId)</th>'
-                   + "".join(f"<th>{esc(c)}</th>" for c in cols) + "</tr></thead><tbody>")
+                   + "".join(matrix_heading(c) for c in cols) + "</tr></thead><tbody>")
         registry = _endpoint_registry()
         order = {op: i for i, op in enumerate(registry)}
         for ep, cells in sorted(matrix.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])):

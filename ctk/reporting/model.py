@@ -45,6 +45,7 @@ from typing import Any, Iterable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ctk import __version__
+from ctk.core.behaviours import Behaviour
 from ctk.core.requirements import REQUIREMENTS
 from ctk.reporting.behaviour import behaviour_profile
 from ctk.core.verdicts import Status, Verdict
@@ -455,7 +456,7 @@ class RunReport:
         return out
 
     def behaviours(self) -> dict[str, dict[str, Any]]:
-        """Classifications observed per behaviour across endpoints, e.g. in-flight -> {"wait-and-replay": 3}."""
+        """Classifications observed per behaviour across endpoints, e.g. in-flight-duplicate -> {"wait-and-replay": 3}."""
         out: dict[str, dict[str, Any]] = {}
         for r in self.results:
             if r.behaviour and r.classification:
@@ -467,12 +468,12 @@ class RunReport:
         """Discovery plus the observed in-flight behaviour and payload-conflict classification.
 
         Taken from the classifications of INFLIGHT-01 / PAYLOAD-01 results (else of any result with the
-        behaviour "in-flight" / "payload-conflict"), e.g. "409 (updateTable); wait-and-replay (createTable)".
+        behaviour in-flight-duplicate / payload-mismatch), e.g. "409 (updateTable); wait-and-replay (createTable)".
         Values the caller put into ``discovery`` under ``in_flight`` / ``payload_conflict`` win.
         """
         d = dict(self.discovery)
-        for key, behaviour, req in (("in_flight", "in-flight", "INFLIGHT-01"),
-                                    ("payload_conflict", "payload-conflict", "PAYLOAD-01")):
+        for key, behaviour, req in (("in_flight", Behaviour.IN_FLIGHT_DUPLICATE, "INFLIGHT-01"),
+                                    ("payload_conflict", Behaviour.PAYLOAD_MISMATCH, "PAYLOAD-01")):
             if d.get(key):
                 continue
             chosen = [r for r in self.results if r.requirement == req and r.classification]

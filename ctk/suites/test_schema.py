@@ -7,6 +7,7 @@ import uuid
 from urllib.parse import quote
 
 from ctk.checks.common import not_routed
+from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Verdict
 from ctk.openapi import SpecError, load_spec
 
@@ -26,22 +27,22 @@ def _verdict(spec, exchanges, what):
         for p in spec.validate(ex):
             problems.append((p, ex))
     if checked == 0:
-        return Verdict.inconclusive(REQ, f"no responses to validate ({what})", behaviour="schema")
+        return Verdict.inconclusive(REQ, f"no responses to validate ({what})", behaviour=Behaviour.SCHEMA)
     if problems:
         shown = problems[:8]
         return Verdict.broken(
             REQ, f"{len(problems)} response(s) of {checked} do not conform to {spec.source} ({what}):\n"
                  + "\n".join(p for p, _ in shown),
-            behaviour="schema", classification=f"{len(problems)} problems",
+            behaviour=Behaviour.SCHEMA, classification=f"{len(problems)} problems",
             exchanges=[ex.to_dict() for _, ex in shown])
-    return Verdict.ok(REQ, f"{checked} responses conform to {spec.source} ({what})", behaviour="schema")
+    return Verdict.ok(REQ, f"{checked} responses conform to {spec.source} ({what})", behaviour=Behaviour.SCHEMA)
 
 
 def _spec(ctk_session):
     try:
         return load_spec(ctk_session.options.openapi_spec), None
     except SpecError as exc:
-        return None, Verdict.inconclusive(REQ, f"OpenAPI document unusable: {exc}", behaviour="schema")
+        return None, Verdict.inconclusive(REQ, f"OpenAPI document unusable: {exc}", behaviour=Behaviour.SCHEMA)
 
 
 def test_schema_fresh_round(ctk_session, ctk_client):

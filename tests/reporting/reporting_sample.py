@@ -48,9 +48,9 @@ def build_sample() -> RunReport:
     for ep in ("createNamespace", "createTable", "updateTable"):
         add(Verdict.ok("REPLAY-01", "replayed", endpoint=ep, behaviour="finalized-duplicate",
                        classification="replayed 200"), f"suites/test_replay.py::test_duplicate[{ep}]", 0.2)
-        add(Verdict.ok("REPLAY-02", "stored 4xx replayed", endpoint=ep, behaviour="terminal-4xx",
+        add(Verdict.ok("REPLAY-02", "stored 4xx replayed", endpoint=ep, behaviour="terminal-4xx-replayed",
                        classification="409 replayed"), f"suites/test_replay.py::test_terminal[{ep}]", 0.3)
-        add(Verdict.ok("PAYLOAD-01", "422", endpoint=ep, behaviour="payload-conflict", classification="422"),
+        add(Verdict.ok("PAYLOAD-01", "422", endpoint=ep, behaviour="payload-mismatch", classification="422"),
             f"suites/test_payload.py::test_conflict[{ep}]", 0.1)
     # A MUST failure with its exchanges, one of which carries a raw (unredacted) Authorization header.
     ex1 = _exchange("POST", "tables", None, body='{"name":"t1"}', label="first attempt",
@@ -61,27 +61,27 @@ def build_sample() -> RunReport:
     raw["request_headers"] = dict(ex2.request_headers)  # simulate a check that forgot to redact
     add(Verdict.broken("REPLAY-04", "the retry re-executed: 2 executions, expected 1; " + HOSTILE
                        + f" (client sent Bearer {SECRET_TOKEN})",
-                       endpoint="createTable", behaviour="committed-but-lost", classification="re-executed",
+                       endpoint="createTable", behaviour="lost-answer-503", classification="re-executed",
                        exchanges=[ex1.to_dict(), raw]),
         "suites/test_replay.py::test_lost_answer[createTable]", 1.7)
-    add(Verdict.ok("REPLAY-04", "one execution", endpoint="updateTable", behaviour="committed-but-lost",
+    add(Verdict.ok("REPLAY-04", "one execution", endpoint="updateTable", behaviour="lost-answer-503",
                    classification="replayed 200"), "suites/test_replay.py::test_lost_answer[updateTable]", 1.1)
     # In flight: the deviation profile answers with a plain 409 without the subtype.
-    add(Verdict.ok("INFLIGHT-01", "no second execution", endpoint="updateTable", behaviour="in-flight",
+    add(Verdict.ok("INFLIGHT-01", "no second execution", endpoint="updateTable", behaviour="in-flight-duplicate",
                    classification="409"), "suites/test_inflight.py::test_dup[updateTable]", 2.0)
     # (a deviation as the design profile judges it; the spec profile classifies it)
     add(Verdict("INFLIGHT-02", Status.DEVIATION, "409 without request_in_progress subtype", endpoint="updateTable",
-                       behaviour="in-flight", classification="409 (no subtype)",
+                       behaviour="in-flight-duplicate", classification="409 (no subtype)",
                        exchanges=[_exchange("POST", "tables/t1", 409, body="{}",
                                             resp='{"error":{"code":409,"type":"CommitFailedException"}}',
                                             label="duplicate while in flight").to_dict()]),
         "suites/test_inflight.py::test_subtype[updateTable]", 2.1)
-    add(Verdict.ok("INFLIGHT-01", "waited", endpoint="createTable", behaviour="in-flight",
+    add(Verdict.ok("INFLIGHT-01", "waited", endpoint="createTable", behaviour="in-flight-duplicate",
                    classification="wait-and-replay"), "suites/test_inflight.py::test_dup[createTable]", 2.5)
     add(Verdict.inconclusive("LIFE-01", "lifetime PT30M longer than --ctk-max-wait 60s"),
         "suites/test_lifetime.py::test_honoured", 0.0)
     add(Verdict.unsupported("RECON-02", "target has no control API"), "suites/test_recovery.py::test_crash", 0.0)
-    add(Verdict.ok("SCOPE-01", "not replayed across operations", endpoint="createTable", behaviour="scope",
+    add(Verdict.ok("SCOPE-01", "not replayed across operations", endpoint="createTable", behaviour="key-scope",
                    classification="executed independently"), "suites/test_scope.py::test_scope", 0.4)
     rep.finish()
     return rep

@@ -25,7 +25,7 @@ from ctk.target.config import TargetConfig
 
 
 def _v(rid, status, cls=None, ep="updateTable", details=None, exchanges=()):
-    d = Verdict(rid, rq.Status if False else status, "m", endpoint=ep, behaviour="b", classification=cls)
+    d = Verdict(rid, rq.Status if False else status, "m", endpoint=ep, behaviour="finalized-duplicate", classification=cls)
     out = {**Verdict.ok(rid).to_dict(), "status": status, "classification": cls, "endpoint": ep,
            "details": details or {}, "exchanges": list(exchanges)}
     return out if d else out

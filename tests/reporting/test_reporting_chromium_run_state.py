@@ -12,6 +12,7 @@ import pytest
 
 from reporting_sample import build_sample
 from test_reporting_chromium import CHROMIUM, _chromium, decode_png
+from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Verdict
 from ctk.reporting.conformance import write_conformance
 from ctk.reporting.model import FINDING_BODY, RunReport
@@ -39,9 +40,7 @@ window.addEventListener('load', () => {
 </script>"""
 
 ENDPOINTS = [f"operation{i:02d}" for i in range(30)]
-BEHAVIOURS = ["finalized-duplicate", "terminal-4xx", "5xx-not-stored", "committed-but-lost", "in-flight",
-              "payload-conflict", "scope", "lifetime", "replay-failed", "crash-recovery", "extra-a", "extra-b",
-              "extra-c", "extra-d"]
+BEHAVIOURS = [b.value for b in list(Behaviour)[:30]]   # a wide matrix: 30 registered columns
 
 
 def _wide_partial_run() -> RunReport:
@@ -56,7 +55,7 @@ def _wide_partial_run() -> RunReport:
           "error": None, "started_at": 0.0, "elapsed_ms": 3.0, "label": "retry, same key"}
     message = ("expected: one execution of the commit\nhappened: the retry executed it again (2 snapshots)\n\n"
                "exchanges:\n--> POST http://127.0.0.1:8181/v1/namespaces/n/tables/t   [retry, same key]")
-    rep.add(Verdict.broken("REPLAY-04", message, endpoint="operation07", behaviour="committed-but-lost",
+    rep.add(Verdict.broken("REPLAY-04", message, endpoint="operation07", behaviour="lost-answer-503",
                            classification="re-executed", exchanges=[ex, dict(ex)]),
             "suites/test_x.py::test_lost[operation07]", 1.0)
     rep.state = "interrupted"

@@ -11,8 +11,8 @@ from ctk.reporting.model import RunReport
 
 def _second_run():
     rep = RunReport.begin("http://127.0.0.1:9999", name="other-catalog")
-    rep.add(Verdict.ok("REPLAY-04", endpoint="createTable", behaviour="committed-but-lost", classification="replayed 200"), "a")
-    rep.add(Verdict.ok("INFLIGHT-01", endpoint="createTable", behaviour="in-flight", classification="409"), "b")
+    rep.add(Verdict.ok("REPLAY-04", endpoint="createTable", behaviour="lost-answer-503", classification="replayed 200"), "a")
+    rep.add(Verdict.ok("INFLIGHT-01", endpoint="createTable", behaviour="in-flight-duplicate", classification="409"), "b")
     rep.add(Verdict.ok("OCC-01"), "c")
     rep.finish()
     return rep
@@ -49,9 +49,9 @@ def test_compare_rows_data(tmp_path):
     assert reqs["OCC-01"] == [None, "pass"]
     assert reqs["KEY-01"] == [None, None]
     cells = dict(data["matrix"])
-    assert cells[("createTable", "in-flight")][0]["classifications"] == ["wait-and-replay"]
-    assert cells[("createTable", "in-flight")][1]["classifications"] == ["409"]
-    assert cells[("updateTable", "terminal-4xx")][1] is None
+    assert cells[("createTable", "in-flight-duplicate")][0]["classifications"] == ["wait-and-replay"]
+    assert cells[("createTable", "in-flight-duplicate")][1]["classifications"] == ["409"]
+    assert cells[("updateTable", "terminal-4xx-replayed")][1] is None
 
 
 def test_same_target_labels_are_made_unique(tmp_path):

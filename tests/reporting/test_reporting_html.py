@@ -4,6 +4,7 @@ import re
 from html.parser import HTMLParser
 
 from reporting_sample import HOSTILE, SECRET_TOKEN, URL_PASSWORD, build_sample
+from ctk.core.behaviours import Behaviour
 from ctk.core.requirements import REQUIREMENTS
 from ctk.core.verdicts import Verdict
 from ctk.reporting.conformance import write_conformance
@@ -117,9 +118,10 @@ def test_matrix_and_discovery(sample):
     assert any(c.startswith("PASS") and "422" in c for c in cells)
     assert any(c.startswith("FAIL") and "re-executed" in c and "REPLAY-04" in c for c in cells)
     assert any(c.startswith("DEVIATION") and "409 (no subtype)" in c for c in cells)
-    for col in ("finalized-duplicate", "terminal-4xx", "committed-but-lost", "in-flight", "payload-conflict", "scope"):
-        assert f"<th>{col}</th>" in page
-    assert page.index("<th>finalized-duplicate</th>") < page.index("<th>in-flight</th>")
+    for col in ("finalized-duplicate", "terminal-4xx-replayed", "lost-answer-503", "in-flight-duplicate",
+                "payload-mismatch", "key-scope"):
+        assert f'<th data-behaviour="{col}">{Behaviour(col).display}<span class="cls">{col}</span></th>' in page
+    assert page.index('data-behaviour="finalized-duplicate"') < page.index('data-behaviour="in-flight-duplicate"')
     text = " ".join(p.text)
     assert "PT30M = 1800 s" in text and "top level" in text
     assert "In-flight duplicate behaviour" in text
@@ -170,3 +172,24 @@ def test_matrix_rows_follow_the_endpoint_registry():
     known = [op for op in ENDPOINTS if op in rows]
     assert rows == known + ["zzUnknown"] and known == ["createNamespace", "createTable", "updateTable"]
     assert f'createTable<span class="cls small">POST {ENDPOINTS["createTable"].template}</span>' in page
+
+
+def test_matrix_columns_are_every_behaviour_in_the_registry_order():
+    """Verdicts added in reverse order, plus a name from another kit version: the columns follow the registry
+    (Behaviour declaration order) with their display names, and the unknown name comes last."""
+    import random
+
+    rep = RunReport.begin("http://127.0.0.1:1")
+    names = [b.value for b in Behaviour]
+    random.Random(7).shuffle(names)
+    for i, name in enumerate(names):
+        rep.add(Verdict.ok("REPLAY-01", "ok", endpoint="createTable" if i % 2 else "updateTable", behaviour=name),
+                f"t::{name}")
+    foreign = Verdict.ok("REPLAY-01", "ok", endpoint="createTable").to_dict()
+    rep.add({**foreign, "behaviour": "aaa-from-an-older-kit"}, "t::old")   # a dict, as a loaded report has
+    page = render_conformance(rep)
+    matrix = page.split('<table class="matrix">', 1)[1].split("</table>", 1)[0]
+    heads = re.findall(r'<th data-behaviour="([^"]+)">([^<]*)', matrix)
+    assert [h for h, _ in heads] == [b.value for b in Behaviour] + ["aaa-from-an-older-kit"]
+    assert [d for _, d in heads[:-1]] == [b.display for b in Behaviour]
+    assert _parse(page).errors == []

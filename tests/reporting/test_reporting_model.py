@@ -68,7 +68,7 @@ def test_json_round_trip(sample):
     assert data["overall"] == "fail"
     assert data["requirements"]["REPLAY-04"]["status"] == "fail"
     assert data["requirements"]["INFLIGHT-02"]["status"] == "deviation"
-    assert data["matrix"]["createTable"]["committed-but-lost"]["classifications"] == ["re-executed"]
+    assert data["matrix"]["createTable"]["lost-answer-503"]["classifications"] == ["re-executed"]
     back = RunReport.from_json(text)
     assert back.to_json() == text
     assert [r.to_dict() for r in back.results] == [r.to_dict() for r in sample.results]
@@ -110,15 +110,15 @@ def test_discovery_summary_and_view():
                                           lifetime_error="years", misplaced_in="overrides", java_parseable=False,
                                           endpoints=None, prefix=None, config={"token": "x"}))
     assert d["misplaced_in"] == "overrides" and d["java_parseable"] is False and "config" not in d
-    rep = _rep(Verdict.ok("INFLIGHT-01", endpoint="createTable", behaviour="in-flight", classification="wait-and-replay"),
-               Verdict.ok("PAYLOAD-01", endpoint="createTable", behaviour="payload-conflict", classification="422"),
-               Verdict.ok("PAYLOAD-01", endpoint="updateTable", behaviour="payload-conflict", classification="422"))
+    rep = _rep(Verdict.ok("INFLIGHT-01", endpoint="createTable", behaviour="in-flight-duplicate", classification="wait-and-replay"),
+               Verdict.ok("PAYLOAD-01", endpoint="createTable", behaviour="payload-mismatch", classification="422"),
+               Verdict.ok("PAYLOAD-01", endpoint="updateTable", behaviour="payload-mismatch", classification="422"))
     rep.set_discovery({"lifetime": timedelta(hours=1), "lifetime_raw": "PT1H"})
     view = rep.discovery_view()
     assert view["in_flight"] == "wait-and-replay"
     assert view["payload_conflict"] == "422"
     assert view["lifetime"] == 3600.0
-    assert rep.matrix()["createTable"]["in-flight"]["status"] == "pass"
+    assert rep.matrix()["createTable"]["in-flight-duplicate"]["status"] == "pass"
 
 
 def test_status_enum_accepted_in_dict():
@@ -183,6 +183,6 @@ def test_same_finding_on_many_endpoints_keeps_full_evidence_three_times():
                                        classification="re-executed", exchanges=exs), f"t::{i}").exchanges)
             for i in range(5)]
     assert kept == [FINDING_EXCHANGES] * FULL_EVIDENCE_PER_KIND + [OTHER_EXCHANGES] * (5 - FULL_EVIDENCE_PER_KIND)
-    other_kind = rep.add(Verdict.broken("REPLAY-04", "lost", endpoint="op0", behaviour="committed-but-lost",
+    other_kind = rep.add(Verdict.broken("REPLAY-04", "lost", endpoint="op0", behaviour="lost-answer-503",
                                         exchanges=exs), "t::x")
     assert len(other_kind.exchanges) == FINDING_EXCHANGES
