@@ -37,6 +37,7 @@ from starlette.routing import Route
 from ctk.reference import catalog, planning, store, views
 from ctk.reference.catalog import CatalogError, Context, error_response, namespace_param
 from ctk.reference.pipeline import Pipeline
+from ctk.reference.policies import KeyPolicy, policies_for
 
 log = logging.getLogger("ctk.reference")
 
@@ -191,19 +192,13 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def config_body(settings) -> dict:
+def config_body(settings, policy: KeyPolicy | None = None) -> dict:
     overrides: dict[str, str] = {}
     if settings.prefix:
         overrides["prefix"] = settings.prefix
     out: dict = {"defaults": {}, "overrides": overrides, "endpoints": advertised_endpoints()}
-    lifetime = settings.idempotency_lifetime
-    if settings.deviation == "lifetime-weeks":
-        lifetime = "P1W"
-    if lifetime is not None and settings.deviation != "no-discovery-rejects-key":
-        if settings.deviation == "lifetime-in-overrides":
-            overrides["idempotency-key-lifetime"] = lifetime
-        else:
-            out["idempotency-key-lifetime"] = lifetime
+    key_policy = policy if policy is not None else policies_for(settings)[0]
+    key_policy.advertise(out)      # the lifetime (ctk.reference.policies.KeyPolicy.advertise)
     return out
 
 
@@ -240,7 +235,7 @@ def create_app(settings) -> Starlette:
             auth.principal(request)
         except CatalogError as exc:
             return error_response(exc)
-        return JSONResponse(config_body(settings))
+        return JSONResponse(config_body(settings, pipeline.policy))
 
     routes = [Route("/v1/config", get_config, methods=["GET"]),
               Route("/v1/oauth/tokens", auth.tokens, methods=["POST"])]

@@ -7,8 +7,9 @@ the new immutable metadata file - and then does the DB work (insert / compare-an
 same transaction. Every error, a malformed body included, is a CatalogError raised from execute, so the
 idempotency pipeline sees and finalizes terminal 4xx like any other outcome.
 
-Only under the `no-atomic-swap` deviation is a commit prepared before the pipeline, outside any
-transaction, with a sleep between the check and the plain (unconditional) pointer write.
+The commit handling asks the catalog's CommitPolicy (ctk.reference.policies): only a policy without an
+atomic swap (a deviation profile) prepares a commit before the pipeline, outside any transaction,
+with a sleep between the check and the plain (unconditional) pointer write.
 A replayed request never prepares. Canonical resources (Mutation.resource),
 namespace levels joined by 0x1F as NS: createNamespace "namespaces"; dropNamespace/updateProperties NS;
 createTable "NS/tables"; registerTable "NS/register"; updateTable/dropTable/unregisterTable "NS/tables/T";
@@ -176,8 +177,9 @@ class Context:
         self.engine, self.settings, self.pipeline = engine, settings, pipeline
 
     @property
-    def deviation(self) -> str | None:
-        return self.settings.deviation
+    def commits(self):
+        """The commit policy (ctk.reference.policies.CommitPolicy): swap, requirements, transactions, purges."""
+        return self.pipeline.commit_policy
 
     def read(self, fn: Callable):
         with store.read_connection(self.engine) as conn:
@@ -394,8 +396,8 @@ class PreparedCommit:
         self.ns, self.name = ns, name
         self.base_location, self.new_location, self.metadata, self.error = base_location, new_location, metadata, error
 
-    def apply(self, conn, deviation: str | None) -> dict:
-        """The DB part: insert (create), compare-and-swap, or (no-atomic-swap) a plain update."""
+    def apply(self, conn, policy) -> dict:
+        """The DB part: insert (create), compare-and-swap, or (a policy without atomic swap) a plain update."""
         if self.error is not None:
             raise self.error
         ns, name = self.ns, self.name
@@ -406,7 +408,7 @@ class PreparedCommit:
                 raise commit_failed(f"Requirement failed: table already exists: {'.'.join([*ns, name])}")
             store.insert_pointer(conn, "table", ns, name, self.new_location)
         elif self.new_location != self.base_location:
-            expected = None if deviation == "no-atomic-swap" else self.base_location
+            expected = self.base_location if policy.atomic_swap() else None
             if not store.swap_pointer(conn, "table", ns, name, expected, self.new_location):
                 current = store.table_pointer(conn, ns, name)
                 if current is None:
@@ -428,13 +430,11 @@ def prepare_commit(ctx: Context, ns: list[str], name: str, req: CommitTableReque
         if base_location is None and not creating:
             raise no_table(ns, name)
         base = None if base_location is None else store.read_table_metadata(base_location)
-        if ctx.deviation != "stale-requirement-accepted":
-            for requirement in req.requirements:
-                try:
-                    requirement.validate(base)
-                except CommitFailedException as exc:
-                    msg = str(exc)
-                    raise commit_failed(msg if msg.startswith("Requirement failed") else f"Requirement failed: {msg}")
+        try:
+            ctx.commits.validate(req.requirements, base)
+        except CommitFailedException as exc:
+            msg = str(exc)
+            raise commit_failed(msg if msg.startswith("Requirement failed") else f"Requirement failed: {msg}")
         if base is not None and not req.updates:
             return PreparedCommit(ns, name, base_location, base_location, base)
         try:
@@ -447,7 +447,7 @@ def prepare_commit(ctx: Context, ns: list[str], name: str, req: CommitTableReque
             raise bad_request(f"Cannot apply updates: {exc}") from None
         new_location = store.new_metadata_location(metadata.location, base_location)
         store.write_table_metadata(metadata, new_location)
-        if ctx.deviation == "no-atomic-swap" and conn is None:
+        if not ctx.commits.atomic_swap() and conn is None:
             time.sleep(0.2)  # the window between check and write that this deviation leaves open
         return PreparedCommit(ns, name, base_location, new_location, metadata)
     except CatalogError as exc:
@@ -473,9 +473,9 @@ async def commit_table(ctx: Context, request: Request, ns: list[str], name: str,
     def prepare(conn):
         req = commit_request(parse_object(body), ns, name)
         prep = prepare_commit(ctx, ns, name, req, conn)
-        return lambda c: OpResult(200, prep.apply(c, ctx.deviation), ref=prep.new_location)
+        return lambda c: OpResult(200, prep.apply(c, ctx.commits), ref=prep.new_location)
 
-    if ctx.deviation == "no-atomic-swap":  # check outside the transaction, then a plain write: racy on purpose
+    if not ctx.commits.atomic_swap():  # check outside the transaction, then a plain write: racy on purpose
         execute = await prepared(ctx, lambda: prepare(None))
     else:
         execute = lazy(prepare)
@@ -497,15 +497,15 @@ async def commit_transaction(ctx: Context, request: Request, body: bytes) -> Res
         def execute(conn):
             for index, prep in enumerate(preps):
                 try:
-                    prep.apply(conn, ctx.deviation)
+                    prep.apply(conn, ctx.commits)
                 except CatalogError as exc:
-                    if ctx.deviation == "transaction-not-atomic":
+                    if not ctx.commits.atomic_transaction():
                         return exc.result()  # returned, not raised: the earlier tables stay committed
                     raise
             return OpResult(204)
         return execute
 
-    if ctx.deviation == "no-atomic-swap":
+    if not ctx.commits.atomic_swap():
         execute = await prepared(ctx, lambda: prepare(None))
     else:
         execute = lazy(prepare)
@@ -531,10 +531,11 @@ async def drop_table(ctx: Context, request: Request, ns: list[str], name: str, b
     # turned out to be taken, must not delete the files of whatever table now has this name.
     response = await ctx.submit(request, "dropTable", table_resource(ns, name), body, execute,
                                 on_commit=committed)
-    if ctx.deviation == "replay-purges" and "location" in dropped:   # what was seen, committed or not
-        dropped.setdefault("committed", dropped["location"])
-    if purge and "committed" in dropped:       # also when a fault hook replaced the answer: the drop is done
-        await run_in_threadpool(purge_table, dropped["committed"], ctx.pipeline.records)
+    if purge:       # also when a fault hook replaced the answer: the drop is done
+        target = await run_in_threadpool(ctx.commits.purge_target, dropped.get("committed"),
+                                         lambda: ctx.read(lambda c: store.table_pointer(c, ns, name)))
+        if target is not None:
+            await run_in_threadpool(purge_table, target, ctx.pipeline.records)
     return response
 
 

@@ -1,64 +1,197 @@
 """Deviation profiles of the reference catalog: each breaks exactly one rule.
 
 They exist so the kit can prove that each of its checks fails when the rule is broken: the kit's own
-tests start the reference catalog with a profile and assert that the checks listed in `catches` fail
-(tests/test_sensitivity.py prints the matrix). Selected with `ctk serve --deviation NAME` or
-ReferenceSettings(deviation=NAME).
+tests start the reference catalog with a profile and assert that it fails exactly the requirements listed in
+`catches`, each with the verdict its level calls for (tests/checks/test_sensitivity.py prints the matrix).
+Selected with `ctk serve --deviation NAME` or ReferenceSettings(deviation=NAME).
+
+Each profile is a subclass of a policy (ctk.reference.policies) overriding exactly ONE hook - of the
+reference's KeyPolicy or CommitPolicy, or of the allowed variant it builds on (reuse-5xx: keys-global). Three
+profiles are an allowed variant's policy itself (allowed by the merged spec, not by the design document).
+This module is the registry: the catalog code asks the hooks and never compares a profile's name.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from typing import Any, Callable
+
+from ctk.reference.operations import CatalogError, Mutation, OpResult
+from ctk.reference.policies import LIFETIME_FIELD, CommitPolicy, KeyPolicy
+from ctk.reference.variants import InflightPlain409, KeysGlobal, PayloadUnchecked
 
 
 @dataclass(frozen=True)
 class Profile:
     name: str
     breaks: str            # the rule it breaks, in one line
-    catches: tuple[str, ...]  # requirement ids whose checks must fail (or deviate) under it
+    catches: tuple[str, ...]  # requirement ids whose checks must fail (or deviate) under it, and no others
+    policy: type = KeyPolicy  # the policy subclass that breaks it
+
+
+# -- discovery ----------------------------------------------------------------------------------------------
+class LifetimeInOverrides(KeyPolicy):
+    def advertise(self, config: dict) -> None:
+        super().advertise(config)
+        if LIFETIME_FIELD in config:
+            config["overrides"][LIFETIME_FIELD] = config.pop(LIFETIME_FIELD)
+
+
+class LifetimeWeeks(KeyPolicy):
+    def advertise(self, config: dict) -> None:
+        super().advertise(config)
+        if LIFETIME_FIELD in config:
+            config[LIFETIME_FIELD] = "P1W"
+
+
+class NoDiscoveryRejectsKey(KeyPolicy):
+    def key_support(self) -> str:
+        return "rejected"
+
+
+# -- key handling ---------------------------------------------------------------------------------------------
+class AcceptMalformedKey(KeyPolicy):
+    def accept_key(self, raw: str) -> str | None:
+        key = super().accept_key(raw)
+        if key is not None:
+            return key
+        return raw if 0 < len(raw) <= 200 else "sha256:" + hashlib.sha256(raw.encode()).hexdigest()
+
+
+class AcceptRepeatedKey(KeyPolicy):
+    def accepts_header_count(self, count: int) -> bool:
+        return count >= 1
+
+
+# -- replay ---------------------------------------------------------------------------------------------------
+class NoReplay(KeyPolicy):
+    def finalized_duplicate(self) -> str:
+        return "execute"
+
+
+class KeysPartial(KeyPolicy):
+    def honours(self, mutation: Mutation) -> bool:
+        return mutation.operation in ("createTable", "updateTable")
+
+
+class ReplayDifferentBody(KeyPolicy):
+    def replay(self, engine: Any, mutation: Mutation, stored: OpResult) -> OpResult:
+        status = {200: 201, 201: 200, 204: 200}.get(stored.status, stored.status)
+        return OpResult(status, {"replayed": True}, {})
+
+
+class ReplayPurges(CommitPolicy):
+    def purge_target(self, committed: str | None, current: Callable[[], str | None]) -> str | None:
+        return committed or current()      # a replay purges whatever table has the name now
+
+
+class Terminal4xxNotStored(KeyPolicy):
+    def storable(self, status: int) -> bool:
+        return 200 <= status < 300
+
+
+class Store5xx(KeyPolicy):
+    def storable(self, status: int) -> bool:
+        return super().storable(status) or status >= 500
+
+
+# -- in flight, scope, lifetime, recovery ---------------------------------------------------------------------
+class InFlightReexecutes(KeyPolicy):
+    def in_flight(self) -> str:
+        return "execute"
+
+
+class Reuse500(KeysGlobal):
+    """Keys looked up by the key alone (the keys-global variant), and a reuse on another operation answered 500."""
+
+    def reuse(self, mutation: Mutation, held_origin: str, origin: str) -> OpResult | None:
+        if held_origin == origin:
+            return None
+        return CatalogError(500, "InternalServerError", f"{mutation.operation} failed unexpectedly").result()
+
+
+class ShortLifetime(KeyPolicy):
+    def expiry(self, now: float) -> float:
+        return now + self.settings.lifetime.total_seconds() / 10
+
+
+class ReplayFailedReexecutes(KeyPolicy):
+    def unreadable_record(self) -> str:
+        return "execute"
+
+
+class NoReconcile(KeyPolicy):
+    def crashed_record(self) -> str:
+        return "execute"
+
+
+# -- commit concurrency ---------------------------------------------------------------------------------------
+class StaleRequirementAccepted(CommitPolicy):
+    def validate(self, requirements: list, base: Any) -> None:
+        return None
+
+
+class NoAtomicSwap(CommitPolicy):
+    def atomic_swap(self) -> bool:
+        return False
+
+
+class TransactionNotAtomic(CommitPolicy):
+    def atomic_transaction(self) -> bool:
+        return False
 
 
 PROFILES: dict[str, Profile] = {p.name: p for p in [
     # discovery
     Profile("lifetime-in-overrides", "advertises idempotency-key-lifetime inside `overrides` instead of top level",
-            ("DISC-02",)),
-    Profile("lifetime-weeks", "advertises the lifetime as P1W, which Java's Duration.parse rejects", ("DISC-03",)),
+            ("DISC-02",), LifetimeInOverrides),
+    Profile("lifetime-weeks", "advertises the lifetime as P1W, which Java's Duration.parse rejects",
+            ("DISC-03",), LifetimeWeeks),
     Profile("no-discovery-rejects-key", "does not advertise support and rejects requests that carry a key with 400",
-            ("DISC-04",)),
+            ("DISC-04",), NoDiscoveryRejectsKey),
     # key handling
-    Profile("accept-malformed-key", "accepts keys that are not UUIDs and executes the request", ("KEY-01",)),
-    Profile("accept-repeated-key", "accepts the Idempotency-Key header given twice", ("KEY-02",)),
+    Profile("accept-malformed-key", "accepts keys that are not UUIDs and executes the request",
+            ("KEY-01",), AcceptMalformedKey),
+    Profile("accept-repeated-key", "accepts the Idempotency-Key header given twice", ("KEY-02",), AcceptRepeatedKey),
     # replay
-    Profile("no-replay", "advertises support but re-executes every duplicate", ("REPLAY-01", "REPLAY-04")),
+    Profile("no-replay", "advertises support but re-executes every duplicate", ("REPLAY-01", "REPLAY-04"), NoReplay),
     Profile("keys-partial", "advertises support but honours keys only on createTable and updateTable (as Polaris "
-            "does)", ("REPLAY-01",)),
-    Profile("replay-different-body", "replays duplicates with another status/body than the original", ("REPLAY-01",)),
+            "does)", ("REPLAY-01",), KeysPartial),
+    Profile("replay-different-body", "replays duplicates with another status/body than the original",
+            ("REPLAY-01",), ReplayDifferentBody),
     Profile("replay-purges", "replays a purge-drop, but purges the files of the table that has the name now",
-            ("REPLAY-01",)),
-    Profile("terminal-4xx-not-stored", "does not finalize terminal 4xx, so a retry re-executes", ("REPLAY-02",)),
-    Profile("store-5xx", "stores 5xx responses and replays them instead of executing the retry", ("REPLAY-03",)),
+            ("REPLAY-01",), ReplayPurges),
+    Profile("terminal-4xx-not-stored", "does not finalize terminal 4xx, so a retry re-executes",
+            ("REPLAY-02",), Terminal4xxNotStored),
+    Profile("store-5xx", "stores 5xx responses and replays them instead of executing the retry",
+            ("REPLAY-03",), Store5xx),
     # in flight
-    Profile("in-flight-reexecutes", "lets an in-flight duplicate execute a second time", ("INFLIGHT-01",)),
+    Profile("in-flight-reexecutes", "lets an in-flight duplicate execute a second time",
+            ("INFLIGHT-01",), InFlightReexecutes),
     Profile("in-flight-plain-409", "answers an in-flight duplicate 409 without the request_in_progress subtype",
-            ("INFLIGHT-02",)),
+            ("INFLIGHT-02",), InflightPlain409),
     # payload and scope
-    Profile("no-payload-check", "replays the first response for the same key with another payload", ("PAYLOAD-01",)),
+    Profile("no-payload-check", "replays the first response for the same key with another payload",
+            ("PAYLOAD-01",), PayloadUnchecked),
     Profile("scope-ignored", "scopes keys globally: the same key on another operation/resource replays the first",
-            ("SCOPE-01",)),
+            ("SCOPE-01",), KeysGlobal),
     Profile("reuse-5xx", "answers a key reused on another operation with 500 (as upstream's server can)",
-            ("SCOPE-02",)),
+            ("SCOPE-02",), Reuse500),
     # lifetime
-    Profile("short-lifetime", "forgets keys after a tenth of the advertised lifetime", ("LIFE-01",)),
+    Profile("short-lifetime", "forgets keys after a tenth of the advertised lifetime", ("LIFE-01",), ShortLifetime),
     # recovery
-    Profile("replay-failed-reexecutes", "re-executes when a finalized response cannot be produced", ("RECON-01",)),
+    Profile("replay-failed-reexecutes", "re-executes when a finalized response cannot be produced",
+            ("RECON-01",), ReplayFailedReexecutes),
     Profile("no-reconcile", "on an IN_PROGRESS record left by a crash, re-executes without checking state",
-            ("RECON-02",)),
+            ("RECON-02",), NoReconcile),
     # commit concurrency
-    Profile("stale-requirement-accepted", "does not check commit requirements", ("OCC-01", "OCC-02")),
+    Profile("stale-requirement-accepted", "does not check commit requirements",
+            ("OCC-01", "OCC-02"), StaleRequirementAccepted),
     Profile("no-atomic-swap", "swaps the metadata pointer without compare-and-swap (read, check, then write)",
-            ("OCC-02", "OCC-03")),
+            ("OCC-02", "OCC-03"), NoAtomicSwap),
     Profile("transaction-not-atomic", "applies a multi-table transaction table by table, keeping partial results",
-            ("OCC-04",)),
+            ("OCC-04",), TransactionNotAtomic),
 ]}
 
 

@@ -3,8 +3,9 @@
 It applies, in order: the Idempotency-Key rules (format, single header, scope, payload binding), the
 reserve-then-finalize protocol over the records table (ctk.reference.idempotency), in-flight handling
 (reject with 409 request_in_progress, or wait and replay), crash recovery (reconcile an IN_PROGRESS record
-left by a crash: ctk.reference.reconcile), the test hooks (ctk.reference.faults) and the deviation profiles
-that break the key rules (ctk.reference.deviations).
+left by a crash: ctk.reference.reconcile) and the test hooks (ctk.reference.faults). At each choice it asks
+the catalog's KeyPolicy (ctk.reference.policies): the reference's own, an allowed variant's or a deviation
+profile's.
 
 Transactions: when no fault rule is set (the fast path), the mutation's execute(conn) and the insertion of
 its finalized record commit in ONE transaction; duplicates arriving meanwhile in this process are answered
@@ -22,14 +23,10 @@ reconciled by executing).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
-import re
 import threading
 import time
-import uuid
 from collections import OrderedDict
-from datetime import timedelta
 
 from sqlalchemy.engine import Connection
 from starlette.concurrency import run_in_threadpool
@@ -37,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ctk.reference import reconcile as reconcile_mod
-from ctk.reference import variants
+from ctk.reference.policies import HEADER, KeyPolicy, policies_for
 from ctk.reference.faults import SCOPE_HEADER, Faults, FaultRule
 from sqlalchemy.exc import IntegrityError
 
@@ -48,9 +45,6 @@ from ctk.reference.operations import CatalogError, Mutation, OpResult
 
 log = logging.getLogger("ctk.reference.pipeline")
 
-HEADER = "Idempotency-Key"
-UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-STORED_4XX = (400, 404, 409, 422)
 REPLAY_HEADER = "Idempotent-Replayed"
 POLL_SECONDS = 0.05
 MAX_RACES = 50
@@ -120,11 +114,10 @@ def _with_wire(result: OpResult, wire: bytes | None) -> OpResult:
 class Pipeline:
     def __init__(self, engine, settings):
         self.engine, self.settings = engine, settings
-        self.deviation: str | None = settings.deviation
-        # the choices the spec leaves open (key format and scope, payload binding, in-flight answer, replay,
-        # lifetime): the reference's own, or an allowed variant's (ctk.reference.variants)
-        self.variant = variants.for_settings(settings)
-        self._rebuilds = type(self.variant).replay is not variants.Behaviour.replay
+        # how keys are handled (format, scope, payload binding, in-flight answer, replay, lifetime, what is
+        # stored) and how commits are: the reference's own policies, an allowed variant's or a deviation's
+        self.policy, self.commit_policy = policies_for(settings)
+        self._rebuilds = type(self.policy).replay is not KeyPolicy.replay
         self.records = RecordStore(engine)
         # metadata file location -> metadata JSON, for answers stored by reference (set by the catalog)
         self.resolve_ref: Resolver | None = None
@@ -163,39 +156,33 @@ class Pipeline:
 
     # -- lifetime -----------------------------------------------------------------------------------
     def _expiry(self, now: float) -> float:
-        lifetime: timedelta = self.settings.lifetime
-        if self.deviation == "short-lifetime":
-            return now + lifetime.total_seconds() / 10
-        return self.variant.expiry(now)
+        return self.policy.expiry(now)
 
     # -- entry point --------------------------------------------------------------------------------
     async def handle(self, request: Request, mutation: Mutation) -> Response:
         mutation.scope = request.headers.get(SCOPE_HEADER)     # whose fault rules and counters (control API)
         values = request.headers.getlist(HEADER.lower())
-        dev = self.deviation
+        policy = self.policy
         if not values:
             return await self._unkeyed(request, mutation)
-        if dev == "no-discovery-rejects-key":
+        support = policy.key_support()
+        if support == "rejected":
             return render(error_result(400, "BadRequestException",
                                        f"{HEADER} is not supported by this catalog"))
-        if self.settings.idempotency_lifetime is None:
+        if support != "honoured":
             return await self._unkeyed(request, mutation)   # not advertised: the key is ignored
-        if self.variant.honoured is not None and mutation.operation not in self.variant.honoured:
+        if not policy.honours(mutation):
             return await self._unkeyed(request, mutation)
-        if len(values) > 1 and dev != "accept-repeated-key":
+        if not policy.accepts_header_count(len(values)):
             return render(error_result(400, "BadRequestException",
                                        f"the {HEADER} header must be given once, got {len(values)} values"))
-        key = values[0].strip()
-        if UUID_RE.match(key) and self.variant.accept_key(uuid.UUID(key)):
-            key = key.lower()
-        elif dev == "accept-malformed-key":
-            key = key if 0 < len(key) <= 200 else "sha256:" + hashlib.sha256(key.encode()).hexdigest()
-        else:
+        key = policy.accept_key(values[0].strip())
+        if key is None:
             return render(error_result(400, "BadRequestException",
-                                       f"the {HEADER} header must be {self.variant.key_rule()} in its 36-character "
+                                       f"the {HEADER} header must be {policy.key_rule()} in its 36-character "
                                        f"form (e.g. 0190f1e2-3a4b-7c5d-8e9f-0a1b2c3d4e5f), got {values[0][:60]!r}"))
         origin = (mutation.operation, mutation.resource, mutation.principal)
-        scope = self.variant.scope(mutation, key)
+        scope = policy.scope(mutation, key)
         return await self._keyed(request, mutation, scope, origin, canonical_hash(mutation.body))
 
     # -- without a key ------------------------------------------------------------------------------
@@ -243,13 +230,7 @@ class Pipeline:
 
     # -- with a key ---------------------------------------------------------------------------------
     def _storable(self, status: int) -> bool:
-        if 200 <= status < 300:
-            return True
-        if status in STORED_4XX:
-            return self.deviation != "terminal-4xx-not-stored"
-        if status >= 500:
-            return self.deviation == "store-5xx"
-        return False
+        return self.policy.storable(status)
 
     def _stale(self, rec: Record, now: float) -> bool:
         if rec.crashed:
@@ -258,7 +239,7 @@ class Pipeline:
 
     async def _keyed(self, request: Request, mutation: Mutation, scope: tuple, origin: tuple,
                      request_hash: str) -> Response:
-        dev = self.deviation
+        policy = self.policy
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(0.0, float(self.settings.in_flight_wait_timeout))
         races = 0
@@ -266,7 +247,7 @@ class Pipeline:
         first = True
         # Look the record up before anything else: for a scope finalized here (replay, or see it expired), and
         # on every poll while waiting for an original in flight (never run the mutation again meanwhile).
-        look_up = scope in self._finalized_here and dev != "replay-purges"
+        look_up = scope in self._finalized_here
         while races < MAX_RACES:
             now = time.time()
             if look_up:
@@ -300,19 +281,18 @@ class Pipeline:
                 races += 1
                 continue
             held_hash, held_origin = here if here is not None else (rec.request_hash, rec.origin)
-            if self.variant.reuse_status and held_origin != origin_of(*origin):
-                return render(error_result(self.variant.reuse_status, "InternalServerError",
-                                           f"{mutation.operation} failed unexpectedly"))
-            if held_hash != request_hash and self.variant.check_payload and (
-                    self.variant.scoped or held_origin == origin_of(*origin)):
+            reused = policy.reuse(mutation, held_origin, origin_of(*origin))
+            if reused is not None:
+                return render(reused)
+            if policy.payload_conflict(held_hash, held_origin, request_hash, origin_of(*origin)):
                 return self._payload_conflict(mutation)
             if rec is not None and rec.status == FINALIZED:
-                if dev == "no-replay":
+                if policy.finalized_duplicate() == "execute":
                     return await self._unkeyed(request, mutation, faults={})
                 try:
                     result = decode_response(rec.response, rec.response_digest, self.resolve_ref)
                 except StoredResponseError as exc:
-                    if dev == "replay-failed-reexecutes":
+                    if policy.unreadable_record() == "execute":
                         await run_in_threadpool(self.records.delete, rec)
                         races += 1
                         continue
@@ -321,7 +301,7 @@ class Pipeline:
                         f"the finalized response of this {HEADER} cannot be produced ({exc}); "
                         "the request was not executed again", subtype="idempotency_replay_failed"))
                 if self._rebuilds:
-                    result = await run_in_threadpool(self.variant.replay, self.engine, mutation, result)
+                    result = await run_in_threadpool(policy.replay, self.engine, mutation, result)
                 return self._replay(result)
             if rec is not None and self._stale(rec, now):      # IN_PROGRESS left by a crash
                 owner = await run_in_threadpool(self.records.take_over, rec)
@@ -330,9 +310,10 @@ class Pipeline:
                     continue
                 return await self._run_owned(mutation, owner, {}, recover=True, created_at=rec.created_at)
             # in flight: an IN_PROGRESS record, or a request running on the fast path here
-            if dev == "in-flight-reexecutes":
+            in_flight = policy.in_flight()
+            if in_flight == "execute":
                 return await self._unkeyed(request, mutation, faults={})
-            if self.variant.in_flight == "wait" and loop.time() < deadline:
+            if in_flight == "wait" and loop.time() < deadline:
                 await asyncio.sleep(min(POLL_SECONDS, max(0.0, deadline - loop.time())))
                 look_up = True
                 continue
@@ -349,16 +330,12 @@ class Pipeline:
             f"for {mutation.operation}; use a new key for a new request"))
 
     def _in_progress(self) -> Response:
-        status, type_ = self.variant.in_progress_answer
-        return render(error_result(status, type_, f"a request with this {HEADER} is still in progress; retry later",
-                                   subtype=self.variant.in_progress_subtype, headers={"Retry-After": "1"}))
+        return render(self.policy.in_flight_answer())
 
-    def _replay(self, result: OpResult) -> Response:
+    @staticmethod
+    def _replay(result: OpResult) -> Response:
         headers = dict(result.headers)
         headers[REPLAY_HEADER] = "true"
-        if self.deviation == "replay-different-body":
-            status = {200: 201, 201: 200, 204: 200}.get(result.status, result.status)
-            return render(OpResult(status, {"replayed": True}, {REPLAY_HEADER: "true"}))
         return render(OpResult(result.status, result.body, headers))
 
     async def _run_owned(self, mutation: Mutation, owner: str, faults: dict[str, FaultRule], recover: bool,
@@ -445,7 +422,7 @@ class Pipeline:
                 return None
             log.exception("operation %s failed", mutation.operation)
             result = error_result(500, "InternalServerError", f"{mutation.operation} failed unexpectedly")
-            if self._storable(result.status):   # store-5xx: even a failing database's 500 is stored, once it is back
+            if self._storable(result.status):   # a policy storing 5xx stores even a failing database's 500 (once back)
                 try:
                     with self.engine.begin() as conn:
                         text, _wire, ref = encode_stored(result)
@@ -483,7 +460,7 @@ class Pipeline:
             executed = False
             with self.engine.begin() as conn:
                 result = None
-                if recover and self.deviation != "no-reconcile":
+                if recover and self.policy.crashed_record() == "reconcile":
                     result = self._reconcile(conn, mutation, created_at)
                 if result is None:
                     self.faults.count_execution(mutation.operation, mutation.resource, mutation.scope)

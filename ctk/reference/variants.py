@@ -6,122 +6,79 @@ and the kit must pass it under the default `spec` profile (specificity) - while 
 verdict the design document gives. Selected with ``ctk serve --variant NAME`` or
 ReferenceSettings(variant=NAME).
 
-Each variant is a small `Behaviour` subclass: the hooks the mutation pipeline (ctk.reference.pipeline) asks
-where a catalog may choose - key format, key scope, payload binding, in-flight answer, what a replay answers
-with, how long a key is honoured. The reference's own choices are the base class. Three deviation profiles
-(scope-ignored, no-payload-check, in-flight-plain-409) are the same behaviours, judged against the design
-document; `for_settings` gives them the same strategy.
+Each variant is a small subclass of the reference's KeyPolicy (ctk.reference.policies) overriding the hooks
+of the path it takes - key format, key scope, payload binding, in-flight answer, what a replay answers with,
+how long a key is honoured. Three deviation profiles (scope-ignored, no-payload-check, in-flight-plain-409)
+are the same policies, judged against the design document: ctk.reference.deviations registers them as such.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from ctk.reference.operations import Mutation, OpResult
+from ctk.reference.operations import CatalogError, Mutation, OpResult
+from ctk.reference.policies import HEADER, UUID_RE, KeyPolicy
 
 
-class Behaviour:
-    """The reference catalog's own path at each open choice."""
-
-    name = "reference"
-    in_flight = "reject"                    # "reject": 409 at once; "wait": wait for the original and replay
-    in_progress_subtype: str | None = "request_in_progress"
-    in_progress_answer: tuple[int, str] = (409, "RequestInProgressException")    # status and error type
-    check_payload = True                    # same key, another payload: 422
-    scoped = True                           # keys are scoped to (operation, resource, principal)
-    reuse_status: int | None = None         # unscoped keys: a reuse on another operation answered with this status
-    honoured: frozenset[str] | None = None  # operations whose keys are honoured (None: every mutation)
-
-    def __init__(self, settings: Any):
-        self.settings = settings
-        if settings is not None and getattr(settings, "in_flight", "reject") == "wait":
-            self.in_flight = "wait"
-
-    # -- keys ---------------------------------------------------------------------------------------
-    def accept_key(self, parsed: uuid.UUID) -> bool:
-        """Whether a key that is a canonical UUID is accepted: the spec's format, UUIDv7."""
-        return parsed.version == 7
-
-    def key_rule(self) -> str:
-        return "a UUIDv7 (RFC 9562)"
-
-    def scope(self, mutation: Mutation, key: str) -> tuple:
-        return (mutation.operation, mutation.resource, key, mutation.principal)
-
-    # -- replay and lifetime ------------------------------------------------------------------------
-    def replay(self, engine: Any, mutation: Mutation, stored: OpResult) -> OpResult:
-        """The answer to a finalized duplicate: the stored one."""
-        return stored
-
-    def expiry(self, now: float) -> float:
-        return now + (self.settings.lifetime + self.settings.grace).total_seconds()
-
-
-class InflightWait(Behaviour):
+class InflightWait(KeyPolicy):
     name = "inflight-wait"
-    in_flight = "wait"
 
-    def __init__(self, settings: Any):
-        super().__init__(settings)
-        self.in_flight = "wait"
+    def in_flight(self) -> str:
+        return "wait"
 
 
-class InflightPlain409(Behaviour):
+class InflightPlain409(KeyPolicy):
     name = "inflight-409-plain"
-    in_progress_subtype = None
+
+    def in_flight_answer(self) -> OpResult:
+        return _in_progress(409, "RequestInProgressException")
 
 
-class Inflight503(Behaviour):
+class Inflight503(KeyPolicy):
     """An in-flight duplicate gets 503 ServiceUnavailable with Retry-After (as Polaris answers when a key's
     window is busy): a client that retries 503 with Retry-After gets the replay once the original is done."""
 
     name = "inflight-503"
-    in_progress_subtype = None
-    in_progress_answer = (503, "ServiceUnavailableException")
+
+    def in_flight_answer(self) -> OpResult:
+        return _in_progress(503, "ServiceUnavailableException")
 
 
-class PayloadUnchecked(Behaviour):
+def _in_progress(status: int, type_: str) -> OpResult:
+    return CatalogError(status, type_, f"a request with this {HEADER} is still in progress; retry later", None,
+                        {"Retry-After": "1"}).result()
+
+
+class PayloadUnchecked(KeyPolicy):
     name = "payload-unchecked"
-    check_payload = False
+
+    def payload_conflict(self, held_hash: str, held_origin: str, request_hash: str, origin: str) -> bool:
+        return False
 
 
-class KeysGlobal(Behaviour):
+class KeysGlobal(KeyPolicy):
+    """Keys looked up by the key alone. Another payload under the same key is still refused for the same
+    operation and resource (payload_conflict compares the origins); on another one the first answer replays."""
+
     name = "keys-global"
-    scoped = False
 
     def scope(self, mutation: Mutation, key: str) -> tuple:
         return ("*", "*", key, "*")
 
 
-class KeysPartial(Behaviour):
-    """Deviation keys-partial: the lifetime is advertised for the whole catalog, but keys are honoured only on
-    createTable and updateTable; elsewhere a keyed request runs as an ordinary one."""
-
-    name = "keys-partial"
-    honoured = frozenset({"createTable", "updateTable"})
-
-
-class Reuse500(KeysGlobal):
-    """Deviation reuse-5xx: keys looked up by the key alone, and a reuse on another operation answered 500."""
-
-    name = "reuse-5xx"
-    reuse_status = 500
-
-
-class AnyUuid(Behaviour):
+class AnyUuid(KeyPolicy):
     name = "any-uuid"
 
-    def accept_key(self, parsed: uuid.UUID) -> bool:
-        return True
+    def accept_key(self, raw: str) -> str | None:
+        return raw.lower() if UUID_RE.match(raw) else None
 
     def key_rule(self) -> str:
         return "a UUID"
 
 
-class LifetimeGrace(Behaviour):
+class LifetimeGrace(KeyPolicy):
     """Honours keys past the advertised lifetime: a grace of at least half the lifetime (Lakekeeper adds PT5M
     to PT30M)."""
 
@@ -132,7 +89,7 @@ class LifetimeGrace(Behaviour):
         return now + lifetime + max(self.settings.grace.total_seconds(), lifetime / 2)
 
 
-class RepliesRebuilt(Behaviour):
+class RepliesRebuilt(KeyPolicy):
     """Replays a table's or view's answer from its current state (as Polaris and Lakekeeper do): the same
     resource, the original's change in its history, possibly later changes too. When the resource is gone or
     is another one now, the stored answer."""
@@ -193,7 +150,7 @@ def _rebuild(engine: Any, mutation: Mutation, body: dict) -> dict | None:
 class Variant:
     name: str
     path: str                          # the allowed path it takes, in one line
-    behaviour: type[Behaviour]
+    policy: type[KeyPolicy]          # the hooks it overrides
     shows: dict[str, str]              # behaviour-profile row -> what the kit must observe (a substring)
     design: dict[str, str]             # requirement -> the verdict the design document gives
 
@@ -217,12 +174,6 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
             AnyUuid, {"key-formats": "any UUID"}, {"KEY-01": "pass"}),
 ]}
 
-# deviation profiles that are one of these behaviours (allowed by the merged spec, not by the design document)
-DEVIATION_BEHAVIOURS: dict[str, type[Behaviour]] = {
-    "scope-ignored": KeysGlobal, "no-payload-check": PayloadUnchecked, "in-flight-plain-409": InflightPlain409,
-    "reuse-5xx": Reuse500, "keys-partial": KeysPartial}
-
-
 def get_variant(name: str) -> Variant:
     try:
         return VARIANTS[name]
@@ -230,12 +181,11 @@ def get_variant(name: str) -> Variant:
         raise ValueError(f"unknown variant profile {name!r}; known: {', '.join(VARIANTS)}") from None
 
 
-def for_settings(settings: Any) -> Behaviour:
-    """The strategy of a catalog's settings: its variant's, a deviation's that is one, else the reference's."""
-    if getattr(settings, "variant", None):
-        return get_variant(settings.variant).behaviour(settings)
-    cls = DEVIATION_BEHAVIOURS.get(getattr(settings, "deviation", None) or "", Behaviour)
-    return cls(settings)
+def for_settings(settings: Any) -> KeyPolicy:
+    """The key policy of a catalog's settings (its variant's, its deviation profile's, else the reference's)."""
+    from ctk.reference.policies import policies_for
+
+    return policies_for(settings)[0]
 
 
 def help_text() -> str:

@@ -16,7 +16,8 @@ import uuid6
 from ctk.reference.deviations import PROFILES
 from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
-from ctk.reference.variants import VARIANTS, Behaviour, KeysGlobal, for_settings, get_variant
+from ctk.reference.policies import KeyPolicy
+from ctk.reference.variants import VARIANTS, KeysGlobal, for_settings, get_variant
 
 pytestmark = pytest.mark.timeout(120)
 NAMES = ["inflight-wait", "inflight-409-plain", "payload-unchecked", "keys-global", "replies-rebuilt",
@@ -30,7 +31,7 @@ def key():
 def test_the_issue_variants_exist_and_say_their_path():
     assert set(NAMES) <= set(VARIANTS)
     for v in VARIANTS.values():
-        assert v.path and v.shows and v.design and issubclass(v.behaviour, Behaviour)
+        assert v.path and v.shows and v.design and issubclass(v.policy, KeyPolicy)
         assert v.name not in PROFILES            # a variant is not a deviation
 
 
@@ -45,7 +46,7 @@ def test_unknown_variant_and_variant_with_deviation_are_clear_errors(tmp_path):
 
 def test_deviations_that_are_a_variant_behaviour_share_its_strategy(tmp_path):
     assert isinstance(for_settings(ReferenceSettings(warehouse=str(tmp_path), deviation="scope-ignored")), KeysGlobal)
-    assert type(for_settings(ReferenceSettings(warehouse=str(tmp_path)))) is Behaviour
+    assert type(for_settings(ReferenceSettings(warehouse=str(tmp_path)))) is KeyPolicy
 
 
 def test_serve_help_lists_every_variant_and_rejects_an_unknown_one():
