@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator
 
+from ctk.core.behaviours import Behaviour
 from ctk.core.requirements import REQUIREMENTS
 from ctk.scenarios.schema import QUERIES, SCENARIO_SCHEMA, STEP_KINDS
 
@@ -43,7 +44,7 @@ class Scenario:
     endpoint: str
     steps: list[Step]
     setup: list[Step] = field(default_factory=list)
-    behaviour: str | None = None
+    behaviour: Behaviour | None = None     # matrix column: a registered name (ctk.core.behaviours)
     description: str | None = None
     requires: list[str] = field(default_factory=list)
     source: str = ""
@@ -109,6 +110,12 @@ def _load_one(item: Any, source: str, prefix: str) -> Scenario:
     if item["requirement"] not in REQUIREMENTS:
         raise ScenarioError(f"{label}{prefix}requirement: unknown requirement id {item['requirement']!r} "
                             f"(known: {', '.join(REQUIREMENTS)})")
+    behaviour = item.get("behaviour")
+    if behaviour is not None:
+        try:
+            behaviour = Behaviour.parse(behaviour, f"{label}{prefix}behaviour")
+        except ValueError as exc:
+            raise ScenarioError(str(exc)) from None
     saved: set[str] = set()
     have_key = [False]
     setup = [_step(s, i, "setup", label + prefix, saved, have_key) for i, s in enumerate(item.get("setup") or [])]
@@ -123,7 +130,7 @@ def _load_one(item: Any, source: str, prefix: str) -> Scenario:
         raise ScenarioError(f"{label}{prefix}{pending.where}.fault: a fault applies to the next request step, "
                             "and none follows")
     return Scenario(name=name, requirement=item["requirement"], endpoint=item["endpoint"], steps=steps,
-                    setup=setup, behaviour=item.get("behaviour"), description=item.get("description"),
+                    setup=setup, behaviour=behaviour, description=item.get("description"),
                     requires=list(item.get("requires") or []), source=source)
 
 

@@ -5,7 +5,7 @@ A scenario file holds one scenario (a mapping) or several (``scenarios: [...]``)
     name: createNamespace finalized duplicate      # required; unique within the file
     requirement: REPLAY-01                          # required; an id of ctk.core.requirements
     endpoint: createNamespace                       # required; the operationId exercised
-    behaviour: finalized-duplicate                  # optional; matrix column in the reports
+    behaviour: finalized-duplicate                  # optional; matrix column: a name of ctk.core.behaviours
     description: ...                                # optional
     requires: [idempotency, faults]                 # optional; missing capability -> verdict unsupported
     setup:   [step, ...]                            # optional; an unmet expectation -> inconclusive

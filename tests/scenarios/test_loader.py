@@ -90,3 +90,42 @@ def test_bad_file_is_a_collection_error(pytester: pytest.Pytester):
     assert "ERROR collecting scen/bad.yaml" in out
     assert "bad.yaml: steps[0].request.method: 'FETCH' is not one of" in out
     assert "Traceback" not in out
+
+
+@pytest.mark.parametrize("field,value,needle,known", [
+    ("behaviour", "committed-lost", "behaviour: unknown behaviour 'committed-lost'", "lost-answer-drop"),
+    ("behaviour", "terminal-4xx", "behaviour: unknown behaviour 'terminal-4xx'", "terminal-4xx-replayed"),
+    ("requirement", "REPLAY-99", "requirement: unknown requirement id 'REPLAY-99'", "REPLAY-04"),
+])
+def test_unknown_vocabulary_names_file_field_and_known_names(tmp_path, field, value, needle, known):
+    """A behaviour or requirement the registry does not know: the error names the file, the scenario and the
+    field, and lists every known name (ctk.core.behaviours / ctk.core.requirements)."""
+    from ctk.core.behaviours import known_names
+    from ctk.core.requirements import REQUIREMENTS
+
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump({"scenarios": [{**GOOD, "name": "a"}, {**GOOD, "name": "b", field: value}]}))
+    with pytest.raises(ScenarioError) as info:
+        load_file(path)
+    text = str(info.value)
+    assert text.startswith(f"{path}: scenario 'b': scenarios[1].{needle}"), text
+    names = known_names() if field == "behaviour" else list(REQUIREMENTS)
+    assert f"(known: {', '.join(names)})" in text and known in names
+
+
+def test_scenario_behaviour_is_the_registered_member():
+    from ctk.core.behaviours import Behaviour
+
+    [sc] = load_data({**GOOD, "behaviour": "finalized-duplicate"}, "good.yaml")
+    assert sc.behaviour is Behaviour.FINALIZED_DUPLICATE
+    [sc] = load_data(GOOD, "good.yaml")
+    assert sc.behaviour is None
+
+
+def test_builtin_scenarios_use_registered_behaviours():
+    from ctk.core.behaviours import Behaviour
+
+    scenarios = load_dir(ROOT / "scenarios")
+    assert all(isinstance(s.behaviour, Behaviour) for s in scenarios)
+    lost = [s for s in scenarios if s.requirement == "REPLAY-04"]
+    assert lost and {s.behaviour for s in lost} == {Behaviour.LOST_ANSWER_DROP}
