@@ -23,7 +23,7 @@ import uuid
 from collections import Counter
 from typing import Any, Callable
 
-from ctk.core.behaviours import Behaviour
+from ctk.core.behaviours import Behaviour, check
 from ctk.core.verdicts import Verdict
 
 COMBOS = (("serializable", "copy-on-write"), ("serializable", "merge-on-read"),
@@ -77,6 +77,7 @@ def _verdict(requirement: str, behaviour: str, ok: bool, expected: str, happened
 
 # ---------------------------------------------------------------------------------------------- SPARK-01
 
+@check(requirement="SPARK-01", behaviour=Behaviour.CONCURRENT_APPENDS)
 def check_appends(spark: Any, namespace: str | None = None, *, writers: int = 3, inserts: int = 2,
                   rows_each: int = 5) -> list[Verdict]:
     """SPARK-01: `writers` sessions x `inserts` concurrent INSERTs; all land once, history serial, files exist."""
@@ -104,6 +105,9 @@ def check_appends(spark: Any, namespace: str | None = None, *, writers: int = 3,
 
 # ---------------------------------------------------------------------------------------------- SPARK-02
 
+@check(requirement="SPARK-02", behaviour=Behaviour.SERIALIZABLE_COPY_ON_WRITE,
+       also=(("SPARK-02", Behaviour.SERIALIZABLE_MERGE_ON_READ), ("SPARK-02", Behaviour.SNAPSHOT_COPY_ON_WRITE),
+             ("SPARK-02", Behaviour.SNAPSHOT_MERGE_ON_READ)))
 def check_row_level(spark: Any, namespace: str | None = None, *, combos: tuple = COMBOS,
                     hold_ms: int = 1500) -> list[Verdict]:
     """SPARK-02: one verdict per (isolation, mode); cases UPDATE/DELETE/MERGE x overlapping/disjoint."""
@@ -145,6 +149,7 @@ def check_row_level(spark: Any, namespace: str | None = None, *, combos: tuple =
 
 # ---------------------------------------------------------------------------------------------- SPARK-03
 
+@check(requirement="SPARK-03", behaviour=Behaviour.COMPACTION_RACES)
 def check_compaction(spark: Any, namespace: str | None = None, *, hold_ms: int = 1500) -> list[Verdict]:
     """SPARK-03: rewrite_data_files racing with INSERTs, a copy-on-write UPDATE and a merge-on-read DELETE."""
 
@@ -173,6 +178,7 @@ def check_compaction(spark: Any, namespace: str | None = None, *, hold_ms: int =
 
 # ---------------------------------------------------------------------------------------------- SPARK-04
 
+@check(requirement="SPARK-04", behaviour=Behaviour.LOST_ANSWERS)
 def check_lost_answers(spark: Any, namespace: str | None = None, *, writers: int = 2) -> list[Verdict]:
     """SPARK-04: concurrent INSERTs with one commit answer lost (503 after commit; dropped connection)."""
 

@@ -1,7 +1,7 @@
 """`ctk requirements [--markdown] [-o FILE]`: the requirement registry as a table.
 
 ``--markdown`` prints the document kept in docs/requirements.md (a header explaining levels and
-verdicts, then ``ctk.core.requirements.markdown_table()``); regenerate it with
+verdicts, then ``ctk.core.requirements.markdown_table()``, then the behaviours of ``ctk.core.behaviours``); regenerate it with
 ``ctk requirements --markdown -o docs/requirements.md``. Without ``--markdown`` a plain-text list.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ctk.core.behaviours import Behaviour, registered
 from ctk.core.requirements import PROFILES, REQUIREMENTS, markdown_table
 
 HEADER = """\
@@ -73,7 +74,37 @@ def render_markdown() -> str:
     table = markdown_table()
     client = [r.id for r in REQUIREMENTS.values() if r.subject == "client"]
     note = f"\n*(client)*: {', '.join(client)} check the kit's retrying client.\n" if client else ""
-    return HEADER + table + note
+    return HEADER + table + note + behaviours_markdown()
+
+
+def behaviours_markdown() -> str:
+    """The behaviours section: every registered behaviour in the reports' column order, with its heading, its
+    area and the requirements of the checks registered under it (ctk.core.behaviours)."""
+    import ctk.checks  # noqa: F401 - importing the check modules fills the registry
+    import ctk.checks.concurrency  # noqa: F401
+    import ctk.checks.real_client  # noqa: F401
+    import ctk.checks.spark  # noqa: F401
+
+    by_behaviour: dict[Behaviour, list[str]] = {}
+    for reg in registered():
+        for rid, beh in reg.reports:
+            by_behaviour.setdefault(beh, []).append(rid)
+    lines = [
+        "",
+        "## Behaviours",
+        "",
+        "The behaviour names verdicts carry (conformance.json, test ids, scenario files' `behaviour`), in the",
+        "order of the report's endpoint × behaviour matrix, with the column heading. \"registered check\": the",
+        "requirements of the check registered under the name with `@check` (ctk.core.behaviours); the other",
+        "names are variants a registered check or a scenario family reports under (a lost answer's mode, a",
+        "network fault, a commit requirement type).",
+        "",
+        "| behaviour | heading | area | registered check |",
+        "|---|---|---|---|",
+    ]
+    for b in Behaviour:
+        lines.append(f"| `{b.value}` | {b.display} | {b.area} | {', '.join(by_behaviour.get(b, []))} |")
+    return "\n".join(lines) + "\n"
 
 
 def render_text() -> str:

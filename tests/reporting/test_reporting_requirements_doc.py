@@ -31,3 +31,17 @@ def test_cli_text_and_markdown(tmp_path, capsys):
     target = tmp_path / "req.md"
     assert main(["requirements", "--markdown", "-o", str(target)]) == 0
     assert target.read_text() == render_markdown()
+
+
+def test_markdown_lists_every_behaviour_in_column_order_with_its_check():
+    import re
+
+    from ctk.core.behaviours import Behaviour
+    from ctk.reporting.requirements_doc import render_markdown
+
+    text = render_markdown().split("## Behaviours", 1)[1]
+    rows = re.findall(r"^\| `([^`]+)` \| ([^|]+) \| (\w+) \| ([^|]*) \|$", text, flags=re.M)
+    assert [r[0] for r in rows] == [b.value for b in Behaviour]
+    by = {r[0]: r for r in rows}
+    assert by["finalized-duplicate"][3].strip() == "REPLAY-01" and by["replay-original-state"][3].strip() == "REPLAY-05"
+    assert by["lost-answer"][1].strip() == Behaviour.LOST_ANSWER.display and by["lost-answer"][3].strip() == "REPLAY-04"
