@@ -111,7 +111,12 @@ def test_check_decorator_rejects_unknown_names_and_a_second_check_for_a_behaviou
     assert not any(c.fn is fn for c in registered())
 
 
-def test_every_deviation_profile_catches_registered_requirements():
+def test_every_deviation_profile_catches_registered_requirements_with_a_registered_check():
+    """A profile's ``catches`` names requirements of the registry, each with a check registered under it (so
+    the sensitivity matrix can be read off the registry: requirement -> behaviours)."""
+    import ctk.checks  # noqa: F401
+    import ctk.checks.concurrency  # noqa: F401
+    import ctk.checks.real_client  # noqa: F401
     from ctk.reference.deviations import PROFILES
 
     assert PROFILES
@@ -120,3 +125,5 @@ def test_every_deviation_profile_catches_registered_requirements():
         assert catches, f"profile {name} catches nothing"
         unknown = [r for r in catches if r not in REQUIREMENTS]
         assert not unknown, f"profile {name} catches unknown requirements {unknown}"
+        unchecked = [r for r in catches if not checks_for(r)]
+        assert not unchecked, f"profile {name} catches {unchecked}, which no registered check reports on"
