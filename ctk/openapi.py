@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-import yaml
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
+
+from ctk.core.yamlfile import read_yaml
 
 SPEC_URI = "urn:ctk:openapi"
 DEFAULT_NAME = "ctk-openapi.yaml"
@@ -321,16 +322,9 @@ def _template_regex(template: str) -> re.Pattern[str]:
 
 @functools.lru_cache(maxsize=8)
 def _load_cached(path: str) -> Spec:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(f"cannot read OpenAPI document {path}: {exc}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise SpecError(f"{path}: not valid YAML/JSON: {exc}") from None
-    return Spec(doc, source=str(p))
+    doc = read_yaml(path, SpecError, unreadable="cannot read OpenAPI document {path}: {exc}",
+                    invalid="{path}: not valid YAML/JSON: {exc}")
+    return Spec(doc, source=str(Path(path)))
 
 
 def load_spec(path: str | Path | None = None) -> Spec:

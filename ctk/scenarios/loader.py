@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from jsonschema import Draft202012Validator
 
 from ctk.core.behaviours import Behaviour
 from ctk.core.requirements import REQUIREMENTS
+from ctk.core.yamlfile import read_yaml
 from ctk.scenarios.schema import QUERIES, SCENARIO_SCHEMA, STEP_KINDS
 
 _VALIDATOR = Draft202012Validator(SCENARIO_SCHEMA)
@@ -63,14 +63,7 @@ def _field_path(parts) -> str:
 
 def load_file(path: str | Path) -> list[Scenario]:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{path}: not valid YAML: {exc}") from None
+    data = read_yaml(path, ScenarioError, unreadable="{path}: cannot read: {exc}", invalid="{path}: not valid YAML: {exc}")
     return load_data(data, str(path))
 
 

@@ -1,0 +1,21 @@
+"""Reading a YAML (or JSON) file a user points the kit at, with errors that name the file and the cause."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def read_yaml(path: str | Path, error: type[Exception], unreadable: str, invalid: str) -> Any:
+    """The parsed document at ``path``. A file that cannot be read raises ``error(unreadable)``, one that is not
+    YAML ``error(invalid)``; both messages are formatted with ``path`` and ``exc`` (the underlying error)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(unreadable.format(path=path, exc=exc)) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise error(invalid.format(path=path, exc=exc)) from None
