@@ -21,19 +21,31 @@ READ_ATTEMPTS = 3          # a state read answered 5xx or not answered is tried 
 READ_PAUSE = 0.2           # seconds between those attempts
 
 
-@dataclass
-class TableState:
+class _ReadState:
+    """What every state has: ``exists`` (None when the catalog could not be read) and ``error``."""
+
     exists: bool | None
-    metadata_location: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
-    exchange: Any = None          # the (last) read exchange
-    storage: Any = None           # ctk.http.storage.StorageSettings of the table's files (vended + the user's)
+    error: str | None
 
     @property
     def unreadable(self) -> bool:
         """The catalog could not be read (5xx, no answer, not a load result): nothing can be judged from it."""
         return self.exists is None
+
+
+@dataclass
+class _LoadedState(_ReadState):
+    """A table or a view as its load answered: metadata location and metadata."""
+    exists: bool | None
+    metadata_location: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    exchange: Any = None          # the (last) read exchange
+
+
+@dataclass
+class TableState(_LoadedState):
+    storage: Any = None           # ctk.http.storage.StorageSettings of the table's files (vended + the user's)
 
     @property
     def table_uuid(self) -> str | None:
@@ -95,17 +107,7 @@ class TableState:
 
 
 @dataclass
-class ViewState:
-    exists: bool | None
-    metadata_location: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
-    exchange: Any = None
-
-    @property
-    def unreadable(self) -> bool:
-        return self.exists is None
-
+class ViewState(_LoadedState):
     @property
     def versions(self) -> list[dict[str, Any]]:
         return list(self.metadata.get("versions") or [])
@@ -128,15 +130,11 @@ class ViewState:
 
 
 @dataclass
-class NamespaceState:
+class NamespaceState(_ReadState):
     exists: bool | None
     properties: dict[str, str] = field(default_factory=dict)
     error: str | None = None
     exchange: Any = None
-
-    @property
-    def unreadable(self) -> bool:
-        return self.exists is None
 
 
 def _status_state(ex: Any) -> tuple[bool | None, str | None]:

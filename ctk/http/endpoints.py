@@ -264,6 +264,11 @@ def removed(before: dict | None, after: dict | None) -> int:
     return 1 if (before is not None and "damaged" not in before and (after is None or "damaged" in after)) else 0
 
 
+def marked(state: dict | None, value: str) -> bool:
+    """The resource (a state of the Catalog's readers, None when absent) carries the kit's mark ``value``."""
+    return (state or {}).get("properties", {}).get(MARK) == value
+
+
 def prop_set(before: dict | None, after: dict | None, key: str, value: str) -> int:
     if after is None or after.get("properties", {}).get(key) != value:
         return 0
@@ -436,7 +441,7 @@ def _create_namespace(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", "namespaces", {"namespace": list(existing), "properties": {MARK: "conflicting"}}), (409,),
             clear=lambda: cat.drop_namespace(existing, "clear conflict"),
-            executed=lambda: (cat.namespace_state(existing) or {}).get("properties", {}).get(MARK) == "conflicting",
+            executed=lambda: marked(cat.namespace_state(existing), "conflicting"),
             why="the namespace already exists"),
     )
 
@@ -491,7 +496,7 @@ def _update_properties(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", f"namespaces/{ns_path(missing)}/properties", body("conflicting")), (404,),
             clear=lambda: cat.create_namespace(missing),
-            executed=lambda: (cat.namespace_state(missing) or {}).get("properties", {}).get(MARK) == "conflicting",
+            executed=lambda: marked(cat.namespace_state(missing), "conflicting"),
             why="the namespace does not exist"),
     )
 
@@ -517,7 +522,7 @@ def _create_table(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", path, create_table_body(existing, {MARK: "conflicting"})), (409,),
             clear=lambda: cat.drop_table(ns, existing, purge=True, label="clear conflict"),
-            executed=lambda: (cat.table_state(ns, existing) or {}).get("properties", {}).get(MARK) == "conflicting",
+            executed=lambda: marked(cat.table_state(ns, existing), "conflicting"),
             why="the table already exists"),
     )
 
@@ -550,7 +555,7 @@ def _register_table(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", path, {"name": existing, "metadata-location": loc1}), (409,),
             clear=lambda: cat.drop_table(ns, existing, purge=False, label="clear conflict"),
-            executed=lambda: (cat.table_state(ns, existing) or {}).get("properties", {}).get(MARK) == "source-1",
+            executed=lambda: marked(cat.table_state(ns, existing), "source-1"),
             why="a table with that name already exists"),
         notes={"metadata-location": loc1},
     )
@@ -577,7 +582,7 @@ def _update_table(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", table_path(ns, missing), body(missing, "conflicting")), (404,),
             clear=lambda: cat.create_table(ns, missing),
-            executed=lambda: (cat.table_state(ns, missing) or {}).get("properties", {}).get(MARK) == "conflicting",
+            executed=lambda: marked(cat.table_state(ns, missing), "conflicting"),
             why="the table does not exist"),
     )
 
@@ -700,7 +705,7 @@ def _commit_transaction(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", "transactions/commit", body("conflicting", (t1, missing))), (404,),
             clear=lambda: cat.create_table(ns, missing),
-            executed=lambda: (cat.table_state(ns, t1) or {}).get("properties", {}).get(MARK) == "conflicting",
+            executed=lambda: marked(cat.table_state(ns, t1), "conflicting"),
             why="one table of the transaction does not exist"),
     )
 
@@ -722,7 +727,7 @@ def _create_view(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", path, create_view_body(ns, existing, properties={MARK: "conflicting"})), (409,),
             clear=lambda: cat.drop_view(ns, existing, "clear conflict"),
-            executed=lambda: (cat.view_state(ns, existing) or {}).get("properties", {}).get(MARK) == "conflicting",
+            executed=lambda: marked(cat.view_state(ns, existing), "conflicting"),
             why="the view already exists"),
     )
 
@@ -757,7 +762,7 @@ def _replace_view(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", view_path(ns, missing), body(missing, "conflicting", "SELECT 30 AS id")), (404,),
             clear=lambda: cat.create_view(ns, missing),
-            executed=lambda: (cat.view_state(ns, missing) or {}).get("properties", {}).get(MARK) == "conflicting",
+            executed=lambda: marked(cat.view_state(ns, missing), "conflicting"),
             why="the view does not exist"),
     )
 
@@ -804,7 +809,7 @@ def _register_view(ctx: Any, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("POST", path, {"name": existing, "metadata-location": loc1}), (409,),
             clear=lambda: cat.drop_view(ns, existing, "clear conflict"),
-            executed=lambda: (cat.view_state(ns, existing) or {}).get("properties", {}).get(MARK) == "source-1",
+            executed=lambda: marked(cat.view_state(ns, existing), "source-1"),
             why="a view with that name already exists"),
     )
 

@@ -86,14 +86,22 @@ def guard_problem(path: str, props: dict[str, str], what: str = "table files") -
         return ("pass " + " ".join(f"--catalog-property {n}" for n in names) + (f" {also}" if also else "")
                 + f" {ALLOW_HINT}")
 
-    if scheme in S3_SCHEMES:
-        endpoint = props.get("s3.endpoint")
+    def endpoint_problem(endpoint: str | None, name: str, missing: str, public: str, example: str,
+                         also: str = "") -> str | None:
+        """The storage endpoint is missing (pyiceberg would contact the provider's public one) or not loopback."""
         if not endpoint:
-            return (lead + "no s3.endpoint is set, so pyiceberg would contact the public AWS endpoint; "
-                    + hint("s3.endpoint=http://127.0.0.1:PORT", also="(and s3.access-key-id / s3.secret-access-key)"))
+            return (lead + f"{missing}, so pyiceberg would contact the public {public} endpoint; "
+                    + hint(example, also=also))
         if host := _nonloopback(endpoint):
-            return lead + f"s3.endpoint {endpoint} is not a loopback address ({host}); " + \
-                hint("s3.endpoint=http://127.0.0.1:PORT")
+            return lead + f"{name} {endpoint} is not a loopback address ({host}); " + hint(example)
+        return None
+
+    if scheme in S3_SCHEMES:
+        problem = endpoint_problem(props.get("s3.endpoint"), "s3.endpoint", "no s3.endpoint is set", "AWS",
+                                   "s3.endpoint=http://127.0.0.1:PORT",
+                                   also="(and s3.access-key-id / s3.secret-access-key)")
+        if problem:
+            return problem
         for key in ("s3.proxy-uri", "s3.signer.uri", "s3.signer.endpoint"):
             value = props.get(key)
             if key == "s3.signer.endpoint" and value and "://" not in value:
@@ -105,26 +113,16 @@ def guard_problem(path: str, props: dict[str, str], what: str = "table files") -
                 + f"pass static keys (s3.access-key-id / s3.secret-access-key) {ALLOW_HINT}"
         return None
     if scheme in GCS_SCHEMES:
-        endpoint = props.get("gcs.service.host")
-        if not endpoint:
-            return (lead + "no gcs.service.host is set, so pyiceberg would contact the public Google Cloud Storage "
-                    "endpoint; " + hint("gcs.service.host=http://127.0.0.1:PORT"))
-        if host := _nonloopback(endpoint):
-            return lead + f"gcs.service.host {endpoint} is not a loopback address ({host}); " + \
-                hint("gcs.service.host=http://127.0.0.1:PORT")
-        return None
+        return endpoint_problem(props.get("gcs.service.host"), "gcs.service.host", "no gcs.service.host is set",
+                                "Google Cloud Storage", "gcs.service.host=http://127.0.0.1:PORT")
     if scheme in ADLS_SCHEMES:
         endpoint = props.get("adls.account-host")
         conn = props.get("adls.connection-string") or ""
         if not endpoint and "blobendpoint=" in conn.lower():
             endpoint = next((p.split("=", 1)[1] for p in conn.split(";") if p.lower().startswith("blobendpoint=")), "")
-        if not endpoint:
-            return (lead + "no adls.account-host (or adls.connection-string with BlobEndpoint) is set, so pyiceberg "
-                    "would contact the public Azure endpoint; " + hint("adls.account-host=127.0.0.1:PORT"))
-        if host := _nonloopback(endpoint):
-            return lead + f"the Azure endpoint {endpoint} is not a loopback address ({host}); " + \
-                hint("adls.account-host=127.0.0.1:PORT")
-        return None
+        return endpoint_problem(endpoint, "the Azure endpoint",
+                                "no adls.account-host (or adls.connection-string with BlobEndpoint) is set", "Azure",
+                                "adls.account-host=127.0.0.1:PORT")
     if scheme in HDFS_SCHEMES:
         host = props.get("hdfs.host") or urlsplit(path).hostname
         if not host or not is_loopback_host(host):
