@@ -10,6 +10,7 @@ and the callers skip with that reason. Ports are published on 127.0.0.1 only.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
@@ -98,16 +99,12 @@ class ContainerTarget:
 
     def stop(self) -> None:
         for c in reversed(self._containers):
-            try:
+            with contextlib.suppress(Exception):    # best effort
                 c.stop()
-            except Exception:  # noqa: BLE001 - best effort
-                pass
         self._containers.clear()
         if self._network is not None:
-            try:
+            with contextlib.suppress(Exception):
                 self._network.remove()
-            except Exception:  # noqa: BLE001
-                pass
             self._network = None
 
     def __enter__(self) -> "ContainerTarget":

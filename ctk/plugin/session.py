@@ -3,6 +3,7 @@ discovery, the run namespace and the check context. One per pytest session (per 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import uuid
@@ -259,18 +260,14 @@ class CtkSession:
         finally:
             for closer in (getattr(self.context, "close", None), getattr(self.client, "close", None)):
                 if callable(closer):
-                    try:
+                    with contextlib.suppress(Exception):
                         closer()
-                    except Exception:  # noqa: BLE001
-                        pass
             if self.container is not None:
                 self.container.stop()
                 self.container = None
             if self.interposer is not None:
-                try:
+                with contextlib.suppress(Exception):
                     self.interposer.stop()
-                except Exception:  # noqa: BLE001
-                    pass
                 self.interposer = None
             if self.server is not None:
                 try:

@@ -19,11 +19,12 @@ separate clients), a callable returning a SparkSession per writer, or a catalog 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 from urllib.parse import unquote, urlsplit
 
 ID_STRIDE_WRITER = 1_000_000_000
@@ -339,14 +340,13 @@ class Chain:
 
         info = session_info(main)
         recorder = RequestRecorder(info.catalog_url)
-        port = int(recorder.url.rsplit(":", 1)[1])
-        ip = Interposer(upstream=("127.0.0.1", port))
+        ip = Interposer(upstream=recorder.address)
         try:
             host, iport = ip.start()
         except BaseException:
             recorder.stop()
             raise
-        return cls(main, info.catalog, recorder, ip, f"http://{host}:{iport}")
+        return cls(main, info.catalog, recorder, ip, f"http://{host}:{iport}{recorder.upstream_path}")
 
     def session(self) -> Any:
         """A writer session (own catalog instance) that reaches the catalog through the chain."""
@@ -554,6 +554,20 @@ def _row_statement(op: str, table: str, writer: int, part: int, model: dict[int,
     raise ValueError(f"unknown row-level operation {op!r}")
 
 
+@contextlib.contextmanager
+def _reported(chain: "Chain", errors: list[str]) -> Iterator[dict]:
+    """A workload's body: an exception is reported in ``errors`` (first line), not raised; the chain closes
+    afterwards in every case, its statistics kept in the yielded dict."""
+    stats: dict = {}
+    try:
+        yield stats
+    except Exception as exc:  # noqa: BLE001 - reported
+        errors.append(_first_line(exc, 500))
+    finally:
+        stats.update(chain.stats())
+        chain.close()
+
+
 def create_partitioned_table(spark: Any, table: str, parts: list[int], *, props: dict[str, str],
                              rows_per_part: int = ROWS_PER_PART, inserts: int = 1) -> dict[int, tuple[int, int]]:
     """`(id bigint, part int, v int)` partitioned by `part`, format v2, seeded with `rows_per_part` rows per
@@ -610,7 +624,7 @@ def row_level_conflicts(spark: Any, table: str, *, isolation: str = "serializabl
     chain = Chain.open(main)
     cases: list[CaseResult] = []
     errors: list[str] = []
-    try:
+    with _reported(chain, errors) as stats:
         sessions = [chain.session() for _ in range(writers)]
         for op, ov in cases_plan:
             parts = parts_of[(op, ov)]
@@ -651,11 +665,6 @@ def row_level_conflicts(spark: Any, table: str, *, isolation: str = "serializabl
             cases.append(CaseResult(f"{op}/{'overlap' if ov else 'disjoint'}", op, ov, isolation, mode, outs,
                                     problems, chain.stats(mark)))
             model = actual  # continue from what is there (a failed case does not cascade)
-    except Exception as exc:  # noqa: BLE001 - reported
-        errors.append(_first_line(exc, 500))
-    finally:
-        stats = chain.stats()
-        chain.close()
     integrity = check_table_integrity(main, table, expected_rows=len(model))
     if main_rec is not None:
         from ctk.spark.session import commit_stats
@@ -751,7 +760,7 @@ def compaction_races(spark: Any, table: str, *, appends: int = 2, hold_ms: int =
     errors: list[str] = []
     rewrite = (f"CALL {catalog}.system.rewrite_data_files(table => '{table}', "
                "options => map('rewrite-all', 'true'))")
-    try:
+    with _reported(chain, errors) as stats:
         s = [chain.session() for _ in range(1 + appends)]
         # (1) compaction vs appends
         stmts: list[tuple[Any, int, str, str, Callable | None]] = [(s[0], 0, "rewrite", rewrite, None)]
@@ -794,11 +803,6 @@ def compaction_races(spark: Any, table: str, *, appends: int = 2, hold_ms: int =
         rec, model = _phase(chain, main, table, "rewrite+delete(merge-on-read)", stmts, model, hold_ms, timeout,
                             ("validation", "commit-failed"))
         phases.append(rec)
-    except Exception as exc:  # noqa: BLE001 - reported
-        errors.append(_first_line(exc, 500))
-    finally:
-        stats = chain.stats()
-        chain.close()
     integrity = check_table_integrity(main, table, expected_rows=len(model))
     return RaceResult(table, phases, integrity, errors, time.monotonic() - t_start, stats)
 
@@ -835,7 +839,7 @@ def lost_answer_appends(spark: Any, table: str, *, writers: int = 2, rows_each: 
     model: dict[int, tuple[int, int]] = {}
     extra: dict = {}
     appends = 0
-    try:
+    with _reported(chain, errors) as stats:
         keyed = chain.count_keyed_commits()
         sessions = [chain.session() for _ in range(writers)]
         for fi, (ftype, status) in enumerate(faults):
@@ -888,10 +892,5 @@ def lost_answer_appends(spark: Any, table: str, *, writers: int = 2, rows_each: 
         extra["keyed_commits"] = int(((chain.interposer.counters.get("toxics") or {}).get(keyed) or {})
                                      .get("matched", 0))
         chain.remove(keyed)
-    except Exception as exc:  # noqa: BLE001 - reported
-        errors.append(_first_line(exc, 500))
-    finally:
-        stats = chain.stats()
-        chain.close()
     integrity = check_table_integrity(main, table, expected_rows=len(model), expected_appends=appends)
     return RaceResult(table, phases, integrity, errors, time.monotonic() - t_start, stats, extra)
