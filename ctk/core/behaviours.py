@@ -2,7 +2,8 @@
 
 ``Behaviour`` is the one vocabulary of behaviour names: a verdict's ``behaviour`` (the matrix column of the
 reports), a scenario file's ``behaviour`` field and the checks' test names all use its values. A member carries
-its display name (the column heading) and its area; the declaration order is the report's column order.
+its display name (the column heading) and its area; the declaration order is the report's column order (the
+Idempotency-Key behaviours every mutation endpoint is checked for first).
 
 A check registers with ``@check(requirement=..., behaviour=Behaviour.X)`` (``also``: further (requirement,
 behaviour) pairs the same check reports on). ``registered(area)`` lists the checks of an area in column order;
@@ -32,14 +33,6 @@ class Behaviour(StrEnum):
         obj.area = area
         return obj
 
-    # discovery (GET /v1/config)
-    DISCOVERY = ("discovery", "lifetime advertised", "discovery")
-    LIFETIME_PLACEMENT = ("lifetime-placement", "lifetime at top level", "discovery")
-    JAVA_PARSEABLE = ("java-parseable", "lifetime Java-parseable", "discovery")
-    KEY_IGNORED_WHEN_UNSUPPORTED = ("key-ignored-when-unsupported", "key ignored when unsupported", "discovery")
-    # key format
-    MALFORMED_KEY = ("malformed-key", "malformed key", "keys")
-    REPEATED_HEADER = ("repeated-header", "header given twice", "keys")
     # Idempotency-Key behaviour per mutation endpoint (the matrix's main columns)
     FINALIZED_DUPLICATE = ("finalized-duplicate", "finalized duplicate", "idempotency")
     REPLAY_ORIGINAL_STATE = ("replay-original-state", "replay of the original", "idempotency")
@@ -60,6 +53,14 @@ class Behaviour(StrEnum):
     REPLAY_FAILED = ("replay-failed", "unreadable record", "idempotency")
     REPLAY_FAILED_SUBTYPE = ("replay-failed-subtype", "unreadable record subtype", "idempotency")
     CRASH_RECONCILED = ("crash-reconciled", "crash reconciled", "idempotency")
+    # discovery (GET /v1/config)
+    DISCOVERY = ("discovery", "lifetime advertised", "discovery")
+    LIFETIME_PLACEMENT = ("lifetime-placement", "lifetime at top level", "discovery")
+    JAVA_PARSEABLE = ("java-parseable", "lifetime Java-parseable", "discovery")
+    KEY_IGNORED_WHEN_UNSUPPORTED = ("key-ignored-when-unsupported", "key ignored when unsupported", "discovery")
+    # key format
+    MALFORMED_KEY = ("malformed-key", "malformed key", "keys")
+    REPEATED_HEADER = ("repeated-header", "header given twice", "keys")
     # network faults through the interposer (ctk.checks.network)
     LOST_DROP = ("lost-drop", "network: answer dropped", "network")
     LOST_503 = ("lost-503", "network: answer replaced by 503", "network")

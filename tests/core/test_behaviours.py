@@ -90,6 +90,9 @@ def test_registry_names_known_requirements_and_is_in_column_order():
         "payload-mismatch", "key-scope", "lifetime", "replay-failed", "crash-reconciled"]
     assert [b for b, _ in GLOBAL_CHECKS] == ["discovery", "lifetime-placement", "java-parseable",
                                            "key-ignored-when-unsupported", "malformed-key", "repeated-header"]
+    # the matrix leads with the Idempotency-Key behaviours every mutation endpoint is checked for
+    first = [b.area for b in Behaviour][:len([b for b in Behaviour if b.area == "idempotency"])]
+    assert set(first) == {"idempotency"} and list(Behaviour)[0] is Behaviour.FINALIZED_DUPLICATE
     orders = [r.behaviour.order for r in registered("idempotency")]
     assert orders == sorted(orders)
     assert {c.behaviour for c in checks_for("REPLAY-05")} == {Behaviour.FINALIZED_DUPLICATE}
