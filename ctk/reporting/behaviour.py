@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 from typing import Any, Callable, Iterable
 
-from ctk.core.behaviours import Behaviour
+from ctk.core.behaviours import Behaviour, checks_for
 from ctk.core.requirements import active_profile, other_profile
 
 # row id -> (title, requirement(s) it reads)
@@ -41,16 +41,16 @@ def _get(v: Any, name: str, default: Any = None) -> Any:
 
 # the kit's check behind each requirement a row reads; other verdicts of the same id (a scenario file's, say)
 # carry classifications of their own and are used only when the check did not run
-CHECK_BEHAVIOUR = {"INFLIGHT-01": Behaviour.IN_FLIGHT_DUPLICATE, "PAYLOAD-01": Behaviour.PAYLOAD_MISMATCH,
-                   "SCOPE-01": Behaviour.KEY_SCOPE, "SCOPE-02": Behaviour.KEY_SCOPE,
-                   "REPLAY-02": Behaviour.TERMINAL_4XX_REPLAYED, "REPLAY-03": Behaviour.FIVE_XX_NOT_STORED,
-                   "REPLAY-05": Behaviour.REPLAY_ORIGINAL_STATE, "LIFE-03": Behaviour.LIFETIME_GRACE,
-                   "REPLAY-01": Behaviour.FINALIZED_DUPLICATE}
+def check_behaviours(rid: str) -> set[Behaviour]:
+    """The behaviours the registered checks report ``rid`` under (ctk.core.behaviours)."""
+    import ctk.checks  # noqa: F401 - importing the check modules fills the registry
+
+    return {b for reg in checks_for(rid) for r, b in reg.reports if r == rid}
 
 
 def _decided(results: Iterable[Any], rid: str) -> list[Any]:
     out = [v for v in results if _get(v, "requirement") == rid and _get(v, "status") not in UNDECIDED]
-    ours = [v for v in out if _get(v, "behaviour") == CHECK_BEHAVIOUR.get(rid)]
+    ours = [v for v in out if _get(v, "behaviour") in check_behaviours(rid)]
     return ours or out
 
 
