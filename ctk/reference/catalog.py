@@ -397,10 +397,15 @@ class PreparedCommit:
         self.base_location, self.new_location, self.metadata, self.error = base_location, new_location, metadata, error
 
     def apply(self, conn, policy) -> dict:
-        """The DB part: insert (create), compare-and-swap, or (a policy without atomic swap) a plain update."""
+        """Write the new metadata file, then the DB part: insert (create), compare-and-swap, or (a policy
+        without atomic swap) a plain update. The file is written here, inside the request's execute, also when
+        the commit was prepared before the pipeline: so it is always written after the key's reservation (the
+        evidence crash recovery reads) and never for a replay."""
         if self.error is not None:
             raise self.error
         ns, name = self.ns, self.name
+        if self.new_location != self.base_location:
+            store.write_table_metadata(self.metadata, self.new_location)
         if self.base_location is None:
             if not store.namespace_exists(conn, ns):
                 raise no_namespace(ns)
@@ -446,7 +451,6 @@ def prepare_commit(ctx: Context, ns: list[str], name: str, req: CommitTableReque
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise bad_request(f"Cannot apply updates: {exc}") from None
         new_location = store.new_metadata_location(metadata.location, base_location)
-        store.write_table_metadata(metadata, new_location)
         if not ctx.commits.atomic_swap() and conn is None:
             time.sleep(0.2)  # the window between check and write that this deviation leaves open
         return PreparedCommit(ns, name, base_location, new_location, metadata)

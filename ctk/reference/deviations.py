@@ -77,6 +77,8 @@ class KeysPartial(KeyPolicy):
 
 class ReplayDifferentBody(KeyPolicy):
     def replay(self, engine: Any, mutation: Mutation, stored: OpResult) -> OpResult:
+        if not 200 <= stored.status < 300:     # a stored terminal 4xx replays as stored: REPLAY-02 holds
+            return stored
         status = {200: 201, 201: 200, 204: 200}.get(stored.status, stored.status)
         return OpResult(status, {"replayed": True}, {})
 
@@ -155,11 +157,17 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
             ("KEY-01",), AcceptMalformedKey),
     Profile("accept-repeated-key", "accepts the Idempotency-Key header given twice", ("KEY-02",), AcceptRepeatedKey),
     # replay
-    Profile("no-replay", "advertises support but re-executes every duplicate", ("REPLAY-01", "REPLAY-04"), NoReplay),
+    # Never replaying breaks every rule about what a duplicate gets, each seen by its own check: the replay of a
+    # success (REPLAY-01) and of a terminal 4xx (REPLAY-02), the answer lost in transit (REPLAY-04), keys honoured
+    # for the advertised lifetime (LIFE-01), and no re-execution when the stored answer is unreadable (RECON-01).
+    Profile("no-replay", "advertises support but re-executes every duplicate",
+            ("REPLAY-01", "REPLAY-02", "REPLAY-04", "LIFE-01", "RECON-01"), NoReplay),
     Profile("keys-partial", "advertises support but honours keys only on createTable and updateTable (as Polaris "
-            "does)", ("REPLAY-01",), KeysPartial),
-    Profile("replay-different-body", "replays duplicates with another status/body than the original",
-            ("REPLAY-01",), ReplayDifferentBody),
+            "does); a key is still validated everywhere", ("REPLAY-01",), KeysPartial),
+    # A success replayed wrongly is also what a retry after a lost answer gets (REPLAY-04), and the lifetime check
+    # recognises an honoured key by its replay (LIFE-01).
+    Profile("replay-different-body", "replays a success with another status/body than the original",
+            ("REPLAY-01", "REPLAY-04", "LIFE-01"), ReplayDifferentBody),
     Profile("replay-purges", "replays a purge-drop, but purges the files of the table that has the name now",
             ("REPLAY-01",), ReplayPurges),
     Profile("terminal-4xx-not-stored", "does not finalize terminal 4xx, so a retry re-executes",
@@ -188,8 +196,10 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
     # commit concurrency
     Profile("stale-requirement-accepted", "does not check commit requirements",
             ("OCC-01", "OCC-02"), StaleRequirementAccepted),
+    # A pointer written without compare-and-swap loses concurrent commits: both acknowledged, one missing from the
+    # table's history - HIST-01 (every acknowledged commit is in the history) is that same lost update, observed.
     Profile("no-atomic-swap", "swaps the metadata pointer without compare-and-swap (read, check, then write)",
-            ("OCC-02", "OCC-03"), NoAtomicSwap),
+            ("OCC-02", "OCC-03", "HIST-01"), NoAtomicSwap),
     Profile("transaction-not-atomic", "applies a multi-table transaction table by table, keeping partial results",
             ("OCC-04",), TransactionNotAtomic),
 ]}

@@ -171,8 +171,6 @@ class Pipeline:
                                        f"{HEADER} is not supported by this catalog"))
         if support != "honoured":
             return await self._unkeyed(request, mutation)   # not advertised: the key is ignored
-        if not policy.honours(mutation):
-            return await self._unkeyed(request, mutation)
         if not policy.accepts_header_count(len(values)):
             return render(error_result(400, "BadRequestException",
                                        f"the {HEADER} header must be given once, got {len(values)} values"))
@@ -181,6 +179,8 @@ class Pipeline:
             return render(error_result(400, "BadRequestException",
                                        f"the {HEADER} header must be {policy.key_rule()} in its 36-character "
                                        f"form (e.g. 0190f1e2-3a4b-7c5d-8e9f-0a1b2c3d4e5f), got {values[0][:60]!r}"))
+        if not policy.honours(mutation):      # a valid key on an operation whose keys are not honoured
+            return await self._unkeyed(request, mutation)
         origin = (mutation.operation, mutation.resource, mutation.principal)
         scope = policy.scope(mutation, key)
         return await self._keyed(request, mutation, scope, origin, canonical_hash(mutation.body))
@@ -410,6 +410,10 @@ class Pipeline:
                 except IntegrityError:
                     return None          # another process finalized this key meanwhile: replay its answer
                 self._remember_finalized(scope)
+            elif self._key_taken(scope):
+                # an answer that is not stored, of a run that rolled back while the key has a record (e.g. one
+                # left IN_PROGRESS by a crash, whose change made this run fail): answered as the duplicate it is
+                return None
             self.faults.count_execution(mutation.operation, mutation.resource, mutation.scope)
             return result
         except Exception:

@@ -52,7 +52,8 @@ class KeyPolicy:
             config[LIFETIME_FIELD] = self.settings.idempotency_lifetime
 
     def honours(self, mutation: Mutation) -> bool:
-        """Whether a key on this operation is honoured (every mutation), or the request runs as an ordinary one."""
+        """Whether a valid key on this operation is honoured (every mutation), or the request runs as an ordinary
+        one (asked after the key's format and count are checked)."""
         return True
 
     # -- key acceptance -----------------------------------------------------------------------------
