@@ -14,7 +14,7 @@ from typing import Any, Generator
 
 import pytest
 
-from ctk.core.verdicts import VerdictError
+from ctk.core.verdicts import Verdict, VerdictError
 from ctk.plugin import exits, outcomes, traffic
 from ctk.plugin.collection import ScenarioFile, default_args, is_scenario_path, is_suite_item
 from ctk.plugin.fixtures import (  # noqa: F401 - fixtures registered by import
@@ -129,7 +129,7 @@ def _judge(pyfuncitem: pytest.Function, session: CtkSession | None, result: obje
                 pass
 
 
-def _name_users_url(verdict: Any, session: CtkSession) -> None:
+def _name_users_url(verdict: Verdict, session: CtkSession) -> None:
     """Messages and recorded exchanges name the URL the user gave, not the internal interposer's port."""
     verdict.message = session.public(verdict.message or "")
     exchanges = []
@@ -145,7 +145,7 @@ def _strict(config: pytest.Config) -> bool:
     return bool(options and options.strict)
 
 
-def _transport_errors(verdicts) -> bool:
+def _transport_errors(verdicts: list[Verdict]) -> bool:
     for v in verdicts:
         if v.status.value in ("fail", "inconclusive"):
             for ex in v.exchanges or []:

@@ -5,10 +5,15 @@ from __future__ import annotations
 import itertools
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Iterator
 
 from ctk.checks.faults import FaultInjector, NoFaults, detect_injector
+from ctk.http.client import CatalogClient
 from ctk.http.endpoints import Catalog
+from ctk.target.discovery import Discovery, discover
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ctk.interposer import Interposer
 
 
 @dataclass
@@ -22,12 +27,16 @@ class CheckOptions:
 
 @dataclass
 class CheckContext:
-    client: Any                                   # ctk.http.client.CatalogClient
-    discovery: Any                                # ctk.target.discovery.Discovery (or None)
+    """A check's view of the target (it is an `ctk.http.endpoints.CaseContext`): every request goes through
+    ``client`` (the catalog URL, prefix, auth and the Idempotency-Key header name it sends), ``discovery`` says
+    what /v1/config advertised (None: not read)."""
+
+    client: CatalogClient
+    discovery: Discovery | None
     namespace: tuple[str, ...]                    # run namespace; cases create their resources under it
     faults: FaultInjector = field(default_factory=NoFaults)
     options: CheckOptions = field(default_factory=CheckOptions)
-    _counter: Any = field(default_factory=lambda: itertools.count(1), repr=False)
+    _counter: Iterator[int] = field(default_factory=lambda: itertools.count(1), repr=False)
 
     def unique(self, stem: str) -> str:
         """A fresh lower-case identifier for a case's resource."""
@@ -43,13 +52,11 @@ class CheckContext:
         return Catalog(self.client)
 
     @classmethod
-    def create(cls, client: Any, discovery: Any = None, namespace: tuple[str, ...] | None = None,
-               interposer: Any = None, faults: FaultInjector | None = None,
+    def create(cls, client: CatalogClient, discovery: Discovery | None = None, namespace: tuple[str, ...] | None = None,
+               interposer: "Interposer | None" = None, faults: FaultInjector | None = None,
                options: CheckOptions | None = None, create_namespace: bool = True) -> "CheckContext":
         """Discover (when not given), pick the fault injector, create the run namespace."""
         if discovery is None:
-            from ctk.target.discovery import discover
-
             discovery = discover(client)
         ns = tuple(namespace) if namespace else (f"ctk_{uuid.uuid4().hex[:10]}",)
         if faults is None:

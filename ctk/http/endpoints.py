@@ -45,14 +45,34 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 from urllib.parse import quote
 
-from ctk.http.client import ns_path, table_path, view_path
+from ctk.http.client import CatalogClient, ns_path, table_path, view_path
 from ctk.http.exchange import Exchange
 
 MARK = "ctk.mark"            # property the kit sets to make an update visible in state
 REMOVED = "ctk.removed"      # property updateProperties removes (present before, and again after interfering)
+
+
+class CaseContext(Protocol):
+    """What a case builder takes (`ctk.checks.context.CheckContext` is one): the client every request of the
+    case goes through (its target's URL, prefix and headers), the run namespace the case creates its resources
+    under, and fresh names."""
+
+    client: CatalogClient
+    namespace: tuple[str, ...]
+
+    def unique(self, stem: str) -> str: ...
+
+
+class AdvertisedEndpoints(Protocol):
+    """What an endpoint needs of discovery (`ctk.target.discovery.Discovery` is one): the endpoints the target
+    advertised in /v1/config (None: none advertised, the spec's default set applies)."""
+
+    endpoints: set[str] | None
+
+    def supports(self, method: str, template: str) -> bool: ...
 
 
 class PrerequisiteError(RuntimeError):
@@ -132,7 +152,7 @@ def ident(namespace: tuple[str, ...], name: str) -> dict:
 # --------------------------------------------------------------------------------------------------------
 
 class Catalog:
-    def __init__(self, client: Any):
+    def __init__(self, client: CatalogClient):
         self.client = client
 
     def _do(self, method: str, path: str, json: Any = None, ok: tuple[int, ...] = (200, 201, 204),
@@ -329,16 +349,20 @@ class Conflict:
     why: str = ""
 
 
+# What a case reads of the catalog: named resource states (None: absent), taken before and after a request.
+Observed = dict[str, Any]
+
+
 @dataclass
 class Case:
     endpoint: "Endpoint"
     resource: str
     request: Req
-    observe: Callable[[], Any]
-    executions: Callable[[Any, Any], int]
+    observe: Callable[[], Observed]
+    executions: Callable[[Observed, Observed], int]     # (before, after) -> how often the request took effect
     interfere: Callable[[], None]
     alternative: Req | None = None
-    alt_executions: Callable[[Any, Any], int] | None = None
+    alt_executions: Callable[[Observed, Observed], int] | None = None
     conflicting: Conflict | None = None
     identity: Callable[[Exchange], Any] = body_identity
     notes: dict[str, Any] = field(default_factory=dict)
@@ -362,7 +386,7 @@ class Case:
         assert self.conflicting is not None
         return self.conflicting.executed()
 
-    def send(self, client: Any, req: Req | None = None, key: str | None = None,
+    def send(self, client: CatalogClient, req: Req | None = None, key: str | None = None,
              header_name: str = "Idempotency-Key", label: str | None = None, timeout: float | None = None,
              raw_headers: list[tuple[str, str]] | None = None) -> Exchange:
         r = req or self.request
@@ -378,7 +402,7 @@ class Endpoint:
     template: str                  # path template under /v1/{prefix}/
     spec_has_header: bool          # whether the merged spec lists the Idempotency-Key parameter
     success: tuple[int, ...]       # statuses of success
-    builder: Callable[[Any, "Endpoint"], Case]
+    builder: Callable[[CaseContext, "Endpoint"], Case]
     requires: tuple[tuple[str, str], ...] = ()   # other endpoints (method, template) the case needs
     has_payload: bool = True
 
@@ -387,7 +411,7 @@ class Endpoint:
         """The `/v1/config` endpoints-list entry that gates it."""
         return f"{self.method} /v1/{{prefix}}/{self.template}"
 
-    def supported(self, discovery: Any) -> tuple[bool, str]:
+    def supported(self, discovery: AdvertisedEndpoints | None) -> tuple[bool, str]:
         """(True, "") or (False, reason) from the advertised endpoints (default set when none advertised)."""
         if discovery is None:
             return True, ""
@@ -400,7 +424,7 @@ class Endpoint:
                 return False, f"{m} /v1/{{prefix}}/{t} is not in {what}{tail}"
         return True, ""
 
-    def prepare(self, ctx: Any) -> Case:
+    def prepare(self, ctx: CaseContext) -> Case:
         return self.builder(ctx, self)
 
     def __repr__(self) -> str:
@@ -411,7 +435,7 @@ class Endpoint:
 # Builders
 # --------------------------------------------------------------------------------------------------------
 
-def _child(ctx: Any, stem: str) -> tuple[str, ...]:
+def _child(ctx: CaseContext, stem: str) -> tuple[str, ...]:
     """A fresh namespace for a case: a child of the run namespace, or - on a target that does not nest
     namespaces (``client.placement.nested`` False) - a run-unique sibling registered for cleanup."""
     placement = getattr(ctx.client, "placement", None)
@@ -420,7 +444,7 @@ def _child(ctx: Any, stem: str) -> tuple[str, ...]:
     return tuple(ctx.namespace) + (ctx.unique(stem),)
 
 
-def _create_namespace(ctx: Any, ep: Endpoint) -> Case:
+def _create_namespace(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = _child(ctx, "ns")
     existing = _child(ctx, "nsx")
@@ -446,7 +470,7 @@ def _create_namespace(ctx: Any, ep: Endpoint) -> Case:
     )
 
 
-def _drop_namespace(ctx: Any, ep: Endpoint) -> Case:
+def _drop_namespace(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = _child(ctx, "ns")
     missing = _child(ctx, "nsm")
@@ -469,7 +493,7 @@ def _drop_namespace(ctx: Any, ep: Endpoint) -> Case:
     )
 
 
-def _update_properties(ctx: Any, ep: Endpoint) -> Case:
+def _update_properties(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = _child(ctx, "ns")
     missing = _child(ctx, "nsm")
@@ -501,7 +525,7 @@ def _update_properties(ctx: Any, ep: Endpoint) -> Case:
     )
 
 
-def _create_table(ctx: Any, ep: Endpoint) -> Case:
+def _create_table(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name, existing = ctx.unique("t"), ctx.unique("tx")
@@ -527,7 +551,7 @@ def _create_table(ctx: Any, ep: Endpoint) -> Case:
     )
 
 
-def _register_table(ctx: Any, ep: Endpoint) -> Case:
+def _register_table(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     src1, src2, name, existing = ctx.unique("src"), ctx.unique("src"), ctx.unique("t"), ctx.unique("tx")
@@ -561,7 +585,7 @@ def _register_table(ctx: Any, ep: Endpoint) -> Case:
     )
 
 
-def _update_table(ctx: Any, ep: Endpoint) -> Case:
+def _update_table(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name, missing = ctx.unique("t"), ctx.unique("tm")
@@ -587,7 +611,7 @@ def _update_table(ctx: Any, ep: Endpoint) -> Case:
     )
 
 
-def _drop_like_table(ctx: Any, ep: Endpoint, suffix: str, method: str, params: dict | None = None) -> Case:
+def _drop_like_table(ctx: CaseContext, ep: Endpoint, suffix: str, method: str, params: dict | None = None) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name, missing = ctx.unique("t"), ctx.unique("tm")
@@ -612,16 +636,16 @@ def _drop_like_table(ctx: Any, ep: Endpoint, suffix: str, method: str, params: d
     )
 
 
-def _drop_table(ctx: Any, ep: Endpoint) -> Case:
+def _drop_table(ctx: CaseContext, ep: Endpoint) -> Case:
     # with purge: the drop whose side effects reach beyond the catalog's database, the harder one to replay
     return _drop_like_table(ctx, ep, "", "DELETE", {"purgeRequested": "true"})
 
 
-def _unregister_table(ctx: Any, ep: Endpoint) -> Case:
+def _unregister_table(ctx: CaseContext, ep: Endpoint) -> Case:
     return _drop_like_table(ctx, ep, "/unregister", "POST")
 
 
-def _rename(ctx: Any, ep: Endpoint, kind: str) -> Case:
+def _rename(ctx: CaseContext, ep: Endpoint, kind: str) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     src, dst, dst2, csrc, cdst = (ctx.unique(s) for s in ("src", "dst", "dsta", "csrc", "cdst"))
@@ -662,15 +686,15 @@ def _rename(ctx: Any, ep: Endpoint, kind: str) -> Case:
     )
 
 
-def _rename_table(ctx: Any, ep: Endpoint) -> Case:
+def _rename_table(ctx: CaseContext, ep: Endpoint) -> Case:
     return _rename(ctx, ep, "table")
 
 
-def _rename_view(ctx: Any, ep: Endpoint) -> Case:
+def _rename_view(ctx: CaseContext, ep: Endpoint) -> Case:
     return _rename(ctx, ep, "view")
 
 
-def _commit_transaction(ctx: Any, ep: Endpoint) -> Case:
+def _commit_transaction(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     t1, t2, missing = ctx.unique("t"), ctx.unique("t"), ctx.unique("tm")
@@ -710,7 +734,7 @@ def _commit_transaction(ctx: Any, ep: Endpoint) -> Case:
     )
 
 
-def _create_view(ctx: Any, ep: Endpoint) -> Case:
+def _create_view(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name, existing = ctx.unique("v"), ctx.unique("vx")
@@ -732,7 +756,7 @@ def _create_view(ctx: Any, ep: Endpoint) -> Case:
     )
 
 
-def _replace_view(ctx: Any, ep: Endpoint) -> Case:
+def _replace_view(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name, missing = ctx.unique("v"), ctx.unique("vm")
@@ -767,7 +791,7 @@ def _replace_view(ctx: Any, ep: Endpoint) -> Case:
     )
 
 
-def _drop_view(ctx: Any, ep: Endpoint) -> Case:
+def _drop_view(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name, missing = ctx.unique("v"), ctx.unique("vm")
@@ -786,7 +810,7 @@ def _drop_view(ctx: Any, ep: Endpoint) -> Case:
     )
 
 
-def _register_view(ctx: Any, ep: Endpoint) -> Case:
+def _register_view(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     src1, src2, name, existing = ctx.unique("vs"), ctx.unique("vs"), ctx.unique("v"), ctx.unique("vx")
@@ -819,7 +843,7 @@ def _register_view(ctx: Any, ep: Endpoint) -> Case:
 class Plans:
     """The plans of one table, as far as the kit can see them (see the module docstring)."""
 
-    def __init__(self, client: Any, ns: tuple[str, ...], name: str, listed: bool | None = None):
+    def __init__(self, client: CatalogClient, ns: tuple[str, ...], name: str, listed: bool | None = None):
         self.client, self.ns, self.name = client, ns, name
         self.path = table_path(ns, name) + "/plan"
         self.mark = len(client.exchanges)
@@ -897,7 +921,7 @@ def _plan(cat: Catalog, ns: tuple[str, ...], name: str, body: dict | None = None
     return doc
 
 
-def _append_file(client: Any, ns: tuple[str, ...], name: str, ids: list[int]) -> None:
+def _append_file(client: CatalogClient, ns: tuple[str, ...], name: str, ids: list[int]) -> None:
     """Append one data file (rows of the kit's schema) with pyiceberg, committed over HTTP by the kit."""
     import pyarrow as pa
     from pyiceberg.catalog.noop import NoopCatalog
@@ -926,7 +950,7 @@ def _append_file(client: Any, ns: tuple[str, ...], name: str, ids: list[int]) ->
     Catalog(client)._do("POST", table_path(ns, name), body, ok=(200,), label=f"setup: append a data file to {name}")
 
 
-def _plan_table_scan(ctx: Any, ep: Endpoint) -> Case:
+def _plan_table_scan(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name, missing = ctx.unique("t"), ctx.unique("tm")
@@ -955,7 +979,7 @@ def _plan_table_scan(ctx: Any, ep: Endpoint) -> Case:
     )
 
 
-def _cancel_planning(ctx: Any, ep: Endpoint) -> Case:
+def _cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name = ctx.unique("t")
@@ -997,7 +1021,7 @@ def _cancel_planning(ctx: Any, ep: Endpoint) -> Case:
     return case
 
 
-def _fetch_scan_tasks(ctx: Any, ep: Endpoint) -> Case:
+def _fetch_scan_tasks(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name = ctx.unique("t")

@@ -5,16 +5,24 @@ target's problem instead (a failure, not a setup error)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
 from ctk.plugin.scheduling import LifetimeBatch
 from ctk.plugin.state import get_session
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ctk.checks.context import CheckContext
+    from ctk.http.client import CatalogClient
+    from ctk.openapi import Spec
+    from ctk.plugin.session import CtkSession
+    from ctk.target.config import TargetConfig
+    from ctk.target.discovery import Discovery
+
 
 @pytest.fixture(scope="session")
-def ctk_session(request: pytest.FixtureRequest):
+def ctk_session(request: pytest.FixtureRequest) -> Iterator[CtkSession]:
     """The started ctk session (target, client, discovery, run namespace); cleaned up at session end."""
     session = get_session(request.config)
     if session is None:
@@ -29,31 +37,31 @@ def ctk_session(request: pytest.FixtureRequest):
 
 
 @pytest.fixture(scope="session")
-def ctk_target(ctk_session) -> Any:
+def ctk_target(ctk_session: CtkSession) -> TargetConfig | None:
     """The TargetConfig of the catalog under test."""
     return ctk_session.target
 
 
 @pytest.fixture(scope="session")
-def ctk_client(ctk_session) -> Any:
+def ctk_client(ctk_session: CtkSession) -> CatalogClient | None:
     """A CatalogClient bound to the target (records redacted exchanges, bounded timeouts)."""
     return ctk_session.client
 
 
 @pytest.fixture(scope="session")
-def ctk_discovery(ctk_session) -> Any:
+def ctk_discovery(ctk_session: CtkSession) -> Discovery | None:
     """What /v1/config advertised (idempotency-key-lifetime etc.)."""
     return ctk_session.discovery
 
 
 @pytest.fixture(scope="session")
-def ctk_namespace(ctk_session) -> str | None:
+def ctk_namespace(ctk_session: CtkSession) -> str | None:
     """Name of this session's run namespace (single level)."""
     return ctk_session.namespace
 
 
 @pytest.fixture
-def ctk_context(ctk_session) -> Any:
+def ctk_context(ctk_session: CtkSession) -> CheckContext | None:
     """The CheckContext the conformance checks take."""
     ctx = ctk_session.context
     if ctx is None and not ctk_session.error:
@@ -62,7 +70,7 @@ def ctk_context(ctk_session) -> Any:
 
 
 @pytest.fixture(scope="session")
-def lifetime_batch(ctk_session) -> Iterator[LifetimeBatch]:
+def lifetime_batch(ctk_session: CtkSession) -> Iterator[LifetimeBatch]:
     """The lifetime checks of every operation, run as one batch (ctk/plugin/scheduling.py)."""
     batch = LifetimeBatch(ctk_session)
     try:
@@ -72,7 +80,7 @@ def lifetime_batch(ctk_session) -> Iterator[LifetimeBatch]:
 
 
 @pytest.fixture(scope="session")
-def ctk_openapi(request: pytest.FixtureRequest):
+def ctk_openapi(request: pytest.FixtureRequest) -> Spec:
     """The OpenAPI document responses are validated against (--openapi-spec or the kit's own)."""
     from ctk.openapi import load_spec
 

@@ -16,12 +16,15 @@ import contextlib
 import functools
 import json
 import warnings
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import pytest
 
 from ctk.core.verdicts import UNKNOWN_REQUIREMENT, Status, Verdict, VerdictError
 from ctk.http.exchange import render_exchanges
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ctk.plugin.session import CtkSession
 
 # Worst first: the outcome of a test with several verdicts is decided by the worst one.
 _SEVERITY = {Status.ERROR: 0, Status.FAIL: 0, Status.DEVIATION: 1, Status.INCONCLUSIVE: 2, Status.UNSUPPORTED: 3,
@@ -83,7 +86,7 @@ class CheckCall:
     is the check wrapped so that its return value is kept (pytest wants None) and a crash (an exception that is
     not pytest's skip/fail) becomes an error verdict naming the requirement and the last exchange."""
 
-    def __init__(self, item: pytest.Function, session: Any) -> None:
+    def __init__(self, item: pytest.Function, session: CtkSession | None) -> None:
         self.item, self.session = item, session
         self.result: Any = None
 
@@ -106,13 +109,13 @@ class CheckCall:
             self.item.obj = check
 
 
-def exchange_mark(session: Any) -> int:
+def exchange_mark(session: CtkSession | None) -> int:
     """How many exchanges the session's client has recorded so far (0 without one)."""
     client = getattr(session, "client", None)
     return len(getattr(client, "exchanges", None) or [])
 
 
-def last_exchange(session: Any, mark: int = 0) -> dict[str, Any] | None:
+def last_exchange(session: CtkSession | None, mark: int = 0) -> dict[str, Any] | None:
     """The last exchange the session's client recorded after ``mark`` (redacted dict), or None."""
     client = getattr(session, "client", None)
     exchanges = list(getattr(client, "exchanges", None) or [])[mark:]

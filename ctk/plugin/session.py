@@ -7,17 +7,24 @@ import contextlib
 import os
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from ctk.checks.context import CheckContext, CheckOptions
 from ctk.http.client import CatalogClient
 from ctk.http.placement import Placement
 from ctk.interposer import Interposer
 from ctk.plugin import namespace as nsmod
 from ctk.plugin.options import CtkOptions
 from ctk.target.config import TargetConfig
-from ctk.target.discovery import discover
+from ctk.target.discovery import Discovery, discover
+
+if TYPE_CHECKING:  # pragma: no cover - imported where used: the embedded catalog's web stack, Docker
+    import pytest
+
+    from ctk.plugin.containers import ContainerTarget
+    from ctk.reference.server import ReferenceServer
 
 EMBEDDED_SETTINGS = dict(control_api=True, idempotency_lifetime="PT4S", idempotency_grace="PT2S")
 
@@ -92,21 +99,21 @@ class CtkSession:
         self.options = options
         self.run_id = run_id or uuid.uuid4().hex[:8]
         self.worker = worker or "main"
-        self.server: Any = None
-        self.interposer: Any = None          # in-process interposer between the kit's client and the target
+        self.server: ReferenceServer | None = None    # the embedded catalog, when no URL is given
+        self.interposer: Interposer | None = None     # in-process interposer between the kit's client and the target
         self.interposer_note: str | None = None
-        self.url: str | None = options.catalog_url
-        self.target: Any = None
-        self.client: Any = None
-        self.discovery: Any = None
-        self.context: Any = None
+        self.url: str | None = options.catalog_url    # the catalog URL (the user's; the client may go via interposer)
+        self.target: TargetConfig | None = None       # URL, prefix, auth, timeouts the client uses
+        self.client: CatalogClient | None = None      # every request of the checks goes through it
+        self.discovery: Discovery | None = None       # what /v1/config advertised (Idempotency-Key lifetime, ...)
+        self.context: CheckContext | None = None      # what every check gets
         self.namespace: str | None = None    # the run namespace, levels joined by "." (parent levels first)
         self.namespace_parts: tuple[str, ...] = ()
         self.placement: Placement | None = None  # run namespace, nesting support, registered siblings
         self.namespace_created = False
         self.error: str | None = None        # set once the target is known to be unusable
         self.skip_reason: str | None = None  # the target cannot exist here (e.g. no Docker engine): skip, not fail
-        self.container: Any = None
+        self.container: ContainerTarget | None = None
         self.started = False
         self.cleanup_problems: list[str] = []
         self.server_info: dict[str, Any] = {}
@@ -221,10 +228,8 @@ class CtkSession:
             h["Authorization"] = f"Bearer {self.options.catalog_token}"
         return h
 
-    def _make_context(self) -> Any:
-        """H7's CheckContext on the run namespace (created by the session, so not again here)."""
-        from ctk.checks.context import CheckContext, CheckOptions
-
+    def _make_context(self) -> CheckContext:
+        """The CheckContext on the run namespace (created by the session, so not again here)."""
         options = CheckOptions(max_wait=self.options.max_wait, strict=self.options.strict)
         ctx = CheckContext.create(self.client, discovery=self.discovery, namespace=self.namespace_parts,
                                   interposer=self.interposer, options=options, create_namespace=False)
@@ -299,7 +304,7 @@ class CtkSession:
         return self.error
 
 
-def advertised_separator(discovery: Any) -> str | None:
+def advertised_separator(discovery: Discovery | None) -> str | None:
     """The ``namespace-separator`` /v1/config advertises (overrides win over defaults), or None."""
     for block in (getattr(discovery, "overrides", None), getattr(discovery, "defaults", None)):
         if isinstance(block, dict) and block.get("namespace-separator"):
@@ -307,7 +312,7 @@ def advertised_separator(discovery: Any) -> str | None:
     return None
 
 
-def worker_identity(config: Any) -> tuple[str, str]:
+def worker_identity(config: pytest.Config) -> tuple[str, str]:
     """(run id, worker id): shared run id across xdist workers, worker id 'main' without xdist."""
     winput = getattr(config, "workerinput", None)
     if winput:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:  # pragma: no cover
     from ctk.plugin.options import CtkOptions
+    from ctk.plugin.reports import VerdictCollector
     from ctk.plugin.session import CtkSession
 
 OPTIONS_KEY = pytest.StashKey["CtkOptions"]()
 SESSION_KEY = pytest.StashKey["CtkSession"]()
-COLLECTOR_KEY = pytest.StashKey[Any]()
+COLLECTOR_KEY = pytest.StashKey["VerdictCollector"]()
 
 
 def get_options(config: pytest.Config) -> "CtkOptions | None":

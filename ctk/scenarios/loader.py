@@ -63,7 +63,8 @@ def _field_path(parts) -> str:
 
 def load_file(path: str | Path) -> list[Scenario]:
     path = Path(path)
-    data = read_yaml(path, ScenarioError, unreadable="{path}: cannot read: {exc}", invalid="{path}: not valid YAML: {exc}")
+    data = read_yaml(path, ScenarioError, unreadable="{path}: cannot read: {exc}",
+                     invalid="{path}: not valid YAML: {exc}")
     return load_data(data, str(path))
 
 
