@@ -20,6 +20,7 @@ its pump waits for the next head. `proxy.Connection` owns the state; this mixin 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from ctk.interposer import h1
@@ -36,7 +37,7 @@ class ReqMeta:
     """A request on its way: what its answer needs (method for framing, toxics matched at its head)."""
 
     __slots__ = ("method", "target", "toxics", "head", "body", "version", "primary_done", "sent_at", "answer_at",
-                 "answer_status")
+                 "answer_status", "began")
 
     def __init__(self, method: str, target: str, version: str, toxics: list[Any]):
         self.method = method
@@ -47,6 +48,7 @@ class ReqMeta:
         self.sent_at = 0.0
         self.answer_at: float | None = None      # set for duplicated requests only (the coroutine path)
         self.answer_status: int | None = None
+        self.began = 0.0  # time.monotonic() at its head, when the proxy has taps
 
 
 class FastHttpMixin:
@@ -81,6 +83,8 @@ class FastHttpMixin:
                     first = p.head.first  # type: ignore[union-attr]
                     meta = ReqMeta(first[0], first[1], first[2] if len(first) > 2 else "HTTP/1.0", NO_TOXICS)
                     self.queue.append(meta)
+                    if proxy.taps:
+                        meta.began = time.monotonic()
                     if st.upgrade:
                         self.q_hold_meta = meta
                 elif kind == EV_SKIP:
@@ -234,7 +238,7 @@ class FastHttpMixin:
         if 100 <= status < 200 and status != 101:
             return
         if meta is not None:
-            self._passed_untouched(meta)
+            self._passed_untouched(meta, status)
         if status == 101:
             self._tunnel_start_fast()
             return

@@ -17,7 +17,7 @@ import re
 import socket
 import struct
 import time
-from typing import Any
+from typing import Any, Callable
 
 from ctk.interposer import fastpath as fp
 from ctk.interposer import h1
@@ -177,6 +177,9 @@ class Proxy:
         self.events: collections.deque[dict[str, Any]] = collections.deque(maxlen=EVENTS_MAX)
         self.connections: set[Connection] = set()
         self.side_tasks: set[asyncio.Task] = set()  # duplicate_request copies still running
+        #: taps: called on the loop as tap(request, upstream status or None, error or None) once per request when
+        #: its answer went out (or the connection ended before it); they observe and change nothing
+        self.taps: list[Callable[[ReqMeta, int | None, str | None], None]] = []
         self.released: dict[int, asyncio.Event] = {}  # hold_copy: set when the toxic (by id) is removed
         self._server: asyncio.base_events.Server | None = None
 
@@ -653,6 +656,11 @@ class Connection(fp.FastHttpMixin):
         self._cancel_tasks()
 
     def _cancel_tasks(self) -> None:
+        taps = self.proxy.taps
+        if taps:
+            for meta in self.queue:  # requests the connection ended before answering
+                for tap in taps:
+                    tap(meta, None, "connection closed before the answer")
         # side tasks (the copies of duplicate_request, on their own upstream connections, bounded by
         # DUPLICATE_TIMEOUT) outlive the client connection, so their answers are still counted;
         # Proxy.stop() cancels them
@@ -811,14 +819,14 @@ class Connection(fp.FastHttpMixin):
             self.c_proto.on_pause = self._client_write_paused
         self.u_proto.on_pause = self._upstream_write_paused  # type: ignore[union-attr]
         if self._fast_ok("upstream"):
-            self._req_to_fast(first_client)
+            self._to_fast("upstream", first_client)
         else:
             if first_client:
                 _unread(self.c_reader, first_client)
             self.req_task = self._spawn(self._request_pump())
         if not self.dead:
             if self._fast_ok("downstream"):
-                self._resp_to_fast()
+                self._to_fast("downstream")
             else:
                 self.resp_task = self._spawn(self._response_pump())
         await self.ended
@@ -843,37 +851,33 @@ class Connection(fp.FastHttpMixin):
                     return False
         return True
 
-    def _req_to_fast(self, prefix: bytes = b"") -> None:
-        data, eof = _take_buffer(self.c_reader, self.c_transport)
+    def _to_fast(self, stream: str, prefix: bytes = b"") -> None:
+        """A direction no toxic touches goes to the fast path (its coroutine pump, if any, waits at a head):
+        what its StreamReader and its parser hold is parsed at once."""
+        upstream = stream == "upstream"
+        if upstream:
+            reader, transport, proto, other, side = self.c_reader, self.c_transport, self.c_proto, self.u_proto, "c"
+            parser, on = self.q_parser, (self._fq_data, self._fq_eof, self._fq_lost)
+            self.req_fast = True
+            parser.release()  # the coroutine path reads on after an Upgrade request: so does the fast path
+            self.q_eof = False
+        else:
+            reader, transport, proto, other, side = self.u_reader, self.u_transport, self.u_proto, self.c_proto, "u"
+            parser, on = self.r_parser, (self._fr_data, self._fr_eof, self._fr_lost)
+            self.resp_fast = True
+            self.r_eof = False
+            self.r_ctx = None
+        assert reader is not None and proto is not None
+        data, eof = _take_buffer(reader, transport)
         if prefix:
             data = prefix + data
-        self.req_fast = True
-        self.q_parser.release()  # the coroutine path reads on after an Upgrade request: so does the fast path
-        self.q_eof = False
-        proto = self.c_proto
-        assert proto is not None
-        proto.route_fast(self._fq_data, self._fq_eof, self._fq_lost)
-        if self.u_proto is not None and self.u_proto._paused:  # type: ignore[attr-defined]
-            self._pause_reading("c", True)
-        if data or self.q_parser.pending():
-            self._fq_data(data)
+        proto.route_fast(*on)
+        if other is not None and other._paused:  # type: ignore[attr-defined]
+            self._pause_reading(side, True)
+        if data or parser.pending():
+            on[0](data)
         if eof:
-            self._fq_eof()
-
-    def _resp_to_fast(self) -> None:
-        assert self.u_reader is not None and self.u_proto is not None
-        data, eof = _take_buffer(self.u_reader, self.u_transport)
-        self.resp_fast = True
-        self.r_eof = False
-        self.r_ctx = None
-        proto = self.u_proto
-        proto.route_fast(self._fr_data, self._fr_eof, self._fr_lost)
-        if self.c_proto is not None and self.c_proto._paused:  # type: ignore[attr-defined]
-            self._pause_reading("u", True)
-        if data or self.r_parser.pending():
-            self._fr_data(data)
-        if eof:
-            self._fr_eof()
+            on[1]()
 
     def _go_slow(self, stream: str) -> None:
         """A toxic concerns this direction: hand it from the fast path to its coroutine pump, mid-message too.
@@ -918,22 +922,24 @@ class Connection(fp.FastHttpMixin):
             if task is not None:
                 task.cancel()  # it waits in readuntil: nothing was consumed
             self.req_idle = False
-            self._req_to_fast()
+            self._to_fast("upstream")
         if not self.dead and not self.resp_fast and self.resp_idle and self._fast_ok("downstream"):
             task = self.resp_task
             if task is not None:
                 task.cancel()
             self.resp_idle = False
-            self._resp_to_fast()
+            self._to_fast("downstream")
 
-    def _passed_untouched(self, meta: ReqMeta) -> None:
+    def _passed_untouched(self, meta: ReqMeta, status: int) -> None:
         """The answer to the oldest request went out as the upstream sent it (coroutine or fast path)."""
-        self._answered(meta)
+        self._answered(meta, status)
         self.proxy.counters.passed += 1
 
-    def _answered(self, meta: ReqMeta) -> None:
+    def _answered(self, meta: ReqMeta, status: int) -> None:
         """The answer to the oldest request went out (or was dropped by a toxic)."""
         self.queue.popleft()
+        for tap in self.proxy.taps:
+            tap(meta, status, None)
         if meta.primary_done is not None:
             meta.primary_done.set()
         self.proxy.counters.responses += 1
@@ -981,7 +987,7 @@ class Connection(fp.FastHttpMixin):
                     return
             while not self.dead:
                 if self._fast_ok("upstream"):
-                    self._req_to_fast()
+                    self._to_fast("upstream")
                     return
                 self.req_idle = True
                 try:
@@ -1009,6 +1015,8 @@ class Connection(fp.FastHttpMixin):
                         dup = t
                         meta.primary_done = asyncio.Event()
                 self.queue.append(meta)
+                if proxy.taps:
+                    meta.began = time.monotonic()
                 expect = "100-continue" in head.tokens("expect")
                 if dup is not None and dup.attributes.get("parallel") and not expect:
                     try:
@@ -1202,19 +1210,11 @@ class Connection(fp.FastHttpMixin):
         try:
             if resume is not None:
                 head, meta, kind, status = resume
-                try:
-                    await msgs.body(down.send)
-                except ht.HttpProtocolError as exc:
-                    proxy.counters.upstream_errors += 1
-                    proxy.event("upstream_protocol_error", error=str(exc), target=meta.target if meta else None)
-                    await down.flush()
-                    self.close("upstream died mid-response")
-                    return
-                if not await self._after_forward(head, meta, kind, status):
+                if not await self._pass_answer(msgs, head, meta, kind, 0, status, resumed=True):
                     return
             while not self.dead:
                 if self._fast_ok("downstream"):
-                    self._resp_to_fast()
+                    self._to_fast("downstream")
                     return
                 self.resp_idle = True
                 try:
@@ -1241,15 +1241,7 @@ class Connection(fp.FastHttpMixin):
                     meta.answer_status = status
                 response_toxics = [t for t in meta.toxics if t.type in ht.RESPONSE_SIDE] if meta and not informational else []
                 if not response_toxics:
-                    try:
-                        await self._forward_response(msgs, head, kind, length)
-                    except ht.HttpProtocolError as exc:
-                        proxy.counters.upstream_errors += 1
-                        proxy.event("upstream_protocol_error", error=str(exc), target=meta.target if meta else None)
-                        await down.flush()
-                        self.close("upstream died mid-response")
-                        return
-                    if not await self._after_forward(head, meta, kind, status):
+                    if not await self._pass_answer(msgs, head, meta, kind, length, status):
                         return
                     continue
                 # a toxic acts on this answer: read all of it first
@@ -1265,7 +1257,7 @@ class Connection(fp.FastHttpMixin):
                     self.close("upstream protocol error")
                     return
                 assert meta is not None
-                self._answered(meta)
+                self._answered(meta, status)
                 raw = b"".join(parts)
                 keep = kind != "close" and head.keep_alive(head.first[0])
                 body = ht.body_text(b"".join(parts[1:]), kind == "chunked")
@@ -1281,6 +1273,25 @@ class Connection(fp.FastHttpMixin):
             proxy.event("internal_error", error=repr(exc), peer=self.peer)
             self.abort()
 
+    async def _pass_answer(self, msgs: MessageReader, head: ht.Head, meta: ReqMeta | None, kind: str, length: int,
+                           status: int, resumed: bool = False) -> bool:
+        """Forward an answer untouched (`resumed`: the fast path sent its head and began its body); then
+        whether the connection goes on (True)."""
+        down = self.down
+        assert down is not None
+        try:
+            if resumed:
+                await msgs.body(down.send)
+            else:
+                await self._forward_response(msgs, head, kind, length)
+        except ht.HttpProtocolError as exc:
+            self.proxy.counters.upstream_errors += 1
+            self.proxy.event("upstream_protocol_error", error=str(exc), target=meta.target if meta else None)
+            await down.flush()
+            self.close("upstream died mid-response")
+            return False
+        return await self._after_forward(head, meta, kind, status)
+
     async def _after_forward(self, head: ht.Head, meta: ReqMeta | None, kind: str, status: int) -> bool:
         """An answer went through untouched: count it, then whether the connection goes on (True)."""
         down = self.down
@@ -1288,7 +1299,7 @@ class Connection(fp.FastHttpMixin):
         if 100 <= status < 200 and status != 101:
             return True
         if meta is not None:
-            self._passed_untouched(meta)
+            self._passed_untouched(meta, status)
         if status == 101:
             await self._tunnel()
             return False

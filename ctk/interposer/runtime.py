@@ -83,6 +83,7 @@ class Interposer:
         self._api: ApiServer | None = None
         self._proxy: Proxy | None = None
         self._http_seq = 0
+        self._taps: list[Any] = []  # the proxy's tap list (shared once started)
 
     # ----------------------------------------------------------- lifecycle
     def start(self) -> tuple[str, int]:
@@ -101,12 +102,20 @@ class Interposer:
     async def _astart(self) -> None:
         self._registry = Registry()
         proxy = Proxy(self.name, self._listen, self._upstream, protocol=self._protocol, fast_path=self._fast_path)
+        proxy.taps = self._taps
         await proxy.start()
         self._registry.proxies[self.name] = proxy
         self._proxy = proxy
         if self._api_listen is not None:
             self._api = ApiServer(self._registry, self._api_listen)
             await self._api.start()
+
+    def add_tap(self, tap: Any) -> None:
+        """Observe every HTTP exchange: ``tap(request, status, error)`` is called on the interposer's thread
+        once per request (``request.method``, ``.target``, ``.began`` (time.monotonic() at its head)) when
+        its answer went out (``status``: the upstream's), or with ``status`` None and ``error`` when the
+        connection ended first. A tap must be quick and must not raise."""
+        self._taps.append(tap)
 
     def stop(self) -> None:
         rt = self._runtime

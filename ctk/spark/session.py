@@ -10,9 +10,9 @@ One JVM serves a Python process: the first call starts it; later calls get a `ne
 SparkContext (own SQL conf, own catalog instances), so several targets or catalog names can coexist. Use
 distinct `name`s for distinct targets in one session.
 
-What the client did: with `record=True` (the default) Spark talks to the catalog through a small recording
-reverse proxy on 127.0.0.1 (`RequestRecorder`), which forwards every request unchanged and notes method,
-path, status and duration. `session_info(spark).recorder` gives the records; `commit_stats(records)` counts
+What the client did: with `record=True` (the default) Spark talks to the catalog through an interposer on
+127.0.0.1 with a tap (`RequestRecorder`), which forwards every request unchanged and notes method, path,
+status and duration. `session_info(spark).recorder` gives the records; `commit_stats(records)` counts
 commit attempts (POST to a table or /transactions/commit) and their 409s, which is how optimistic-concurrency
 retries of the Java client show up. This sees exactly what went over the wire, for any catalog. Against the
 reference catalog with its control API, `reference_executions(url)` reads `GET /_ctk/executions` as well.
@@ -32,7 +32,6 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -63,9 +62,13 @@ class RecordedRequest:
 
 
 class RequestRecorder:
-    """A recording HTTP/1.1 reverse proxy on 127.0.0.1 in front of `upstream` (an http:// base URL)."""
+    """What the Iceberg client sent: a tap on an interposer (ctk.interposer) on 127.0.0.1 in front of
+    `upstream` (an http:// base URL). The interposer forwards every byte unchanged (no toxic is ever added to
+    it); the tap notes each exchange when its answer went out, or when the connection ended before it."""
 
     def __init__(self, upstream: str, *, timeout: float = 120.0) -> None:
+        from ctk.interposer import Interposer
+
         parts = urlsplit(upstream)
         if parts.scheme != "http":
             raise ValueError(f"the recorder forwards plain http only, got {upstream!r}")
@@ -75,67 +78,25 @@ class RequestRecorder:
         self.timeout = timeout
         self.records: list[RecordedRequest] = []
         self._records_lock = threading.Lock()
-        recorder = self
+        self._interposer = Interposer(upstream=(self.upstream_host, self.upstream_port), name="ctk-spark-recorder",
+                                      protocol="http")
+        self._interposer.add_tap(self._tap)
+        self.address = self._interposer.start()
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # quiet
-                pass
-
-            def _forward(self) -> None:
-                started, t0 = time.time(), time.monotonic()
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else None
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "keep-alive")}
-                status, error = None, None
-                try:
-                    conn = http.client.HTTPConnection(recorder.upstream_host, recorder.upstream_port, timeout=recorder.timeout)
-                    try:
-                        conn.request(self.command, recorder.upstream_path + self.path, body=body, headers=headers)
-                        resp = conn.getresponse()
-                        data = resp.read()
-                        status = resp.status
-                        self.send_response(resp.status, resp.reason)
-                        for k, v in resp.getheaders():
-                            if k.lower() not in ("transfer-encoding", "connection", "content-length", "keep-alive"):
-                                self.send_header(k, v)
-                        self.send_header("Content-Length", str(len(data)))
-                        self.end_headers()
-                        if self.command != "HEAD":
-                            self.wfile.write(data)
-                    finally:
-                        conn.close()
-                except (OSError, http.client.HTTPException) as exc:
-                    error = f"{type(exc).__name__}: {exc}"
-                    self.close_connection = True
-                    if status is None:
-                        try:
-                            msg = json.dumps({"error": {"message": f"ctk recorder: upstream failed: {error}",
-                                                        "type": "ServiceUnavailableException", "code": 502}}).encode()
-                            self.send_response(502)
-                            self.send_header("Content-Type", "application/json")
-                            self.send_header("Content-Length", str(len(msg)))
-                            self.end_headers()
-                            self.wfile.write(msg)
-                        except OSError:
-                            pass
-                finally:
-                    with recorder._records_lock:
-                        recorder.records.append(
-                            RecordedRequest(self.command, self.path, status, time.monotonic() - t0, started, error)
-                        )
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _forward
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="ctk-spark-recorder", daemon=True)
-        self._thread.start()
+    def _tap(self, request: Any, status: int | None, error: str | None) -> None:
+        """Called on the interposer's thread, once per request."""
+        seconds = time.monotonic() - request.began
+        path = request.target
+        if self.upstream_path and path.startswith(self.upstream_path + "/"):
+            path = path[len(self.upstream_path):]
+        record = RecordedRequest(request.method, path, status, seconds, time.time() - seconds, error)
+        with self._records_lock:
+            self.records.append(record)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        """Where a client sends what it would send to `upstream` (the upstream's path included)."""
+        return f"http://{self.address[0]}:{self.address[1]}{self.upstream_path}"
 
     def snapshot(self) -> list[RecordedRequest]:
         with self._records_lock:
@@ -146,9 +107,7 @@ class RequestRecorder:
             self.records.clear()
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._interposer.stop()
 
 
 _COMMIT_PATH = re.compile(r"^/v1/(?:.+/)?(?:namespaces/[^/]+/tables/[^/?]+|transactions/commit)(?:\?.*)?$")
