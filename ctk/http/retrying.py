@@ -22,10 +22,10 @@ import random
 import time
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from ctk.core.recording import Recorder, Unrecorded
-from ctk.http.client import classify_outcome, error_kind
+from ctk.http.client import CatalogClient, classify_outcome, error_kind
 from ctk.http.exchange import Exchange
 from ctk.http.keys import is_valid_key, new_key
 
@@ -44,6 +44,13 @@ class IdempotencyWindowExpired(Exception):
         self.attempts = attempts
 
 
+class AdvertisedLifetime(Protocol):
+    """What the retrying client needs of discovery (`ctk.target.discovery.Discovery` is one): the
+    idempotency-key lifetime /v1/config advertised (None: no usable one)."""
+
+    lifetime: timedelta | None
+
+
 class RetryingClient:
     """Retrying mutations over a `CatalogClient`, gated by a `Discovery` (see module docstring).
 
@@ -51,8 +58,8 @@ class RetryingClient:
     After each ``mutate()``: ``last_attempts`` (the exchanges), ``last_key``, ``last_op_id``.
     """
 
-    def __init__(self, client: Any, discovery: Any, max_attempts: int = 5, base_delay: float = 0.05,
-                 max_delay: float = 1.0, max_retry_after: float = 5.0, use_keys: bool = True,
+    def __init__(self, client: CatalogClient, discovery: AdvertisedLifetime | None, max_attempts: int = 5,
+                 base_delay: float = 0.05, max_delay: float = 1.0, max_retry_after: float = 5.0, use_keys: bool = True,
                  history: Recorder | None = None, process: Any = None, header_name: str = "Idempotency-Key",
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
                  rng: random.Random | None = None) -> None:
