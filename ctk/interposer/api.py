@@ -40,7 +40,7 @@ from urllib.parse import unquote
 from ctk.interposer import h1
 from ctk.interposer import http_toxics as ht
 from ctk.interposer.h1_reader import MessageReader
-from ctk.interposer.proxy import Proxy, check_loopback, parse_hostport
+from ctk.interposer.listener import Proxy, check_loopback, parse_hostport
 from ctk.interposer.toxics import ToxicError
 
 VERSION = "2.12.0-ctk"  # the Toxiproxy API version this one follows, marked as ours

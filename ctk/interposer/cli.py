@@ -9,7 +9,7 @@ import sys
 
 from ctk.interposer import loops
 from ctk.interposer.api import ApiServer, Registry
-from ctk.interposer.proxy import Proxy, check_loopback, parse_hostport
+from ctk.interposer.listener import Proxy, check_loopback, parse_hostport
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

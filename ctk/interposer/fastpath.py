@@ -2,7 +2,7 @@
 and relayed synchronously, inside the transport's ``data_received`` callback, with no StreamReader, task or
 await per request.
 
-It does what the coroutine pumps of `proxy.Connection` do when no toxic applies, byte for byte: every message
+It does what the coroutine pumps of `connection.Connection` do when no toxic applies, byte for byte: every message
 head is parsed (requests and responses are counted, each request's method frames its answer), bodies are
 streamed as they arrive (Content-Length, chunked with trailers, read-until-close), pipelined requests queue
 up, 1xx answers pass through, a 101 turns the connection into a raw tunnel, and flow control pauses the
@@ -14,7 +14,7 @@ A direction leaves the fast path the moment a toxic that concerns it is added (a
 directions; a TCP toxic: the direction of its stream), at any point of a message: what the parser still
 holds goes back into the StreamReader and the coroutine pump resumes where the parser was (in a head, in a
 body with N bytes left, inside chunked framing, in a tunnel). It comes back when the toxics are gone and
-its pump waits for the next head. `proxy.Connection` owns the state; this mixin only holds the parsers.
+its pump waits for the next head. `connection.Connection` owns the state; this mixin only holds the parsers.
 """
 
 from __future__ import annotations
@@ -23,10 +23,8 @@ import asyncio
 import time
 from typing import Any
 
-from ctk.interposer import h1
 from ctk.interposer import http_toxics as ht
-from ctk.interposer.h1 import (CLOSE, DONE, EV_BODY, EV_END, EV_ERROR, EV_HEAD, EV_SKIP, EV_TUNNEL, HEAD, HOLD,
-                               IN_BODY, NEED_DATA, TUNNEL)
+from ctk.interposer.h1 import CLOSE, DONE, EV_END, EV_ERROR, EV_HEAD, EV_SKIP, HEAD, HOLD, IN_BODY, NEED_DATA, TUNNEL
 
 Head = ht.Head
 HttpProtocolError = ht.HttpProtocolError
@@ -52,7 +50,7 @@ class ReqMeta:
 
 
 class FastHttpMixin:
-    """Parsers of the fast path; mixed into `proxy.Connection` (which defines the attributes used here)."""
+    """Parsers of the fast path; mixed into `connection.Connection` (which defines the attributes used here)."""
 
     # ------------------------------------------------------------------ requests (client -> upstream)
     def _fq_data(self, data: bytes) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from ctk.interposer import loops
 from ctk.interposer.api import ApiServer, Registry
 from ctk.interposer.http_toxics import HttpMatch
-from ctk.interposer.proxy import Proxy, check_loopback
+from ctk.interposer.listener import Proxy, check_loopback
 
 CALL_TIMEOUT = 15.0
 
