@@ -33,6 +33,7 @@ DUPLICATE_TIMEOUT = 30.0
 LAST_BYTE_WAIT = 0.01  # a parallel burst: seconds between all-but-the-last bytes and the last bytes
 
 ReqMeta = fp.ReqMeta
+TO_FAST = object()  # a pump handed its direction to the fast path
 
 
 class Connection(fp.FastHttpMixin):
@@ -466,6 +467,26 @@ class Connection(fp.FastHttpMixin):
             out.append(t)
         return out
 
+    async def _idle_head(self, stream: str, msgs: MessageReader) -> Any:
+        """A pump at a message boundary: the direction goes to the fast path when no toxic touches it (returns
+        TO_FAST); else the next head (None: the peer closed before one), the pump marked idle meanwhile so
+        that `_maybe_fast` may take the direction to the fast path while it waits."""
+        if self._fast_ok(stream):
+            self._to_fast(stream)
+            return TO_FAST
+        upstream = stream == "upstream"
+        if upstream:
+            self.req_idle = True
+        else:
+            self.resp_idle = True
+        try:
+            return await msgs.head(None if upstream else self._next_method)
+        finally:
+            if upstream:
+                self.req_idle = False
+            else:
+                self.resp_idle = False
+
     async def _request_pump(self, mid_body: bool = False) -> None:
         proxy = self.proxy
         up = self.up
@@ -480,19 +501,15 @@ class Connection(fp.FastHttpMixin):
                     self.close("client protocol error in a body")
                     return
             while not self.dead:
-                if self._fast_ok("upstream"):
-                    self._to_fast("upstream")
-                    return
-                self.req_idle = True
                 try:
-                    head = await msgs.head()
+                    head = await self._idle_head("upstream", msgs)
                 except ht.HttpProtocolError as exc:
                     if msgs.parser.head is not None:  # a head whose framing is unusable still counts
                         proxy.counters.requests += 1
                     proxy.event("client_protocol_error", error=str(exc), peer=self.peer)
                     break
-                finally:
-                    self.req_idle = False
+                if head is TO_FAST:
+                    return
                 if head is None:
                     break
                 proxy.counters.requests += 1
@@ -707,19 +724,15 @@ class Connection(fp.FastHttpMixin):
                 if not await self._pass_answer(msgs, head, meta, kind, 0, status, resumed=True):
                     return
             while not self.dead:
-                if self._fast_ok("downstream"):
-                    self._to_fast("downstream")
-                    return
-                self.resp_idle = True
                 try:
-                    head = await msgs.head(self._next_method)
+                    head = await self._idle_head("downstream", msgs)
                 except ht.HttpProtocolError as exc:
                     proxy.counters.upstream_errors += 1
                     proxy.event("upstream_protocol_error", error=str(exc), peer=self.peer)
                     self.close("upstream protocol error")
                     return
-                finally:
-                    self.resp_idle = False
+                if head is TO_FAST:
+                    return
                 if head is None:
                     if self.queue:
                         proxy.counters.upstream_errors += 1
