@@ -81,7 +81,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if is_suite_item(item) and not item.get_closest_marker("ctk"):
             item.add_marker(pytest.mark.ctk)
         if has_timeout and item.get_closest_marker("ctk") and not item.get_closest_marker("timeout"):
-            item.add_marker(pytest.mark.timeout(backstop))
+            # a Spark workload is minutes of JVM work (139 s for one on a loaded 2-core machine): a longer backstop
+            item.add_marker(pytest.mark.timeout(backstop * (3 if item.get_closest_marker("spark") else 1)))
 
 
 @pytest.hookimpl(wrapper=True)

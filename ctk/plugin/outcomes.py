@@ -84,7 +84,8 @@ def crashed(item: pytest.Item, exc: BaseException, last_exchange: dict[str, Any]
 class CheckCall:
     """One ctk check as pytest calls it: while pytest's own ``pytest_pyfunc_call`` runs, the item's function
     is the check wrapped so that its return value is kept (pytest wants None) and a crash (an exception that is
-    not pytest's skip/fail) becomes an error verdict naming the requirement and the last exchange."""
+    not pytest's skip/fail, or pytest-timeout's backstop) becomes an error verdict naming the requirement and
+    the last exchange."""
 
     def __init__(self, item: pytest.Function, session: CtkSession | None) -> None:
         self.item, self.session = item, session
@@ -100,6 +101,12 @@ class CheckCall:
             try:
                 self.result = check(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - a crashed check is a verdict `error`, not a vanished test
+                self.result = crashed(self.item, exc, last_exchange(self.session, mark))
+            except pytest.fail.Exception as exc:
+                # pytest-timeout's backstop raises pytest's Failed inside the check: an error verdict too, so the
+                # report does not claim a pass while pytest fails the run
+                if not str(exc).startswith("Timeout"):
+                    raise
                 self.result = crashed(self.item, exc, last_exchange(self.session, mark))
 
         self.item.obj = keeping_the_result

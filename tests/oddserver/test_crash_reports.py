@@ -53,6 +53,20 @@ def test_fine():
     return Verdict.ok("KEY-01", "ran")
 """
 
+HANGING = """
+import threading
+
+import pytest
+
+REQUIREMENT = "HIST-01"
+
+
+@pytest.mark.ctk
+@pytest.mark.timeout(2)
+def test_hangs_past_its_backstop():
+    threading.Event().wait(60)    # pytest-timeout's backstop ends it
+"""
+
 
 @pytest.fixture(scope="module")
 def reference_url(tmp_path_factory):
@@ -85,6 +99,20 @@ def test_crashed_check_is_an_error_verdict_in_the_reports(pytester: pytest.Pytes
     assert "ZeroDivisionError" in html and "s-error" in html and ">ERROR<" in html
     out = result.stdout.str()
     assert "OCC-02 (MUST) ERROR" in out and "4 error" in out
+
+
+def test_check_stopped_by_its_timeout_backstop_is_an_error_verdict(pytester: pytest.Pytester, reference_url):
+    """A check that pytest-timeout stops (a Spark workload on a loaded machine, a hanging catalog) fails the
+    test: the report must say so with an error verdict, not claim a pass with that check missing."""
+    pytester.makepyfile(test_hanging=HANGING)
+    result = pytester.runpytest_subprocess("test_hanging.py", "--catalog-url", reference_url, "-p", "no:html",
+                                           "--ctk-reports", "rep", timeout=120)
+    result.assert_outcomes(failed=1)
+    data = json.loads((pytester.path / "rep" / "conformance.json").read_text())
+    [verdict] = data["results"]
+    assert verdict["requirement"] == "HIST-01" and verdict["status"] == "error", verdict
+    assert "Timeout" in verdict["message"]
+    assert data["overall"] == "error" or (data["overall"] is None and data["subset"])   # a subset has none
 
 
 def test_suite_run_against_the_odd_server_reports_schema_finding_not_occ_failure(pytester: pytest.Pytester,
