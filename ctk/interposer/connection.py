@@ -820,6 +820,13 @@ class Connection(fp.FastHttpMixin):
             return False
         return True
 
+    def _injected(self, t: Toxic, meta: ReqMeta, status: int, body: str | None, **extra: Any) -> None:
+        """A toxic took or changed an answer: counted, and an event (named after the toxic's type) that keeps
+        what the client did not get."""
+        self.proxy.counters.injected[t.type] += 1
+        self.proxy.event(t.type, toxic=t.name, method=meta.method, target=meta.target, status=status, **extra,
+                         body=body)
+
     async def _apply_response_toxics(
         self, meta: ReqMeta, status: int, raw: bytes, keep: bool, toxics: list[Toxic], body: str | None = None
     ) -> bool:
@@ -834,34 +841,22 @@ class Connection(fp.FastHttpMixin):
                             body=body)
         for t in toxics:
             if t.type == "delay_response" and t.attributes["delay_ms"]:
-                proxy.counters.injected["delay_response"] += 1
-                proxy.event("delay_response", toxic=t.name, method=meta.method, target=meta.target, status=status,
-                            body=body)
+                self._injected(t, meta, status, body)
                 await asyncio.sleep(t.attributes["delay_ms"] / 1000.0)
         for t in toxics:
             if t.type == "drop_response":
-                proxy.counters.injected["drop_response"] += 1
-                proxy.event("drop_response", toxic=t.name, method=meta.method, target=meta.target, status=status,
-                            body=body)
+                self._injected(t, meta, status, body)
                 await down.flush()
                 self.close("drop_response")
                 return True
             if t.type == "replace_status":
                 new = t.attributes["status"]
-                proxy.counters.injected["replace_status"] += 1
-                proxy.event(
-                    "replace_status", toxic=t.name, method=meta.method, target=meta.target, status=status, sent=new,
-                    body=body,
-                )
+                self._injected(t, meta, status, body, sent=new)
                 await down.send(ht.error_response(new, keep))
                 return False
             if t.type == "reset_after_bytes":
                 n = t.attributes["bytes"]
-                proxy.counters.injected["reset_after_bytes"] += 1
-                proxy.event(
-                    "reset_after_bytes", toxic=t.name, method=meta.method, target=meta.target, status=status, bytes=n,
-                    body=body,
-                )
+                self._injected(t, meta, status, body, bytes=n)
                 if n:
                     await down.send(raw[:n])
                     await down.flush()

@@ -154,3 +154,55 @@ def test_any_split_gives_the_same_messages(cuts):
     assert joined(events) == whole
     assert [m[0].split(b" ")[1] for m in whole[0]] == [b"/a", b"/b", b"/c", b"/u"]
     assert p.state.phase == h1.HOLD
+
+
+# ---------------------------------------------------------------- the coroutine path's driver (h1_reader)
+
+def _run_reader(data: bytes, role: str, steps):
+    import asyncio
+
+    from ctk.interposer.h1_reader import MessageReader
+
+    async def go():
+        reader = asyncio.StreamReader()
+        reader.feed_data(data)
+        reader.feed_eof()
+        msgs = MessageReader(reader, h1.Parser(role))
+        return await steps(msgs)
+
+    return asyncio.run(go())
+
+
+def test_reader_heads_and_bodies_then_a_clean_end():
+    async def steps(msgs):
+        out = []
+        while (head := await msgs.head(lambda: "GET")) is not None:
+            out.append((head.status, msgs.parser.kind, await msgs.whole_body()))
+        return out
+
+    data = (b"HTTP/1.1 100 Continue\r\n\r\n"
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n"
+            b"HTTP/1.0 200 OK\r\n\r\nuntil the close")
+    assert _run_reader(data, h1.RESPONSE, steps) == [
+        (100, "none", b""), (200, "length", b"ok"), (200, "chunked", b"2\r\nab\r\n0\r\n\r\n"),
+        (200, "close", b"until the close")]
+
+
+def test_reader_errors_name_what_was_cut():
+    from ctk.interposer.http_toxics import HttpProtocolError
+
+    async def body_cut(msgs):
+        await msgs.head()
+        await msgs.whole_body()
+
+    with pytest.raises(HttpProtocolError, match="middle of a body"):
+        _run_reader(b"POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\nabc", h1.REQUEST, body_cut)
+
+    async def head_cut(msgs):
+        await msgs.head()
+
+    with pytest.raises(HttpProtocolError, match="middle of a message head"):
+        _run_reader(b"POST / HTTP/1.1\r\nHost", h1.REQUEST, head_cut)
+    with pytest.raises(HttpProtocolError, match="bad start line"):
+        _run_reader(b"NONSENSE\r\n\r\n", h1.REQUEST, head_cut)
