@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from ctk.interposer import http_toxics as ht
-from ctk.interposer.h1 import CLOSE, DONE, EV_END, EV_ERROR, EV_HEAD, EV_SKIP, HEAD, HOLD, IN_BODY, NEED_DATA, TUNNEL
+from ctk.interposer.h1 import CLOSE, DONE, END_DUE, EV_END, EV_ERROR, EV_HEAD, EV_SKIP, HEAD, HOLD, IN_BODY, NEED_DATA, TUNNEL
 
 Head = ht.Head
 HttpProtocolError = ht.HttpProtocolError
@@ -67,8 +67,11 @@ class FastHttpMixin:
             proxy = self.proxy
             error = None
             out: list[bytes] | None = None  # spans before skipped bytes (blank lines between requests)
+            n = len(data)
             while True:
-                if st.phase == HEAD and proxy.http_toxics and p.pos < len(data):
+                if p.pos >= n and st.phase != END_DUE:
+                    break  # nothing left to parse (spares a call that would say so)
+                if st.phase == HEAD and proxy.http_toxics:
                     # an HTTP toxic exists: the coroutine path takes over at this head
                     self._fq_write(out, data[start:p.pos])
                     self._go_slow("upstream")
@@ -173,8 +176,11 @@ class FastHttpMixin:
             data = p.data
             start = p.pos
             st = p.state
+            n = len(data)
             while True:
-                if st.phase == HEAD and p.pos < len(data):
+                if p.pos >= n and st.phase != END_DUE:
+                    break
+                if st.phase == HEAD:
                     queue = self.queue
                     meta = queue[0] if queue else None
                     if meta is not None and meta.toxics:
@@ -184,7 +190,7 @@ class FastHttpMixin:
                         return
                     kind = p.next(meta.method if meta is not None else None)
                     if kind == EV_HEAD:
-                        self.r_ctx = (p.head, meta, p.kind, p.head.status)  # type: ignore[union-attr]
+                        self.r_ctx = (p.head, meta, p.kind, p.status)
                         continue
                 else:
                     kind = p.next()

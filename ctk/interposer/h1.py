@@ -85,7 +85,8 @@ class Event:
 
 
 class Parser:
-    __slots__ = ("role", "state", "data", "pos", "head", "kind", "length", "start", "stop", "error", "in_body")
+    __slots__ = ("role", "state", "data", "pos", "head", "status", "kind", "length", "start", "stop", "error",
+                 "in_body")
 
     def __init__(self, role: str, state: State | None = None):
         if role not in (REQUEST, RESPONSE):
@@ -95,6 +96,7 @@ class Parser:
         self.data = b""
         self.pos = 0
         self.head: Head | None = None
+        self.status = 0  # responses: the status of `head`
         self.kind = "none"
         self.length = 0
         self.start = self.stop = 0
@@ -196,7 +198,7 @@ class Parser:
                     conn = head.headers.get("connection")
                     st.upgrade = conn is not None and "upgrade" in conn.lower()
                 else:
-                    status = head.status
+                    self.status = status = head.status
                     if method == "HEAD" or 100 <= status < 200 or status in (204, 304):
                         kind, length = "none", 0
                     else:
