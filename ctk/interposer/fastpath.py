@@ -14,7 +14,8 @@ A direction leaves the fast path the moment a toxic that concerns it is added (a
 directions; a TCP toxic: the direction of its stream), at any point of a message: what the parser still
 holds goes back into the StreamReader and the coroutine pump resumes where the parser was (in a head, in a
 body with N bytes left, inside chunked framing, in a tunnel). It comes back when the toxics are gone and
-its pump waits for the next head. `connection.Connection` owns the state; this mixin only holds the parsers.
+its pump waits for the next head. Both paths drive the same `h1.Parser` per direction (its state a value:
+phase, bytes left); `connection.Connection` owns them, this mixin is the synchronous driver.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ class ReqMeta:
 
 
 class FastHttpMixin:
-    """Parsers of the fast path; mixed into `connection.Connection` (which defines the attributes used here)."""
+    """The fast path's driver of the parsers; mixed into `connection.Connection` (which defines the
+    attributes used here)."""
 
     # ------------------------------------------------------------------ requests (client -> upstream)
     def _fq_data(self, data: bytes) -> None:
