@@ -162,14 +162,20 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
     # for the advertised lifetime (LIFE-01), and no re-execution when the stored answer is unreadable (RECON-01).
     Profile("no-replay", "advertises support but re-executes every duplicate",
             ("REPLAY-01", "REPLAY-02", "REPLAY-04", "LIFE-01", "RECON-01"), NoReplay),
+    # On an operation whose keys it does not honour, every rule about a keyed duplicate is broken, each seen by its
+    # own check there: replays (REPLAY-01/02/04), in-flight duplicates, payload binding, lifetime and recovery.
     Profile("keys-partial", "advertises support but honours keys only on createTable and updateTable (as Polaris "
-            "does); a key is still validated everywhere", ("REPLAY-01",), KeysPartial),
+            "does); a key is still validated everywhere",
+            ("REPLAY-01", "REPLAY-02", "REPLAY-04", "INFLIGHT-01", "PAYLOAD-01", "LIFE-01", "RECON-01", "RECON-02"),
+            KeysPartial),
     # A success replayed wrongly is also what a retry after a lost answer gets (REPLAY-04), and the lifetime check
     # recognises an honoured key by its replay (LIFE-01).
     Profile("replay-different-body", "replays a success with another status/body than the original",
             ("REPLAY-01", "REPLAY-04", "LIFE-01"), ReplayDifferentBody),
+    # Every check that retries a purge-drop after the name was taken again sees the new table's files go: after a
+    # lost answer (REPLAY-04), within the lifetime (LIFE-01), with an unreadable stored answer (RECON-01).
     Profile("replay-purges", "replays a purge-drop, but purges the files of the table that has the name now",
-            ("REPLAY-01",), ReplayPurges),
+            ("REPLAY-01", "REPLAY-04", "LIFE-01", "RECON-01"), ReplayPurges),
     Profile("terminal-4xx-not-stored", "does not finalize terminal 4xx, so a retry re-executes",
             ("REPLAY-02",), Terminal4xxNotStored),
     Profile("store-5xx", "stores 5xx responses and replays them instead of executing the retry",
@@ -194,8 +200,11 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
     Profile("no-reconcile", "on an IN_PROGRESS record left by a crash, re-executes without checking state",
             ("RECON-02",), NoReconcile),
     # commit concurrency
+    # Unchecked requirements let stale commits through wherever the kit commits on a stale base: racing writers
+    # (OCC-02: the losers' updates then fail as 400, not 409), appends from a stale base (OCC-03: snapshots off
+    # the main chain), and the transaction check, whose conflicting table carries a stale requirement (OCC-04).
     Profile("stale-requirement-accepted", "does not check commit requirements",
-            ("OCC-01", "OCC-02"), StaleRequirementAccepted),
+            ("OCC-01", "OCC-02", "OCC-03", "OCC-04"), StaleRequirementAccepted),
     # A pointer written without compare-and-swap loses concurrent commits: both acknowledged, one missing from the
     # table's history - HIST-01 (every acknowledged commit is in the history) is that same lost update, observed.
     Profile("no-atomic-swap", "swaps the metadata pointer without compare-and-swap (read, check, then write)",
