@@ -57,7 +57,7 @@ from ctk.checks.common import (Run, counter_delta, describe, error_of, guarded, 
                                single_execution_problems)
 from ctk.checks.faults import FaultMatch
 from ctk.checks.judging import broken
-from ctk.core.behaviours import Behaviour
+from ctk.core.behaviours import Behaviour, check
 from ctk.core.verdicts import Verdict
 from ctk.history.checkers import check_effects
 from ctk.history.recorder import History
@@ -431,6 +431,11 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
 # ----------------------------------------------------------------------------------------------------------
 # public entry points
 
+@check(requirement="REPLAY-04", behaviour=Behaviour.LOST_DROP,
+       also=(("REPLAY-04", Behaviour.LOST_503), ("REPLAY-04", Behaviour.LOST_RESET),
+             ("REPLAY-04", Behaviour.LOST_TIMEOUT),
+             ("REPLAY-04", Behaviour.SLOW_LINK), ("HIST-02", Behaviour.NETWORK_DUPLICATE),
+             ("INFLIGHT-01", Behaviour.NETWORK_DUPLICATE_INFLIGHT)))
 def check_network_scenario(ctx: Any, endpoint: Endpoint | str, interposer: Any, scenario: str,
                            options: NetworkOptions | None = None) -> list[Verdict]:
     """One scenario (see the module docstring) for one endpoint; always a list of one verdict."""
@@ -509,6 +514,8 @@ def _seed_run(ctx: Any, interposer: Any, use_keys: bool, opts: NetworkOptions) -
             "integrity": integrity, "history": history, "history_check": hist, "deleted": deleted, "key": key}
 
 
+@check(requirement="INTEG-01", behaviour=Behaviour.SEED_1A,
+       also=(("INTEG-01", Behaviour.SEED_1B), ("REPLAY-04", Behaviour.SEED_1B)))
 def run_seed_example(ctx: Any, interposer: Any, variants: tuple[str, ...] = ("1a", "1b"),
                      options: NetworkOptions | None = None) -> list[Verdict]:
     """Seed example 1a (blind retry; the CONTROL, expected to fail INTEG-01) and 1b (keys) via the interposer."""
@@ -583,6 +590,7 @@ def run_seed_example(ctx: Any, interposer: Any, variants: tuple[str, ...] = ("1a
 # ----------------------------------------------------------------------------------------------------------
 # between the catalog and its database
 
+@check(requirement="INFLIGHT-01", behaviour=Behaviour.DB_LATENCY_IN_FLIGHT)
 def check_db_latency_inflight(ctx: Any, db_interposer: Any, endpoint: Endpoint | str,
                               options: NetworkOptions | None = None) -> list[Verdict]:
     """INFLIGHT-01: a latency toxic on the DB link holds the mutation in flight; a duplicate with the same key
@@ -658,6 +666,8 @@ def check_db_latency_inflight(ctx: Any, db_interposer: Any, endpoint: Endpoint |
     return check(ctx, ep)
 
 
+@check(requirement="REPLAY-03", behaviour=Behaviour.DB_LINK_RESET_PEER,
+       also=(("REPLAY-03", Behaviour.DB_LINK_DOWN), ("REPLAY-03", Behaviour.DB_LINK_FAIL_WRITE)))
 def check_db_link_failure(ctx: Any, db_interposer: Any, endpoint: Endpoint | str, mode: str = "reset_peer",
                           options: NetworkOptions | None = None) -> list[Verdict]:
     """REPLAY-03: the DB link fails (``reset_peer``, ``down``, or ``fail_write``: the catalog's first write
@@ -743,6 +753,7 @@ def db_link_failure(run: Run, ctx: Any, endpoint: Endpoint, db_interposer: Any, 
                   "executed once" if not seen["n1"] else "committed, replayed", details)
 
 
+@check(requirement="REPLAY-04", behaviour=Behaviour.DB_COMMIT_CUT)
 def check_db_commit_cut(ctx: Any, db_link: Any, endpoint: Endpoint | str,
                         options: NetworkOptions | None = None) -> list[Verdict]:
     """REPLAY-04 at the database: the database's answer to the catalog's COMMIT is cut (``cut_after`` on the

@@ -42,10 +42,12 @@ def _get(v: Any, name: str, default: Any = None) -> Any:
 # the kit's check behind each requirement a row reads; other verdicts of the same id (a scenario file's, say)
 # carry classifications of their own and are used only when the check did not run
 def check_behaviours(rid: str) -> set[Behaviour]:
-    """The behaviours the registered checks report ``rid`` under (ctk.core.behaviours)."""
+    """The behaviours the kit's per-endpoint, key and discovery checks report ``rid`` under (the registry of
+    ctk.core.behaviours); a network or database scenario's verdicts of the same id are not the row's check."""
     import ctk.checks  # noqa: F401 - importing the check modules fills the registry
 
-    return {b for reg in checks_for(rid) for r, b in reg.reports if r == rid}
+    return {b for reg in checks_for(rid) if reg.area in ("idempotency", "keys", "discovery")
+            for r, b in reg.reports if r == rid}
 
 
 def _decided(results: Iterable[Any], rid: str) -> list[Any]:

@@ -130,3 +130,10 @@ def test_every_deviation_profile_catches_registered_requirements_with_a_register
         assert not unknown, f"profile {name} catches unknown requirements {unknown}"
         unchecked = [r for r in catches if not checks_for(r)]
         assert not unchecked, f"profile {name} catches {unchecked}, which no registered check reports on"
+
+
+def test_network_scenarios_are_registered_under_their_requirement():
+    from ctk.checks import network
+
+    reg = {b.value: rid for c in registered("network") for rid, b in c.reports}
+    assert {s: reg.get(s) for s in network.SCENARIOS} == network.REQUIREMENT
