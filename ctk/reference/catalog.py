@@ -52,6 +52,20 @@ def no_namespace(ns) -> CatalogError:
     return CatalogError(404, "NoSuchNamespaceException", f"Namespace does not exist: {'.'.join(ns)}")
 
 
+def claim_name(conn, ns, name: str, kind: str) -> str | None:
+    """Before a table or view takes `name` in `ns`: 404 when the namespace is missing, 409 when a view or table
+    of the same kind (``kind``: "table" or "view") has it. Returns what holds the name now (None: free)."""
+    if not store.namespace_exists(conn, ns):
+        raise no_namespace(ns)
+    return store.name_taken(conn, ns, name)
+
+
+def name_conflict(kind: str, taken: str, ns, name: str) -> CatalogError:
+    """409 for a create or register of a `kind` whose name a table or view (`taken`) already has."""
+    other = "View" if kind == "table" else "Table"
+    return exists(kind.capitalize() if taken == kind else f"{other} with same name", ns, name)
+
+
 def no_table(ns, name) -> CatalogError:
     return CatalogError(404, "NoSuchTableException", f"Table does not exist: {'.'.join([*ns, name])}")
 
@@ -361,11 +375,9 @@ async def create_table(ctx: Context, request: Request, ns: list[str], body: byte
             store.write_table_metadata(metadata, meta_loc)
 
         def execute(conn):
-            if not store.namespace_exists(conn, ns):
-                raise no_namespace(ns)
-            taken = store.name_taken(conn, ns, req.name)
+            taken = claim_name(conn, ns, req.name, "table")
             if taken:
-                raise exists("Table" if taken == "table" else "View with same name", ns, req.name)
+                raise name_conflict("table", taken, ns, req.name)
             if not req.stage_create:
                 store.insert_pointer(conn, "table", ns, req.name, meta_loc)
             return OpResult(200, table_result(meta_loc, metadata), ref=meta_loc)
@@ -622,13 +634,11 @@ async def register_table(ctx: Context, request: Request, ns: list[str], body: by
             raise bad_request(f"Cannot read table metadata at {req.metadata_location}: {exc}") from None
 
         def execute(conn):
-            if not store.namespace_exists(conn, ns):
-                raise no_namespace(ns)
-            taken = store.name_taken(conn, ns, req.name)
+            taken = claim_name(conn, ns, req.name, "table")
             if taken == "table" and req.overwrite:
                 store.swap_pointer(conn, "table", ns, req.name, None, req.metadata_location)
             elif taken:
-                raise exists("Table" if taken == "table" else "View with same name", ns, req.name)
+                raise name_conflict("table", taken, ns, req.name)
             else:
                 store.insert_pointer(conn, "table", ns, req.name, req.metadata_location)
             return OpResult(200, table_result(req.metadata_location, metadata))

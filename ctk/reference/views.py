@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 
 from ctk.reference import store
 from ctk.reference.catalog import (Context, CatalogError, bad_request, check_identifier, check_name, check_properties,
-                                   commit_failed, dump, exists, lazy, no_namespace, no_view, parse_model,
+                                   claim_name, commit_failed, dump, lazy, name_conflict, no_view, parse_model,
                                    parse_object)
 from ctk.reference.operations import OpResult
 
@@ -146,11 +146,9 @@ async def create_view(ctx: Context, request: Request, ns: list[str], body: bytes
         store.write_view_metadata(metadata, meta_loc)
 
         def execute(conn):
-            if not store.namespace_exists(conn, ns):
-                raise no_namespace(ns)
-            taken = store.name_taken(conn, ns, req.name)
+            taken = claim_name(conn, ns, req.name, "view")
             if taken:
-                raise exists("View" if taken == "view" else "Table with same name", ns, req.name)
+                raise name_conflict("view", taken, ns, req.name)
             store.insert_pointer(conn, "view", ns, req.name, meta_loc)
             return OpResult(200, view_result(meta_loc, metadata))
         return execute
@@ -221,11 +219,9 @@ async def register_view(ctx: Context, request: Request, ns: list[str], body: byt
             raise bad_request(f"Cannot read view metadata at {req.metadata_location}: {exc}") from None
 
         def execute(conn):
-            if not store.namespace_exists(conn, ns):
-                raise no_namespace(ns)
-            taken = store.name_taken(conn, ns, req.name)
+            taken = claim_name(conn, ns, req.name, "view")
             if taken:
-                raise exists("View" if taken == "view" else "Table with same name", ns, req.name)
+                raise name_conflict("view", taken, ns, req.name)
             store.insert_pointer(conn, "view", ns, req.name, req.metadata_location)
             return OpResult(200, view_result(req.metadata_location, metadata))
         return execute
