@@ -22,8 +22,8 @@ def ref_server(tmp_path):
 @pytest.fixture
 def ref_client(ref_server):
     """A CatalogClient on `ref_server` (10 s timeout)."""
-    from ctk.http.client import CatalogClient
-    from ctk.target.config import TargetConfig
+    from ctk.client.transport import CatalogClient
+    from ctk.client.config import TargetConfig
 
     with CatalogClient(TargetConfig(ref_server.url, timeout=10)) as c:
         yield c

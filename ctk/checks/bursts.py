@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctk.checks.common import describe, error_of
-from ctk.http.exchange import Exchange
+from ctk.core.exchange import Exchange
 
 EXECUTION_ERRORS = ("alreadyexists", "nosuch", "notempty", "commitfailed")
 REJECTED = ("409 request_in_progress", "plain 409")
@@ -189,7 +189,7 @@ def run_bursts(ctx: Any, endpoint: Any, options: BurstOptions, arm: Any, send: A
     burst whose duplicates were all replayed does not end the search (INFLIGHT-02 needs an in-flight 409 to
     inspect; a replay may come from a duplicate the server took up only after the first had finished)."""
     from ctk.checks.common import counter_delta
-    from ctk.http.keys import new_key
+    from ctk.client.keys import new_key
 
     started = time.monotonic()
     out: list[BurstRound] = []

@@ -9,8 +9,8 @@ from typing import Any, Callable
 from ctk.checks.faults import FaultUnsupported
 from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Verdict
-from ctk.http.endpoints import Endpoint, PrerequisiteError
-from ctk.http.exchange import Exchange, render_exchanges
+from ctk.catalog.endpoints import Endpoint, PrerequisiteError
+from ctk.core.exchange import Exchange, render_exchanges
 
 
 class Run:

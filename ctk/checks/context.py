@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
 from ctk.checks.faults import FaultInjector, NoFaults, detect_injector
-from ctk.http.client import CatalogClient
-from ctk.http.endpoints import Catalog
-from ctk.target.discovery import Discovery, discover
+from ctk.client.transport import CatalogClient
+from ctk.catalog.endpoints import Catalog
+from ctk.client.discovery import Discovery, discover
 
 if TYPE_CHECKING:  # pragma: no cover
     from ctk.interposer import Interposer
@@ -27,7 +27,7 @@ class CheckOptions:
 
 @dataclass
 class CheckContext:
-    """A check's view of the target (it is an `ctk.http.endpoints.CaseContext`): every request goes through
+    """A check's view of the target (it is an `ctk.catalog.endpoints.CaseContext`): every request goes through
     ``client`` (the catalog URL, prefix, auth and the Idempotency-Key header name it sends), ``discovery`` says
     what /v1/config advertised (None: not read)."""
 

@@ -1,12 +1,12 @@
-"""Discovery checks: DISC-01..04, from ``ctx.discovery`` (`ctk.target.discovery.Discovery`)."""
+"""Discovery checks: DISC-01..04, from ``ctx.discovery`` (`ctk.client.discovery.Discovery`)."""
 
 from __future__ import annotations
 
 from ctk.checks.common import describe, guarded
 from ctk.checks.judging import broken
 from ctk.core.behaviours import Behaviour, check, registered
-from ctk.http.endpoints import ENDPOINTS, Endpoint
-from ctk.http.keys import new_key
+from ctk.catalog.endpoints import ENDPOINTS, Endpoint
+from ctk.client.keys import new_key
 
 KEY = "idempotency-key-lifetime"
 

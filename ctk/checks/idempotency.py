@@ -18,9 +18,9 @@ from ctk.checks.common import counter_delta, describe, error_of, guarded, single
 from ctk.checks.judging import broken
 from ctk.checks.faults import FaultMatch
 from ctk.core.behaviours import Behaviour, check, registered
-from ctk.http.endpoints import ENDPOINTS, Endpoint, PrerequisiteError
-from ctk.http.exchange import Exchange
-from ctk.http.keys import new_key
+from ctk.catalog.endpoints import ENDPOINTS, Endpoint, PrerequisiteError
+from ctk.core.exchange import Exchange
+from ctk.client.keys import new_key
 
 LOWER = "idempotency-key"
 

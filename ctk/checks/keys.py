@@ -7,8 +7,8 @@ import uuid
 from ctk.checks.common import describe, guarded
 from ctk.checks.judging import broken
 from ctk.core.behaviours import Behaviour, check, registered
-from ctk.http.endpoints import ENDPOINTS, Endpoint
-from ctk.http.keys import malformed_keys, new_key
+from ctk.catalog.endpoints import ENDPOINTS, Endpoint
+from ctk.client.keys import malformed_keys, new_key
 
 
 def _rejected(ex) -> bool:

@@ -62,9 +62,9 @@ from ctk.core.verdicts import Verdict
 from ctk.history.checkers import check_effects
 from ctk.history.recorder import History
 from ctk.history.writer import StageError
-from ctk.http.endpoints import ENDPOINTS, Endpoint, PrerequisiteError, get_endpoint
-from ctk.http.keys import new_key
-from ctk.http.retrying import IdempotencyWindowExpired, RetryingClient
+from ctk.catalog.endpoints import ENDPOINTS, Endpoint, PrerequisiteError, get_endpoint
+from ctk.client.keys import new_key
+from ctk.client.retrying import IdempotencyWindowExpired, RetryingClient
 
 LOST = ("lost-drop", "lost-503", "lost-reset", "lost-timeout", "slow-link")
 DUPLICATES = ("network-duplicate", "network-duplicate-inflight")
@@ -173,7 +173,7 @@ def _statuses(attempts: list) -> list:
 def _learn_swallowed(ip: Any, case: Any, names: list[str], attempts: list | None = None) -> None:
     """The answers the faults kept from the client, as the interposer read them, join the observed state
     (planTableScan: the plan-id the first attempt made, which the client never saw)."""
-    from ctk.http.exchange import Exchange
+    from ctk.core.exchange import Exchange
 
     like = attempts[0] if attempts else None
     for name in names:
@@ -474,7 +474,7 @@ SEED_SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
 
 
 def _seed_table(ctx: Any) -> tuple[tuple[str, ...], str]:
-    from ctk.http.client import ns_path
+    from ctk.client.transport import ns_path
 
     ns, name = tuple(ctx.namespace), ctx.unique("seed")
     ex = ctx.client.request("POST", f"namespaces/{ns_path(ns)}/tables", json={"name": name, "schema": SEED_SCHEMA},

@@ -25,10 +25,10 @@ from typing import Any
 from ctk.checks.common import guarded
 from ctk.core.behaviours import Behaviour, check
 from ctk.core.verdicts import Verdict
-from ctk.http.client import table_path
-from ctk.http.endpoints import Catalog, PrerequisiteError
-from ctk.http.storage import StorageGuardError, StorageSettings
-from ctk.target.config import is_loopback_host
+from ctk.client.transport import table_path
+from ctk.catalog.endpoints import Catalog, PrerequisiteError
+from ctk.client.storage import StorageGuardError, StorageSettings
+from ctk.client.config import is_loopback_host
 
 REQ = "CLIENT-01"
 ROWS = ([1, 2, 3], [4, 5, 6])

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 class Recorder(Protocol):
     """Receives every attempt of a logical operation: ``invoke`` before it is sent, ``record_exchange``
-    with its answer (the exchange record of ``ctk.http.exchange``)."""
+    with its answer (the exchange record of ``ctk.core.exchange``)."""
 
     def new_op_id(self) -> int: ...
 

@@ -3,7 +3,7 @@
 from manifest entries on request. Reads storage through pyiceberg's FileIO, using the table metadata the
 catalog returned (``load table``), so it sees exactly what a reader of the catalog would see, with the storage
 settings the catalog vends with the table plus ``--catalog-property`` (``TableState.storage``), behind the
-kit's loopback guard: storage outside loopback raises ``ctk.http.storage.StorageGuardError`` (inconclusive,
+kit's loopback guard: storage outside loopback raises ``ctk.client.storage.StorageGuardError`` (inconclusive,
 never a "CORRUPT" table) before anything is read.
 """
 
@@ -57,7 +57,7 @@ class IntegrityResult:
 def _io_for(metadata: Any, settings: Any = None, extra_properties: dict[str, str] | None = None) -> Any:
     """A guarded FileIO for the table: ``settings`` (a StorageSettings; default: none vended, guard on)
     with ``extra_properties`` on top."""
-    from ctk.http.storage import StorageSettings
+    from ctk.client.storage import StorageSettings
 
     base = settings if settings is not None else StorageSettings()
     settings = StorageSettings({**base.properties, **(extra_properties or {})}, base.allow_remote)
@@ -69,7 +69,7 @@ class _Unreadable(Exception):
 
 
 def _exists(io: Any, path: str) -> bool:
-    from ctk.http.storage import StorageGuardError
+    from ctk.client.storage import StorageGuardError
 
     try:
         return bool(io.new_input(path).exists())
@@ -86,7 +86,7 @@ def check_integrity(state: TableState | dict[str, Any], count_rows: bool = False
     cannot answer whether a file exists gives ``error`` "storage unreadable: ..." (no verdict on the table)."""
     from pyiceberg.table.metadata import TableMetadataUtil
 
-    from ctk.http.storage import StorageGuardError
+    from ctk.client.storage import StorageGuardError
 
     raw = state.metadata if isinstance(state, TableState) else state
     settings = getattr(state, "storage", None) if isinstance(state, TableState) else None

@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctk.http.client import classify_outcome as classify, is_request_in_progress  # noqa: F401 (re-exported)
-from ctk.http.exchange import Exchange
+from ctk.client.transport import classify_outcome as classify, is_request_in_progress  # noqa: F401 (re-exported)
+from ctk.core.exchange import Exchange
 
 INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
 

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctk.http.client import ns_path, table_path, view_path
+from ctk.client.transport import ns_path, table_path, view_path
 
 
 READ_ATTEMPTS = 3          # a state read answered 5xx or not answered is tried this many times in all
@@ -45,7 +45,7 @@ class _LoadedState(_ReadState):
 
 @dataclass
 class TableState(_LoadedState):
-    storage: Any = None           # ctk.http.storage.StorageSettings of the table's files (vended + the user's)
+    storage: Any = None           # ctk.client.storage.StorageSettings of the table's files (vended + the user's)
 
     @property
     def table_uuid(self) -> str | None:

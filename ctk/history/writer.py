@@ -8,7 +8,7 @@ with a key, through the retrying client, through the interposer...).
 
 Files are written with the storage settings of the table (what the catalog vends with it, asked for with
 ``X-Iceberg-Access-Delegation``, plus the user's ``--catalog-property`` values) behind the kit's loopback guard
-(``ctk.http.storage``): a table whose storage would be reached outside loopback raises `StorageBlocked`, which
+(``ctk.client.storage``): a table whose storage would be reached outside loopback raises `StorageBlocked`, which
 is both a `StageError` and a ``PrerequisiteError`` (checks call it inconclusive, with the property to set).
 
 `cleanup_staged()` deletes the staged files, as a client does after it believes the commit failed (a 409):
@@ -21,8 +21,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctk.http.client import ns_tuple, table_path
-from ctk.http.storage import StorageGuardError, settings_for
+from ctk.client.transport import ns_tuple, table_path
+from ctk.client.storage import StorageGuardError, settings_for
 
 MARKER_KEY = "ctk.op"
 
@@ -32,7 +32,7 @@ class StageError(RuntimeError):
 
 
 class StorageBlocked(StageError, StorageGuardError):
-    """The table's files would be written outside loopback: nothing was written (see ctk.http.storage)."""
+    """The table's files would be written outside loopback: nothing was written (see ctk.client.storage)."""
 
 
 @dataclass

@@ -14,11 +14,11 @@ from ctk.plugin.state import get_session
 
 if TYPE_CHECKING:  # pragma: no cover
     from ctk.checks.context import CheckContext
-    from ctk.http.client import CatalogClient
+    from ctk.client.transport import CatalogClient
     from ctk.openapi import Spec
     from ctk.plugin.session import CtkSession
-    from ctk.target.config import TargetConfig
-    from ctk.target.discovery import Discovery
+    from ctk.client.config import TargetConfig
+    from ctk.client.discovery import Discovery
 
 
 @pytest.fixture(scope="session")

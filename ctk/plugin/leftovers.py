@@ -98,9 +98,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ctk.http.client import CatalogClient
-    from ctk.target.config import TargetConfig, TargetError
-    from ctk.target.discovery import DiscoveryError, discover
+    from ctk.client.transport import CatalogClient
+    from ctk.client.config import TargetConfig, TargetError
+    from ctk.client.discovery import DiscoveryError, discover
 
     try:
         target = TargetConfig(url=args.catalog_url, prefix=args.catalog_prefix, warehouse=args.warehouse,

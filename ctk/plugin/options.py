@@ -265,7 +265,7 @@ def parse_properties(items: list[str]) -> dict[str, str]:
 
 
 def is_loopback(host: str) -> bool:
-    from ctk.target.config import is_loopback_host
+    from ctk.client.config import is_loopback_host
 
     return is_loopback_host(host)
 

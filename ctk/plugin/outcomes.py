@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 import pytest
 
 from ctk.core.verdicts import UNKNOWN_REQUIREMENT, Status, Verdict, VerdictError
-from ctk.http.exchange import render_exchanges
+from ctk.core.exchange import render_exchanges
 
 if TYPE_CHECKING:  # pragma: no cover
     from ctk.plugin.session import CtkSession

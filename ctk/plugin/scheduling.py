@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 from ctk.checks.context import CheckContext
 from ctk.checks.faults import ControlFaults, CountersOnly, NoFaults
 from ctk.checks.idempotency import check_lifetime
-from ctk.http.endpoints import ENDPOINTS
+from ctk.catalog.endpoints import ENDPOINTS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ctk.core.verdicts import Verdict
-    from ctk.http.client import CatalogClient
+    from ctk.client.transport import CatalogClient
     from ctk.plugin.session import CtkSession
 
 

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from ctk.checks.context import CheckContext, CheckOptions
-from ctk.http.client import CatalogClient
-from ctk.http.placement import Placement
+from ctk.client.transport import CatalogClient
+from ctk.client.placement import Placement
 from ctk.interposer import Interposer
 from ctk.plugin import namespace as nsmod
 from ctk.plugin.options import CtkOptions
-from ctk.target.config import TargetConfig
-from ctk.target.discovery import Discovery, discover
+from ctk.client.config import TargetConfig
+from ctk.client.discovery import Discovery, discover
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used: the embedded catalog's web stack, Docker
     import pytest

@@ -19,7 +19,7 @@ from ctk.reference.settings import ReferenceSettings
 
 
 def check_loopback(host: str) -> None:
-    from ctk.target.config import is_loopback_host
+    from ctk.client.config import is_loopback_host
 
     if is_loopback_host(host):
         return

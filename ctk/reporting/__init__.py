@@ -5,7 +5,7 @@ API for the pytest plugin (see each module's docstring)::
     from ctk.reporting import RunReport, write_conformance, attach_verdict, add_junit_statistics
 
     report = RunReport.begin(target_url, name=None, options={...})   # URL userinfo / secret options redacted
-    report.set_server_info(dict); report.set_discovery(discovery)    # ctk.target Discovery or a dict
+    report.set_server_info(dict); report.set_discovery(discovery)    # ctk.client Discovery or a dict
     report.add(verdict, nodeid, duration, outcome=None)              # per verdict
     attach_verdict(item, verdict)                                    # JUnit <property> ctk.* on the testcase
     report.finish()

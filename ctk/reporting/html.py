@@ -1,7 +1,7 @@
 """conformance.html: one self-contained page (inline CSS, no scripts, no external assets).
 
 Every value that reaches the page goes through ``esc`` (html.escape); exchanges are rendered with
-``ctk.http.exchange.render_exchanges`` (which redacts) and scrubbed once more for tokens and URL userinfo.
+``ctk.core.exchange.render_exchanges`` (which redacts) and scrubbed once more for tokens and URL userinfo.
 Colour is never the only signal: every coloured cell also carries its status as text.
 """
 
@@ -15,7 +15,7 @@ from ctk.core.requirements import REQUIREMENTS
 from ctk.reporting.behaviour import STYLE as BP_STYLE
 from ctk.reporting.behaviour import behaviour_profile
 from ctk.reporting.behaviour import render_section as render_behaviour
-from ctk.http.exchange import render_exchanges
+from ctk.core.exchange import render_exchanges
 from ctk.reporting.model import STATUS_ORDER, Result, RunReport, redact_url, scrub_text
 
 
@@ -323,7 +323,7 @@ def render_conformance(report: RunReport) -> str:
 def _endpoint_registry() -> dict[str, Any]:
     """The kit's endpoint registry (operationId -> Endpoint, in the spec's order); empty where unavailable."""
     try:
-        from ctk.http.endpoints import ENDPOINTS
+        from ctk.catalog.endpoints import ENDPOINTS
     except ImportError:
         return {}
     return ENDPOINTS

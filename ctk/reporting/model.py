@@ -4,7 +4,7 @@ The pytest plugin builds one ``RunReport`` per run and hands it to ``write_confo
 
     report = RunReport.begin(target_url, name=None, options=vars_or_dict)
     report.set_server_info({...})                  # whatever the server told us (e.g. /_ctk, headers)
-    report.set_discovery(discovery)                # a ctk.target Discovery (or a dict)
+    report.set_discovery(discovery)                # a ctk.client Discovery (or a dict)
     report.add(verdict, nodeid, duration)          # once per verdict; outcome defaults from the status
     report.finish()
     write_conformance(report, "reports")           # reports/conformance.json + conformance.html
@@ -49,7 +49,7 @@ from ctk.core.behaviours import Behaviour
 from ctk.core.requirements import REQUIREMENTS
 from ctk.reporting.behaviour import behaviour_profile
 from ctk.core.verdicts import Status, Verdict
-from ctk.http.exchange import REDACTED, SECRET_FIELDS, Exchange
+from ctk.core.exchange import REDACTED, SECRET_FIELDS, Exchange
 
 FORMAT = "ctk-conformance/1"
 
@@ -283,7 +283,7 @@ def _jsonable(value: Any) -> Any:
 
 
 def discovery_summary(discovery: Any) -> dict[str, Any]:
-    """A JSON summary of a ``ctk.target`` Discovery (attribute access) or a dict with the same keys.
+    """A JSON summary of a ``ctk.client`` Discovery (attribute access) or a dict with the same keys.
 
     Only the fields below are kept (not the raw config, whose defaults/overrides may carry secrets); a
     dict may add further keys (e.g. ``in_flight``, ``payload_conflict``) which are kept as given.

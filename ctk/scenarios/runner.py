@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctk.core.verdicts import Verdict
-from ctk.http.exchange import Exchange
-from ctk.http.keys import new_key
+from ctk.core.exchange import Exchange
+from ctk.client.keys import new_key
 from ctk.scenarios.loader import Scenario, Step
 
 

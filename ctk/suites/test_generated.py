@@ -2,7 +2,7 @@
 (GEN-01, SCHEMA-01), and a hypothesis state machine of the catalog against a model (GEN-02). Bounded by
 --ctk-examples, --ctk-steps and --ctk-gen-budget; deterministic (derandomized, or --ctk-seed)."""
 
-from ctk.generated import run_openapi_checks, run_stateful_check
+from ctk.fuzzing import run_openapi_checks, run_stateful_check
 
 
 def test_generated_openapi(ctk_session, ctk_context):

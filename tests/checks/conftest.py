@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from ctk.checks.context import CheckContext, CheckOptions
-from ctk.http.client import CatalogClient
+from ctk.client.transport import CatalogClient
 from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
-from ctk.target.config import TargetConfig
+from ctk.client.config import TargetConfig
 
 LIFETIME = "PT4S"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from ctk.checks.bursts import decisive, judge_group, timings
-from ctk.http.endpoints import ENDPOINTS, body_identity
-from ctk.http.exchange import Exchange
+from ctk.catalog.endpoints import ENDPOINTS, body_identity
+from ctk.core.exchange import Exchange
 
 
 class FakeCase:

@@ -115,8 +115,8 @@ def test_two_kit_contexts_on_one_catalog_see_only_their_own_faults_and_execution
     """What `ctk run` with workers does: one catalog, one run namespace (scope) per worker."""
     from ctk.checks.context import CheckContext
     from ctk.checks.faults import ControlFaults, FaultMatch
-    from ctk.http.client import CatalogClient
-    from ctk.http.endpoints import Catalog
+    from ctk.client.transport import CatalogClient
+    from ctk.catalog.endpoints import Catalog
 
     ctx_a = make_ctx()
     client_b = CatalogClient(ctx_a.client.target.__class__(ctx_a.client.target.url, timeout=20.0))

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ctk.http.endpoints import ENDPOINTS, Catalog, body_identity, get_endpoint
-from ctk.http.exchange import Exchange
-from ctk.target.discovery import Discovery
+from ctk.catalog.endpoints import ENDPOINTS, Catalog, body_identity, get_endpoint
+from ctk.core.exchange import Exchange
+from ctk.client.discovery import Discovery
 
 SPEC = Path("/work/shared/reference/iceberg-rest-catalog-open-api.yaml")
 
@@ -118,7 +118,7 @@ def test_case_counts_executions_from_state(ctx, op):
 
 def test_prerequisite_error_carries_the_exchange(ctx):
     cat = Catalog(ctx.client)
-    from ctk.http.endpoints import PrerequisiteError
+    from ctk.catalog.endpoints import PrerequisiteError
 
     with pytest.raises(PrerequisiteError) as info:
         cat.create_table(("no_such_ns_for_ctk",), "t")

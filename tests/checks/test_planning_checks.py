@@ -9,7 +9,7 @@ import pytest
 from ctk.checks import run_endpoint_checks
 from ctk.core.requirements import status_if_broken
 from ctk.core.verdicts import Status
-from ctk.target.discovery import Discovery
+from ctk.client.discovery import Discovery
 
 PLANNING = ("planTableScan", "cancelPlanning", "fetchScanTasks")
 FAST = ["finalized-duplicate", "terminal-4xx-replayed", "5xx-not-stored", "lost-answer", "in-flight-duplicate",

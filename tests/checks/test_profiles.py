@@ -121,7 +121,7 @@ def test_plugin_option(pytester):
 
 def test_the_kits_openapi_document_takes_a_plain_in_flight_409():
     """SCHEMA-01 judges shapes, not the design document's subtype: a 409 without it is allowed by the merged spec."""
-    from ctk.http.exchange import Exchange
+    from ctk.core.exchange import Exchange
     from ctk.openapi import load_spec
 
     def ex(sub):
@@ -140,7 +140,7 @@ def test_schema_01_does_not_judge_the_answer_to_a_deliberately_reused_key():
     createNamespace that reuses the key on purpose (SCOPE-01's probe): not a schema deviation."""
     import json
 
-    from ctk.http.exchange import Exchange
+    from ctk.core.exchange import Exchange
     from ctk.openapi import load_spec
     from ctk.suites.test_schema import _verdict
 

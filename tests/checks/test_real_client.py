@@ -16,10 +16,10 @@ import pytest
 from ctk.checks import concurrency, real_client
 from ctk.checks.context import CheckContext, CheckOptions
 from ctk.core.verdicts import Status
-from ctk.http.client import CatalogClient
-from ctk.http.endpoints import PrerequisiteError, _append_file
-from ctk.http.storage import StorageGuardError
-from ctk.target.config import TargetConfig
+from ctk.client.transport import CatalogClient
+from ctk.catalog.endpoints import PrerequisiteError, _append_file
+from ctk.client.storage import StorageGuardError
+from ctk.client.config import TargetConfig
 
 
 # --------------------------------------------------------------------------------------------- reference
@@ -236,7 +236,7 @@ def test_nothing_leaves_loopback_when_the_catalog_vends_nothing(loopback_only):
             from ctk.history.integrity import check_integrity
             from ctk.history.writer import StageError, stage_append
 
-            Catalog = __import__("ctk.http.endpoints", fromlist=["Catalog"]).Catalog
+            Catalog = __import__("ctk.catalog.endpoints", fromlist=["Catalog"]).Catalog
             Catalog(client).create_table(("ctk_guard",), "t")
             with pytest.raises(StageError, match="s3://bucket/ctk_guard/t"):
                 stage_append(client, ("ctk_guard",), "t", marker="m")
@@ -258,7 +258,7 @@ def test_nothing_leaves_loopback_when_the_catalog_vends_nothing(loopback_only):
 
 def test_storage_failure_is_inconclusive(make_ctx, monkeypatch):
     """The client's files cannot be written (storage refuses): not the catalog's fault."""
-    from ctk.http.storage import StorageSettings
+    from ctk.client.storage import StorageSettings
 
     class Refusing(StorageSettings):
         def file_io(self, location, what="table files"):

@@ -7,11 +7,11 @@ import pytest
 from ctk.checks import concurrency
 from ctk.checks.context import CheckContext
 from ctk.core.verdicts import Status
-from ctk.http.client import CatalogClient
+from ctk.client.transport import CatalogClient
 from ctk.reference.deviations import PROFILES
 from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
-from ctk.target.config import TargetConfig
+from ctk.client.config import TargetConfig
 
 
 def _run(tmp_path, deviation):

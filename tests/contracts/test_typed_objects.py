@@ -6,10 +6,10 @@ from __future__ import annotations
 import typing
 
 from ctk.checks.context import CheckContext
-from ctk.http.client import CatalogClient
-from ctk.http.endpoints import AdvertisedEndpoints, Case, CaseContext, Endpoint
+from ctk.client.transport import CatalogClient
+from ctk.catalog.endpoints import AdvertisedEndpoints, Case, CaseContext, Endpoint
 from ctk.plugin.session import CtkSession
-from ctk.target.discovery import Discovery
+from ctk.client.discovery import Discovery
 
 
 def _protocol_members(proto: type) -> set[str]:

@@ -1,7 +1,7 @@
 from ctk.history.checkers import check_chain, check_effects, check_table
 from ctk.history.recorder import History
 from ctk.history.state import TableState
-from ctk.http.exchange import Exchange
+from ctk.core.exchange import Exchange
 
 
 def ex(status=None, error=None):

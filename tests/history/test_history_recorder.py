@@ -1,7 +1,7 @@
 import json
 
 from ctk.history.recorder import History, classify
-from ctk.http.exchange import Exchange
+from ctk.core.exchange import Exchange
 
 
 def ex(status=None, error=None, body=None):

@@ -9,8 +9,8 @@ from ctk.history.integrity import check_integrity, check_table_integrity
 from ctk.history.recorder import History
 from ctk.history.state import read_namespace_state, read_table_state, read_view_state
 from ctk.history.writer import cleanup_staged, stage_append
-from ctk.http.retrying import RetryingClient
-from ctk.target.discovery import discover
+from ctk.client.retrying import RetryingClient
+from ctk.client.discovery import discover
 
 
 def test_states(ref_client, table):

@@ -14,8 +14,8 @@ from ctk.history.integrity import check_integrity
 from ctk.history.recorder import History
 from ctk.history.state import read_table_state
 from ctk.history.writer import cleanup_staged, stage_append
-from ctk.http.retrying import RetryingClient
-from ctk.target.discovery import discover
+from ctk.client.retrying import RetryingClient
+from ctk.client.discovery import discover
 
 
 def inject_503_after_commit(client):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import httpx
 
 from ctk.history.state import read_table_state
-from ctk.http.client import CatalogClient
-from ctk.http.endpoints import create_table_body
-from ctk.target.config import TargetConfig
+from ctk.client.transport import CatalogClient
+from ctk.catalog.endpoints import create_table_body
+from ctk.client.config import TargetConfig
 
 LOADED = {"metadata-location": "s3://b/db/t/metadata/1.json",
           "metadata": {"format-version": 2, "location": "s3://b/db/t"},
@@ -79,7 +79,7 @@ def test_a_failed_write_is_a_stage_error(ref_client, table, monkeypatch):
     import pytest
 
     from ctk.history import writer
-    from ctk.http.storage import StorageSettings
+    from ctk.client.storage import StorageSettings
 
     class Settings(StorageSettings):
         def file_io(self, location, what="table files"):

@@ -156,12 +156,12 @@ def test_held_database_makes_in_flight_reexecution_certain(pg, tmp_path):
     from ctk.checks.context import CheckContext
     from ctk.checks.faults import DbLinkFaults
     from ctk.checks.idempotency import check_in_flight
-    from ctk.http.client import CatalogClient
-    from ctk.http.endpoints import ENDPOINTS
+    from ctk.client.transport import CatalogClient
+    from ctk.catalog.endpoints import ENDPOINTS
     from ctk.interposer import Interposer
     from ctk.reference.server import ReferenceServer
     from ctk.reference.settings import ReferenceSettings
-    from ctk.target.config import TargetConfig
+    from ctk.client.config import TargetConfig
 
     with Interposer(upstream=(pg.host, pg.port)) as db:
         srv = ReferenceServer(ReferenceSettings(warehouse=str(tmp_path / "wh"), database_url=pg.url_via(*db.address),

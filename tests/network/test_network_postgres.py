@@ -12,11 +12,11 @@ import pytest
 from ctk.checks.context import CheckContext
 from ctk.checks.network import check_db_latency_inflight, run_db_link_scenarios
 from ctk.core.verdicts import Status
-from ctk.http.client import CatalogClient
+from ctk.client.transport import CatalogClient
 from ctk.interposer import Interposer
 from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
-from ctk.target.config import TargetConfig
+from ctk.client.config import TargetConfig
 
 pytest.importorskip("psycopg", reason="psycopg is not installed (the reference catalog's PostgreSQL driver)")
 

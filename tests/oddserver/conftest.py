@@ -13,10 +13,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from odd import OddServer  # noqa: E402
 
 from ctk.checks.context import CheckContext, CheckOptions  # noqa: E402
-from ctk.http.client import CatalogClient  # noqa: E402
+from ctk.client.transport import CatalogClient  # noqa: E402
 from ctk.reference.server import ReferenceServer  # noqa: E402
 from ctk.reference.settings import ReferenceSettings  # noqa: E402
-from ctk.target.config import TargetConfig  # noqa: E402
+from ctk.client.config import TargetConfig  # noqa: E402
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctk.http.exchange import Exchange
+from ctk.core.exchange import Exchange
 from ctk.openapi import Spec, SpecError, default_spec_path, load_spec
 from ctk import runner
 

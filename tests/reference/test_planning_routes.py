@@ -459,7 +459,7 @@ def test_pyiceberg_plans_on_the_server(served):
 
 @pytest.mark.skipif(not UPSTREAM.is_file(), reason=f"upstream spec not present at {UPSTREAM}")
 def test_responses_conform_to_the_upstream_spec(tmp_path):
-    from ctk.http.exchange import Exchange
+    from ctk.core.exchange import Exchange
     from ctk.openapi import load_spec
 
     spec = load_spec(UPSTREAM)

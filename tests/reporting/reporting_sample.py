@@ -6,7 +6,7 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 from ctk.core.verdicts import Status, Verdict
-from ctk.http.exchange import Exchange
+from ctk.core.exchange import Exchange
 from ctk.reporting.model import RunReport
 
 SECRET_TOKEN = "eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXBheWxvYWQ.sekrit-sig-42"

@@ -13,7 +13,7 @@ import pytest
 from ctk.checks import CheckContext, CheckOptions, run_endpoint_checks, run_global_checks
 from ctk.core import requirements as rq
 from ctk.core.verdicts import Verdict
-from ctk.http.client import CatalogClient
+from ctk.client.transport import CatalogClient
 from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
 from ctk.reporting.behaviour import ROWS, behaviour_profile, infer_profile, render_section
@@ -21,7 +21,7 @@ from ctk.reporting.compare import render_compare
 from ctk.reporting.conformance import write_conformance
 from ctk.reporting.html import page
 from ctk.reporting.model import RunReport
-from ctk.target.config import TargetConfig
+from ctk.client.config import TargetConfig
 
 
 def _v(rid, status, cls=None, ep="updateTable", details=None, exchanges=()):

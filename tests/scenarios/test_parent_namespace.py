@@ -52,7 +52,7 @@ def test_builtin_scenarios_pass_inside_a_parent_namespace():
 
 
 def test_child_becomes_a_registered_sibling_without_nesting():
-    from ctk.http.placement import Placement
+    from ctk.client.placement import Placement
 
     placement = Placement(("bronze", "run"), nested=False)
     names = placeholders(("bronze", "run"), placement)

@@ -5,11 +5,11 @@ import httpx
 import pytest
 
 from ctk.history.recorder import History
-from ctk.http.client import CatalogClient
-from ctk.http.keys import is_valid_key
-from ctk.http.retrying import IdempotencyWindowExpired, RetryingClient
-from ctk.target.config import TargetConfig
-from ctk.target.discovery import Discovery
+from ctk.client.transport import CatalogClient
+from ctk.client.keys import is_valid_key
+from ctk.client.retrying import IdempotencyWindowExpired, RetryingClient
+from ctk.client.config import TargetConfig
+from ctk.client.discovery import Discovery
 
 WITH = Discovery.from_config({"idempotency-key-lifetime": "PT30M"})
 WITHOUT = Discovery.from_config({})

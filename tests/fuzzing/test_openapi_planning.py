@@ -15,15 +15,15 @@ import yaml
 
 from ctk.checks.context import CheckContext, CheckOptions
 from ctk.core.verdicts import Status
-from ctk.generated import GenOptions, run_openapi_checks
-from ctk.http.client import CatalogClient, table_path
-from ctk.http.endpoints import Catalog, _append_file
-from ctk.http.exchange import Exchange
-from ctk.http.keys import new_key
+from ctk.fuzzing import GenOptions, run_openapi_checks
+from ctk.client.transport import CatalogClient, table_path
+from ctk.catalog.endpoints import Catalog, _append_file
+from ctk.core.exchange import Exchange
+from ctk.client.keys import new_key
 from ctk.openapi import Spec, default_spec_path, load_spec, normalize_primitive_value
 from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
-from ctk.target.config import TargetConfig
+from ctk.client.config import TargetConfig
 
 UPSTREAM = Path("/work/shared/reference/iceberg-rest-catalog-open-api.yaml")
 PLANNING = ("planTableScan", "cancelPlanning", "fetchScanTasks")

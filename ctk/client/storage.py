@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ctk.http.endpoints import PrerequisiteError
-from ctk.target.config import is_loopback_host
+from ctk.client.errors import PrerequisiteError
+from ctk.client.config import is_loopback_host
 
 DELEGATION_HEADER = "X-Iceberg-Access-Delegation"
 DELEGATION_VALUE = "vended-credentials"

@@ -48,8 +48,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 from urllib.parse import quote
 
-from ctk.http.client import CatalogClient, ns_path, table_path, view_path
-from ctk.http.exchange import Exchange
+from ctk.client.transport import CatalogClient, ns_path, table_path, view_path
+from ctk.client.errors import PrerequisiteError
+from ctk.core.exchange import Exchange
 
 MARK = "ctk.mark"            # property the kit sets to make an update visible in state
 REMOVED = "ctk.removed"      # property updateProperties removes (present before, and again after interfering)
@@ -67,20 +68,12 @@ class CaseContext(Protocol):
 
 
 class AdvertisedEndpoints(Protocol):
-    """What an endpoint needs of discovery (`ctk.target.discovery.Discovery` is one): the endpoints the target
+    """What an endpoint needs of discovery (`ctk.client.discovery.Discovery` is one): the endpoints the target
     advertised in /v1/config (None: none advertised, the spec's default set applies)."""
 
     endpoints: set[str] | None
 
     def supports(self, method: str, template: str) -> bool: ...
-
-
-class PrerequisiteError(RuntimeError):
-    """A setup step of a case failed; carries the exchange that failed."""
-
-    def __init__(self, message: str, exchange: Exchange | None = None):
-        super().__init__(message)
-        self.exchange = exchange
 
 
 @dataclass
@@ -928,7 +921,7 @@ def _append_file(client: CatalogClient, ns: tuple[str, ...], name: str, ids: lis
     from pyiceberg.table import CommitTableRequest, Table, TableIdentifier
     from pyiceberg.table.metadata import TableMetadataUtil
 
-    from ctk.http.storage import StorageGuardError, settings_for
+    from ctk.client.storage import StorageGuardError, settings_for
 
     loaded = Catalog(client)._loaded(table_path(ns, name), f"table {name}")
     if loaded is None:

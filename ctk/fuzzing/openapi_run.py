@@ -14,7 +14,7 @@ For every mutation operation of the document that the kit knows how to steer (se
    not be a 5xx nor a transport error (GEN-01) and must conform to the document (schemathesis'
    status-code, content-type and response-schema checks; SCHEMA-01);
 3. the same request is sent again with the same key: same status, an equivalent body
-   (`ctk.http.endpoints.body_identity`) and no further effect - the control API's execution counters
+   (`ctk.catalog.endpoints.body_identity`) and no further effect - the control API's execution counters
    (``/_ctk/executions``) when the target has them, else a read of the arena's state before and after.
 
 A failing example is shrunk by hypothesis; the verdict carries the minimal failing exchange(s).
@@ -32,11 +32,11 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from ctk.core.verdicts import Verdict
-from ctk.http.client import ns_path, table_path
-from ctk.http.endpoints import (ENDPOINTS, Catalog, Plans, PrerequisiteError, _append_file, _plan, _schema,
+from ctk.client.transport import ns_path, table_path
+from ctk.catalog.endpoints import (ENDPOINTS, Catalog, Plans, PrerequisiteError, _append_file, _plan, _schema,
                                 body_identity, create_table_body, create_view_body, set_properties_update)
-from ctk.http.exchange import Exchange, render_exchanges
-from ctk.http.keys import new_key
+from ctk.core.exchange import Exchange, render_exchanges
+from ctk.client.keys import new_key
 
 SHARED_UPSTREAM = Path("/work/shared/reference/iceberg-rest-catalog-open-api.yaml")
 MUTATING = ("POST", "PUT", "DELETE", "PATCH")
@@ -381,7 +381,7 @@ def drop_tree(client: Any, ns: tuple[str, ...], depth: int = 4) -> None:
 
 def arena_state(client: Any, arena: Arena) -> dict:
     """What the arena holds: namespaces with properties, tables and views with metadata locations; in a
-    planning arena also the plans of its tables with their status (`ctk.http.endpoints.Plans`: the control API
+    planning arena also the plans of its tables with their status (`ctk.catalog.endpoints.Plans`: the control API
     listing, else the plan-ids of the kit's own answers): a re-executed planTableScan is a new plan-id."""
     out: dict = {}
     if arena.plans:

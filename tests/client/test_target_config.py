@@ -1,6 +1,6 @@
 import pytest
 
-from ctk.target.config import TargetConfig, TargetError, is_loopback_host
+from ctk.client.config import TargetConfig, TargetError, is_loopback_host
 
 
 def test_loopback_accepted_and_normalized():

@@ -20,7 +20,7 @@ from typing import Any
 
 import isodate
 
-from ctk.http.exchange import Exchange
+from ctk.core.exchange import Exchange
 
 LIFETIME_KEY = "idempotency-key-lifetime"
 

@@ -4,10 +4,10 @@ import time
 import httpx
 import pytest
 
-from ctk.http.client import CatalogClient, error_kind, ns_path, table_path, view_path
-from ctk.http.keys import is_valid_key, malformed_keys, new_key
-from ctk.target.config import TargetConfig
-from ctk.target.discovery import DiscoveryError, discover
+from ctk.client.transport import CatalogClient, error_kind, ns_path, table_path, view_path
+from ctk.client.keys import is_valid_key, malformed_keys, new_key
+from ctk.client.config import TargetConfig
+from ctk.client.discovery import DiscoveryError, discover
 
 import socket
 

@@ -14,7 +14,7 @@
   `set_namespace_separator()` makes ``url_for`` put it in place of ``%1F`` in every URL it builds.
 * Table loads and creations carry ``X-Iceberg-Access-Delegation: vended-credentials``, as the Java client and
   pyiceberg send it, so that catalogs which vend storage settings do; `storage_settings()` turns a load
-  result into the settings of the kit's own file reads and writes (``ctk.http.storage``).
+  result into the settings of the kit's own file reads and writes (``ctk.client.storage``).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from urllib.parse import quote, unquote, urlencode
 
 import httpx
 
-from ctk.http.exchange import Exchange
-from ctk.target.config import TargetConfig
+from ctk.core.exchange import Exchange
+from ctk.client.config import TargetConfig
 
 Namespace = Sequence[str] | str
 
@@ -157,7 +157,7 @@ class CatalogClient:
         self.access_delegation: str | None = "vended-credentials"  # sent on table loads and creations
         self.storage_properties: dict[str, str] = {}        # --catalog-property: FileIO settings of the kit
         self.storage_allow_remote: bool = False             # --ctk-allow-remote: lift the storage guard
-        self.placement: Any = None                          # ctk.http.placement.Placement of the run
+        self.placement: Any = None                          # ctk.client.placement.Placement of the run
         self.exchanges: list[Exchange] = []
         self._lock = threading.Lock()
         self._auth_lock = threading.Lock()
@@ -205,8 +205,8 @@ class CatalogClient:
         return self.namespace_separator
 
     def storage_settings(self, loaded: dict | None, location: str | None = None) -> Any:
-        """`ctk.http.storage.StorageSettings` for a table the catalog returned as ``loaded``."""
-        from ctk.http.storage import settings_for
+        """`ctk.client.storage.StorageSettings` for a table the catalog returned as ``loaded``."""
+        from ctk.client.storage import settings_for
 
         return settings_for(self, loaded, location)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from ctk.http.client import CatalogClient, encode_separator, table_path
-from ctk.target.config import TargetConfig
+from ctk.client.transport import CatalogClient, encode_separator, table_path
+from ctk.client.config import TargetConfig
 
 
 @pytest.fixture

@@ -3,11 +3,11 @@
 import random
 
 from ctk.history.recorder import History
-from ctk.http.client import CatalogClient
-from ctk.http.keys import new_key
-from ctk.http.retrying import RetryingClient
-from ctk.target.config import TargetConfig
-from ctk.target.discovery import discover
+from ctk.client.transport import CatalogClient
+from ctk.client.keys import new_key
+from ctk.client.retrying import RetryingClient
+from ctk.client.config import TargetConfig
+from ctk.client.discovery import discover
 
 
 def test_discover_reference(ref_client):

@@ -10,11 +10,11 @@ import pytest
 import yaml
 
 from ctk.core.verdicts import Status
-from ctk.generated import StatefulOptions, run_stateful_check
+from ctk.fuzzing import StatefulOptions, run_stateful_check
 from ctk.scenarios.loader import load_data
 from ctk.scenarios.runner import run_scenario
 
-from conftest import session_for  # noqa: E402 - tests/generated/conftest.py
+from conftest import session_for  # noqa: E402 - tests/fuzzing/conftest.py
 
 
 def test_gen02_passes_on_reference(gen_ctx, timed):

@@ -10,7 +10,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from ctk.core.verdicts import Status
-from ctk.generated import GenOptions, run_openapi_checks
+from ctk.fuzzing import GenOptions, run_openapi_checks
 
 SUBSET = ("createNamespace", "updateProperties", "createTable", "updateTable", "renameTable", "dropView")
 
@@ -98,10 +98,10 @@ def test_gen01_is_deterministic_under_a_seed(gen_ctx):
 
 def test_gen01_unsupported_without_advertised_lifetime(tmp_path):
     from ctk.checks.context import CheckContext
-    from ctk.http.client import CatalogClient
+    from ctk.client.transport import CatalogClient
     from ctk.reference.server import ReferenceServer
     from ctk.reference.settings import ReferenceSettings
-    from ctk.target.config import TargetConfig
+    from ctk.client.config import TargetConfig
 
     s = ReferenceSettings(warehouse=str(tmp_path), control_api=True)
     s.idempotency_lifetime = None
@@ -120,8 +120,8 @@ def test_budget_exhausted_gives_inconclusive(gen_ctx):
 
 def test_arena_state_sees_a_commit_and_only_a_commit(gen_ctx):
     """The observation used without counters: a commit (new metadata location) changes it, reads do not."""
-    from ctk.generated.openapi_run import arena_state, drop_tree, make_arena
-    from ctk.http.endpoints import Catalog
+    from ctk.fuzzing.openapi_run import arena_state, drop_tree, make_arena
+    from ctk.catalog.endpoints import Catalog
 
     ctx = gen_ctx()
     arena = make_arena(ctx, "obs")

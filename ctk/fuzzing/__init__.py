@@ -1,7 +1,7 @@
 """Generated conformance checks: OpenAPI-driven (schemathesis, GEN-01 / SCHEMA-01) and a model-based
 state machine (hypothesis, GEN-02).
 
-    from ctk.generated import run_openapi_checks, run_stateful_check
+    from ctk.fuzzing import run_openapi_checks, run_stateful_check
     verdicts = run_openapi_checks(ctx, spec_path=None, examples=10, seed=None, time_budget=60.0)
     verdicts = run_stateful_check(ctx, examples=10, steps=15, seed=None, time_budget=60.0, report_dir=None)
 
@@ -11,8 +11,8 @@ examples and by a wall-clock budget, and are deterministic for a given seed (``s
 
 from __future__ import annotations
 
-from ctk.generated.openapi_run import GenOptions, mutation_operations, resolve_spec_path, run_openapi_checks
-from ctk.generated.stateful import StatefulOptions, run_stateful_check
+from ctk.fuzzing.openapi_run import GenOptions, mutation_operations, resolve_spec_path, run_openapi_checks
+from ctk.fuzzing.stateful import StatefulOptions, run_stateful_check
 
 __all__ = ["GenOptions", "StatefulOptions", "mutation_operations", "resolve_spec_path", "run_openapi_checks",
            "run_stateful_check"]

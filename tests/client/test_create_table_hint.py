@@ -5,10 +5,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from ctk.http.client import CatalogClient
-from ctk.http.endpoints import Catalog, PrerequisiteError
-from ctk.http.placement import Placement
-from ctk.target.config import TargetConfig
+from ctk.client.transport import CatalogClient
+from ctk.catalog.endpoints import Catalog, PrerequisiteError
+from ctk.client.placement import Placement
+from ctk.client.config import TargetConfig
 
 
 def _client(status: int) -> CatalogClient:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ctk.plugin.options import is_loopback
-from ctk.target.config import TargetConfig, TargetError, is_loopback_host
+from ctk.client.config import TargetConfig, TargetError, is_loopback_host
 
 
 @pytest.mark.parametrize("host", ["localhost", "localhost.", "LOCALHOST", "a.localhost", "127.0.0.1", "127.1",

@@ -3,9 +3,9 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from ctk.http.client import CatalogClient
-from ctk.target.config import TargetConfig
-from ctk.target.discovery import (Discovery, DiscoveryError, discover, java_duration_parseable,
+from ctk.client.transport import CatalogClient
+from ctk.client.config import TargetConfig
+from ctk.client.discovery import (Discovery, DiscoveryError, discover, java_duration_parseable,
                                   parse_lifetime)
 
 

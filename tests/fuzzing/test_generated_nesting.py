@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 
 from ctk.core.verdicts import Status
-from ctk.http.endpoints import PrerequisiteError
-from ctk.http.placement import Placement
+from ctk.catalog.endpoints import PrerequisiteError
+from ctk.client.placement import Placement
 
 
 class _NoRequests:
@@ -20,7 +20,7 @@ class _NoRequests:
 
 
 def test_arena_refuses_without_nesting():
-    from ctk.generated.openapi_run import make_arena
+    from ctk.fuzzing.openapi_run import make_arena
 
     ctx = SimpleNamespace(client=_NoRequests(), namespace=("ctk_r_main",), unique=lambda s: s + "_1")
     with pytest.raises(PrerequisiteError, match="nested namespaces.*loading it answered 404"):
@@ -28,7 +28,7 @@ def test_arena_refuses_without_nesting():
 
 
 def test_model_based_run_inconclusive_without_nesting():
-    from ctk.generated.stateful import run_stateful_check
+    from ctk.fuzzing.stateful import run_stateful_check
 
     ctx = SimpleNamespace(client=_NoRequests(), namespace=("ctk_r_main",), idempotency_supported=True,
                           discovery=None, faults=None)

@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from ctk.core.verdicts import Verdict
-from ctk.http.client import ns_path, table_path, view_path
-from ctk.http.endpoints import Catalog, PrerequisiteError, create_table_body, create_view_body, ident, \
+from ctk.client.transport import ns_path, table_path, view_path
+from ctk.catalog.endpoints import Catalog, PrerequisiteError, create_table_body, create_view_body, ident, \
     set_properties_update
-from ctk.http.exchange import Exchange, render_exchanges
-from ctk.http.keys import new_key
+from ctk.core.exchange import Exchange, render_exchanges
+from ctk.client.keys import new_key
 
 NSS = ("a", "b")
 TABLES = ("t1", "t2")
@@ -615,7 +615,7 @@ def build_machine(shared: _Shared) -> type:
                 if ex.status not in (200, 204):
                     raise PrerequisiteError("root not empty")
             except PrerequisiteError:
-                from ctk.generated.openapi_run import drop_tree
+                from ctk.fuzzing.openapi_run import drop_tree
 
                 drop_tree(self.client, self.root)
 

@@ -25,9 +25,9 @@ from datetime import timedelta
 from typing import Any, Protocol
 
 from ctk.core.recording import Recorder, Unrecorded
-from ctk.http.client import CatalogClient, classify_outcome, error_kind
-from ctk.http.exchange import Exchange
-from ctk.http.keys import is_valid_key, new_key
+from ctk.client.transport import CatalogClient, classify_outcome, error_kind
+from ctk.core.exchange import Exchange
+from ctk.client.keys import is_valid_key, new_key
 
 BLIND_RETRY_STATUSES = frozenset({502, 503, 504})
 
@@ -45,7 +45,7 @@ class IdempotencyWindowExpired(Exception):
 
 
 class AdvertisedLifetime(Protocol):
-    """What the retrying client needs of discovery (`ctk.target.discovery.Discovery` is one): the
+    """What the retrying client needs of discovery (`ctk.client.discovery.Discovery` is one): the
     idempotency-key lifetime /v1/config advertised (None: no usable one)."""
 
     lifetime: timedelta | None
