@@ -31,8 +31,7 @@ REPORTS_PLUGIN = "ctk-reports-to-collector"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    add_options(parser)
-    exits.add_option(parser)
+    add_options(parser)   # with --ctk-fail-on, which ctk.plugin.exits reads
 
 
 @pytest.hookimpl(tryfirst=True)

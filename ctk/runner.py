@@ -24,47 +24,22 @@ import signal
 import sys
 import time
 
+from ctk.plugin.options import OPTIONS, Option
+
 CHILD_GRACE_S = 60.0
 
-# (flag, kind, help); forwarded to pytest as the plugin's option of the same name.
-FORWARDED: list[tuple[str, str, str]] = [
-    ("--catalog-url", "value", "catalog base URL (without /v1); default: start the embedded reference catalog"),
-    ("--catalog-prefix", "value", "catalog prefix (default: the one /v1/config advertises)"),
-    ("--warehouse", "value", "warehouse to ask /v1/config for"),
-    ("--catalog-token", "value", "bearer token"),
-    ("--catalog-credential", "value", "OAuth2 client credential CLIENT_ID:SECRET"),
-    ("--catalog-header", "append", "extra header K=V (repeatable)"),
-    ("--openapi-spec", "value", "OpenAPI document for SCHEMA-01 (default: open-api/ctk-openapi.yaml)"),
-    ("--ctk-scenarios", "value", "directory of scenario files (default: scenarios/)"),
-    ("--ctk-namespace-prefix", "value", "prefix of the run namespace (default ctk)"),
-    ("--ctk-parent-namespace", "value", "existing namespace (e.g. bronze or a.b) to create the run namespace in"),
-    ("--catalog-property", "append", "storage property K=V for the kit's file reads/writes, pyiceberg names "
-                                     "(repeatable; e.g. s3.endpoint=http://127.0.0.1:9000)"),
-    ("--ctk-timeout", "value", "per-request timeout in seconds (default 10)"),
-    ("--ctk-max-wait", "value", "longest wait a check may do in seconds (default 30)"),
-    ("--ctk-reports", "value", "report directory (default reports/)"),
-    ("--ctk-strict", "flag", "deviations (SHOULD/MAY broken) fail"),
-    ("--ctk-profile", "value", "judge by the levels of 'spec' (the merged OpenAPI spec; default) or 'design'"),
-    ("--ctk-allow-remote", "flag", "allow a non-loopback --catalog-url"),
-    ("--ctk-spark", "flag", "also run the Spark pipeline checks (needs `ctk spark-jars`)"),
-    ("--ctk-db-link", "value", "control API of the interposer proxy in front of the catalog's database, "
-     "http://HOST:PORT/proxies/NAME"),
-    ("--ctk-examples", "value", "generated checks: examples (default 5)"),
-    ("--ctk-seed", "value", "generated checks: seed (default derandomized)"),
-    ("--ctk-steps", "value", "stateful model: steps per sequence (default 10)"),
-    ("--ctk-gen-budget", "value", "wall-clock budget of each generated check in seconds (default 30)"),
-    ("--ctk-fail-on", "value", "also exit 1 on these statuses: deviation,inconclusive,unsupported"),
-]
+# The plugin's options `ctk run` takes and passes on to pytest as they are (ctk.plugin.options, the one table).
+FORWARDED: list[Option] = [o for o in OPTIONS if o.run]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    for flag, kind, help_text in FORWARDED:
-        if kind == "flag":
-            parser.add_argument(flag, action="store_true", help=help_text)
-        elif kind == "append":
-            parser.add_argument(flag, action="append", metavar="K=V", help=help_text)
+    for o in FORWARDED:
+        if o.kind == "bool":
+            parser.add_argument(o.flag, action="store_true", help=o.help)
+        elif o.kind == "list":
+            parser.add_argument(o.flag, action="append", metavar="K=V", help=o.help)
         else:
-            parser.add_argument(flag, help=help_text)
+            parser.add_argument(o.flag, metavar=o.metavar, help=o.help)
     parser.add_argument("--workers", type=int, default=3,
                         help="pytest-xdist workers, each with its own run namespace (and embedded catalog); "
                              "0 runs in one process (default 3: the checks mostly wait, so 3 beat 2 on 2 cores)")
@@ -87,16 +62,16 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
     argv: list[str] = []
     if not plugin_installed():
         argv += ["-p", "ctk.pytest_plugin"]
-    for flag, kind, _help in FORWARDED:
-        value = getattr(args, _dest(flag), None)
-        if kind == "flag":
+    for o in FORWARDED:
+        value = getattr(args, _dest(o.flag), None)
+        if o.kind == "bool":
             if value:
-                argv.append(flag)
-        elif kind == "append":
+                argv.append(o.flag)
+        elif o.kind == "list":
             for v in value or []:
-                argv += [flag, v]
+                argv += [o.flag, v]
         elif value is not None:
-            argv += [flag, str(value)]
+            argv += [o.flag, str(value)]
     if not getattr(args, "catalog_url", None):
         argv.append("--ctk")
     extra = list(getattr(args, "pytest_args", None) or [])

@@ -39,3 +39,23 @@ def test_forwarded_options():
 def test_user_choices_win():
     argv = runner.pytest_argv(_args("--", "-n", "1", "-p", "no:cacheprovider"))
     assert argv.count("-n") == 1 and not any(a.startswith("cache_dir=") for a in argv)
+
+
+def test_run_takes_every_plugin_option_but_its_own_choices():
+    """`ctk run` derives its options from the plugin's one table: whatever the plugin registers with pytest,
+    ctk run takes and passes on (but --ctk, which it adds itself, and --catalog-image)."""
+    from _pytest.config.argparsing import Parser
+
+    from ctk import pytest_plugin
+
+    parser = Parser()
+    pytest_plugin.pytest_addoption(parser)
+    plugin = {name for opt in parser.getgroup("ctk").options for name in opt.names()}
+    run = argparse.ArgumentParser()
+    runner.add_arguments(run)
+    taken = {o for a in run._actions for o in a.option_strings}
+    assert plugin - taken == {"--ctk", "--catalog-image"}
+    argv = runner.pytest_argv(_args("--catalog-url", "http://127.0.0.1:9", "--catalog-property", "a=1",
+                                    "--ctk-spark", "--ctk-fail-on", "unsupported"))
+    assert argv[argv.index("--catalog-property"):][:2] == ["--catalog-property", "a=1"]
+    assert "--ctk-spark" in argv and argv[argv.index("--ctk-fail-on") + 1] == "unsupported"

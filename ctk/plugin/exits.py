@@ -30,13 +30,6 @@ EXIT_UNUSABLE_TARGET = 6
 FAIL_ON_CHOICES = ("deviation", "inconclusive", "unsupported")
 
 
-def add_option(parser: pytest.Parser) -> None:
-    parser.getgroup("ctk").addoption(
-        "--ctk-fail-on", dest="ctk_fail_on", default=None, metavar="STATUS[,STATUS]",
-        help="also exit 1 when a result has one of these statuses (comma-separated: "
-             f"{', '.join(FAIL_ON_CHOICES)}); tests keep their outcome, only the exit code changes")
-
-
 def fail_on(config: pytest.Config) -> frozenset[str]:
     """The statuses named by --ctk-fail-on; a usage error naming the option as typed for anything else."""
     raw = config.getoption("ctk_fail_on", default=None)

@@ -10,106 +10,128 @@ from urllib.parse import urlsplit
 import pytest
 
 from ctk.core.requirements import set_profile
+from ctk.plugin.exits import FAIL_ON_CHOICES
 
 GROUP = "ctk"
 
-# (option, dest, ini key, help, kind, default); kind: str | float | bool | list
-_OPTIONS: list[tuple[str, str, str, str, str, object]] = [
-    ("--catalog-url", "ctk_catalog_url", "ctk_catalog_url",
-     "base URL of the Iceberg REST catalog under test (without /v1); activates the kit", "str", None),
-    ("--catalog-prefix", "ctk_catalog_prefix", "ctk_catalog_prefix",
-     "catalog prefix (path segment after /v1/); default: the one /v1/config advertises", "str", None),
-    ("--warehouse", "ctk_warehouse", "ctk_warehouse", "warehouse to ask /v1/config for", "str", None),
-    ("--catalog-token", "ctk_catalog_token", "ctk_catalog_token", "bearer token for the catalog", "str", None),
-    ("--catalog-credential", "ctk_catalog_credential", "ctk_catalog_credential",
-     "OAuth2 client credential CLIENT_ID:SECRET (token fetched from the catalog's token endpoint)", "str", None),
-    ("--catalog-header", "ctk_catalog_header", "ctk_catalog_headers",
-     "extra request header K=V (repeatable)", "list", None),
-    ("--openapi-spec", "ctk_openapi_spec", "ctk_openapi_spec",
-     "OpenAPI document to validate responses against (default: the kit's open-api/ctk-openapi.yaml)", "str", None),
-    ("--ctk-scenarios", "ctk_scenarios", "ctk_scenarios",
-     "directory of scenario files (*.yaml) to run (default: the kit's scenarios/)", "str", None),
-    ("--ctk-namespace-prefix", "ctk_namespace_prefix", "ctk_namespace_prefix",
-     "prefix of the run namespace the kit creates and removes (default: ctk)", "str", "ctk"),
-    ("--ctk-parent-namespace", "ctk_parent_namespace", "ctk_parent_namespace",
-     "existing namespace (levels joined by '.', e.g. bronze or a.b) to create the run namespace in, for "
-     "catalogs that allow tables only in fixed namespaces; the kit never creates or drops it", "str", None),
-    ("--catalog-property", "ctk_catalog_property", "ctk_catalog_properties",
-     "storage property K=V for the kit's own reads and writes of table files, in pyiceberg's names (repeatable; "
-     "e.g. s3.endpoint=http://127.0.0.1:9000, s3.access-key-id=..., s3.secret-access-key=..., s3.region=...); "
-     "wins over what the catalog vends with a table", "list", None),
-    ("--ctk-timeout", "ctk_timeout", "ctk_timeout", "timeout of each HTTP request in seconds (default 10)",
-     "float", 10.0),
-    ("--ctk-max-wait", "ctk_max_wait", "ctk_max_wait",
-     "longest a check may wait in seconds, e.g. for a key lifetime to pass (default 30)", "float", 30.0),
-    ("--ctk-strict", "ctk_strict", "ctk_strict", "a deviation (SHOULD/MAY broken) fails the test", "bool", False),
-    ("--ctk", "ctk_force", "ctk_autorun",
-     "run the kit's suites even without --catalog-url (against the embedded reference catalog)", "bool", False),
-    ("--ctk-reports", "ctk_reports", "ctk_reports", "directory for the reports (default: reports/)", "str",
-     "reports"),
-    ("--ctk-allow-remote", "ctk_allow_remote", "ctk_allow_remote",
-     "allow a --catalog-url that is not a loopback address, and reads and writes of table files on storage "
-     "whose endpoint is not loopback (by default the kit refuses them)", "bool", False),
-    ("--ctk-examples", "ctk_examples", "ctk_examples",
-     "generated checks: examples per operation (schemathesis) and sequences (stateful model), default 5",
-     "float", 5.0),
-    ("--ctk-steps", "ctk_steps", "ctk_steps", "stateful model: steps per sequence (default 10)", "float", 10.0),
-    ("--ctk-seed", "ctk_seed", "ctk_seed", "seed of the generated checks (default: derandomized, same cases "
-     "every run)", "float", None),
-    ("--ctk-gen-budget", "ctk_gen_budget", "ctk_gen_budget",
-     "wall-clock budget of each generated check in seconds (default 30)", "float", 30.0),
-    ("--catalog-image", "ctk_catalog_image", "ctk_catalog_image",
-     "start this catalog image with testcontainers (port 8181) and test it (needs a Docker engine; skipped with "
-     "the reason where there is none)", "str", None),
-    ("--ctk-profile", "ctk_profile", "ctk_profile",
-     "judge by the levels of 'spec' (the merged OpenAPI spec; default) or 'design' (the design document)",
-     "str", "spec"),
-    ("--ctk-spark", "ctk_spark", "ctk_spark",
-     "also run the Spark pipeline checks (needs pyspark, Java and `ctk spark-jars`)", "bool", False),
-    ("--ctk-db-link", "ctk_db_link", "ctk_db_link",
-     "control API of the `ctk interposer` proxy in front of the catalog's database, "
-     "http://HOST:PORT/proxies/NAME (loopback): the kit fails, holds and cuts the database link (REPLAY-03, "
-     "INFLIGHT-01/02, REPLAY-04 at the database) on any catalog", "str", None),
+
+@dataclass(frozen=True)
+class Option:
+    """One option of the kit: a pytest command-line option (and ini key) of the plugin, which `ctk run`
+    (ctk.runner) takes too and passes on to pytest unless ``run`` is False."""
+    flag: str
+    dest: str
+    ini: str | None            # the ini key; None: command line only
+    help: str
+    kind: str                  # str | float | bool | list (repeatable K=V)
+    default: object = None
+    metavar: str | None = None
+    run: bool = True
+
+
+# The kit's options, the one table: the plugin registers them, `ctk run` forwards them.
+OPTIONS: list[Option] = [
+    Option("--catalog-url", "ctk_catalog_url", "ctk_catalog_url",
+           "base URL of the Iceberg REST catalog under test (without /v1); activates the kit", "str"),
+    Option("--catalog-prefix", "ctk_catalog_prefix", "ctk_catalog_prefix",
+           "catalog prefix (path segment after /v1/); default: the one /v1/config advertises", "str"),
+    Option("--warehouse", "ctk_warehouse", "ctk_warehouse", "warehouse to ask /v1/config for", "str"),
+    Option("--catalog-token", "ctk_catalog_token", "ctk_catalog_token", "bearer token for the catalog", "str"),
+    Option("--catalog-credential", "ctk_catalog_credential", "ctk_catalog_credential",
+           "OAuth2 client credential CLIENT_ID:SECRET (token fetched from the catalog's token endpoint)", "str"),
+    Option("--catalog-header", "ctk_catalog_header", "ctk_catalog_headers",
+           "extra request header K=V (repeatable)", "list"),
+    Option("--openapi-spec", "ctk_openapi_spec", "ctk_openapi_spec",
+           "OpenAPI document to validate responses against (default: the kit's open-api/ctk-openapi.yaml)", "str"),
+    Option("--ctk-scenarios", "ctk_scenarios", "ctk_scenarios",
+           "directory of scenario files (*.yaml) to run (default: the kit's scenarios/)", "str"),
+    Option("--ctk-namespace-prefix", "ctk_namespace_prefix", "ctk_namespace_prefix",
+           "prefix of the run namespace the kit creates and removes (default: ctk)", "str", "ctk"),
+    Option("--ctk-parent-namespace", "ctk_parent_namespace", "ctk_parent_namespace",
+           "existing namespace (levels joined by '.', e.g. bronze or a.b) to create the run namespace in, for "
+           "catalogs that allow tables only in fixed namespaces; the kit never creates or drops it", "str"),
+    Option("--catalog-property", "ctk_catalog_property", "ctk_catalog_properties",
+           "storage property K=V for the kit's own reads and writes of table files, in pyiceberg's names (repeatable; "
+           "e.g. s3.endpoint=http://127.0.0.1:9000, s3.access-key-id=..., s3.secret-access-key=..., s3.region=...); "
+           "wins over what the catalog vends with a table", "list"),
+    Option("--ctk-timeout", "ctk_timeout", "ctk_timeout", "timeout of each HTTP request in seconds (default 10)",
+           "float", 10.0),
+    Option("--ctk-max-wait", "ctk_max_wait", "ctk_max_wait",
+           "longest a check may wait in seconds, e.g. for a key lifetime to pass (default 30)", "float", 30.0),
+    Option("--ctk-strict", "ctk_strict", "ctk_strict", "a deviation (SHOULD/MAY broken) fails the test", "bool", False),
+    Option("--ctk", "ctk_force", "ctk_autorun",
+           "run the kit's suites even without --catalog-url (against the embedded reference catalog)", "bool", False,
+           run=False),   # `ctk run` adds it itself when no --catalog-url is given
+    Option("--ctk-reports", "ctk_reports", "ctk_reports", "directory for the reports (default: reports/)", "str",
+           "reports"),
+    Option("--ctk-allow-remote", "ctk_allow_remote", "ctk_allow_remote",
+           "allow a --catalog-url that is not a loopback address, and reads and writes of table files on storage "
+           "whose endpoint is not loopback (by default the kit refuses them)", "bool", False),
+    Option("--ctk-examples", "ctk_examples", "ctk_examples",
+           "generated checks: examples per operation (schemathesis) and sequences (stateful model), default 5",
+           "float", 5.0),
+    Option("--ctk-steps", "ctk_steps", "ctk_steps", "stateful model: steps per sequence (default 10)", "float", 10.0),
+    Option("--ctk-seed", "ctk_seed", "ctk_seed", "seed of the generated checks (default: derandomized, same cases "
+           "every run)", "float"),
+    Option("--ctk-gen-budget", "ctk_gen_budget", "ctk_gen_budget",
+           "wall-clock budget of each generated check in seconds (default 30)", "float", 30.0),
+    Option("--catalog-image", "ctk_catalog_image", "ctk_catalog_image",
+           "start this catalog image with testcontainers (port 8181) and test it (needs a Docker engine; skipped with "
+           "the reason where there is none)", "str", run=False),
+    Option("--ctk-profile", "ctk_profile", "ctk_profile",
+           "judge by the levels of 'spec' (the merged OpenAPI spec; default) or 'design' (the design document)",
+           "str", "spec"),
+    Option("--ctk-spark", "ctk_spark", "ctk_spark",
+           "also run the Spark pipeline checks (needs pyspark, Java and `ctk spark-jars`)", "bool", False),
+    Option("--ctk-db-link", "ctk_db_link", "ctk_db_link",
+           "control API of the `ctk interposer` proxy in front of the catalog's database, "
+           "http://HOST:PORT/proxies/NAME (loopback): the kit fails, holds and cuts the database link (REPLAY-03, "
+           "INFLIGHT-01/02, REPLAY-04 at the database) on any catalog", "str"),
+    Option("--ctk-fail-on", "ctk_fail_on", None,
+           "also exit 1 when a result has one of these statuses (comma-separated: "
+           f"{', '.join(FAIL_ON_CHOICES)}); tests keep their outcome, only the exit code changes", "str",
+           metavar="STATUS[,STATUS]"),   # read by ctk.plugin.exits.fail_on
 ]
 
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup(GROUP, "Iceberg REST catalog compatibility test kit")
-    for opt, dest, ini, help_text, kind, _default in _OPTIONS:
-        if kind == "bool":
-            group.addoption(opt, dest=dest, action="store_true", default=None, help=help_text)
-        elif kind == "list":
-            group.addoption(opt, dest=dest, action="append", default=None, metavar="K=V", help=help_text)
+    for o in OPTIONS:
+        if o.kind == "bool":
+            group.addoption(o.flag, dest=o.dest, action="store_true", default=None, help=o.help)
+        elif o.kind == "list":
+            group.addoption(o.flag, dest=o.dest, action="append", default=None, metavar="K=V", help=o.help)
         else:
-            group.addoption(opt, dest=dest, default=None, help=help_text)
-        ini_type = {"bool": "bool", "list": "linelist"}.get(kind, "string")
-        parser.addini(ini, help=help_text, type=ini_type, default=None)
+            group.addoption(o.flag, dest=o.dest, default=None, metavar=o.metavar, help=o.help)
+        if o.ini is not None:
+            parser.addini(o.ini, help=o.help, type={"bool": "bool", "list": "linelist"}.get(o.kind, "string"),
+                          default=None)
 
 
 class OptionError(pytest.UsageError):
     pass
 
 
-def _value(config: pytest.Config, dest: str, ini: str, kind: str, default: object) -> object:
-    value = config.getoption(dest, default=None)
-    if value is None or value == []:
+def _value(config: pytest.Config, o: Option) -> object:
+    value = config.getoption(o.dest, default=None)
+    if (value is None or value == []) and o.ini is not None:
         try:
-            value = config.getini(ini)
+            value = config.getini(o.ini)
         except (ValueError, KeyError):
             value = None
         if value in ("", [], None):
             value = None
     if value is None:
-        return default
-    if kind == "float":
-        flag, raw = dest.replace('ctk_', '--ctk-').replace('_', '-'), value
+        return o.default
+    if o.kind == "float":
+        raw = value
         try:
             value = float(value)
         except ValueError:
-            raise OptionError(f"ctk: {flag} must be a number, not {raw!r}") from None
+            raise OptionError(f"ctk: {o.flag} must be a number, not {raw!r}") from None
         if value <= 0:
-            raise OptionError(f"ctk: {flag} must be positive, not {raw!r}")
-    if kind == "bool" and isinstance(value, str):
+            raise OptionError(f"ctk: {o.flag} must be positive, not {raw!r}")
+    if o.kind == "bool" and isinstance(value, str):
         value = value.strip().lower() in ("1", "true", "yes", "on")
     return value
 
@@ -153,8 +175,8 @@ class CtkOptions:
     @classmethod
     def from_config(cls, config: pytest.Config) -> "CtkOptions":
         values: dict[str, object] = {}
-        for _opt, dest, ini, _help, kind, default in _OPTIONS:
-            values[dest] = _value(config, dest, ini, kind, default)
+        for o in OPTIONS:
+            values[o.dest] = _value(config, o)
         opts = cls(
             catalog_url=values["ctk_catalog_url"],
             catalog_prefix=values["ctk_catalog_prefix"],
