@@ -41,7 +41,7 @@ def http_round(url: str, writers: int, appends: int, max_attempts: int = 200, ti
     from ctk.history.state import read_table_state
     from ctk.history.writer import MARKER_KEY, StageError, stage_append
     from ctk.client.transport import CatalogClient
-    from ctk.catalog.endpoints import Catalog
+    from ctk.catalog import Catalog
     from ctk.client.config import TargetConfig
 
     ns, name = ("bench_http",), f"w{writers}_{uuid.uuid4().hex[:6]}"

@@ -16,7 +16,7 @@ from ctk.checks.discovery import DISCOVERY_CHECKS
 from ctk.checks.idempotency import ENDPOINT_CHECKS
 from ctk.checks.keys import KEY_CHECKS
 from ctk.core.verdicts import Verdict
-from ctk.catalog.endpoints import ENDPOINTS, Endpoint, get_endpoint
+from ctk.catalog import ENDPOINTS, Endpoint, get_endpoint
 
 GLOBAL_CHECKS = DISCOVERY_CHECKS + KEY_CHECKS
 

@@ -9,7 +9,7 @@ from typing import Any, Callable
 from ctk.checks.faults import FaultUnsupported
 from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Verdict
-from ctk.catalog.endpoints import Endpoint, PrerequisiteError
+from ctk.catalog import Endpoint, PrerequisiteError
 from ctk.core.exchange import Exchange, render_exchanges
 
 

@@ -28,7 +28,7 @@ from ctk.history.recorder import History
 from ctk.history.state import read_table_state
 from ctk.history.writer import MARKER_KEY, StageError, StorageBlocked, stage_append
 from ctk.client.transport import table_path
-from ctk.catalog.endpoints import Catalog, ident, set_properties_update
+from ctk.catalog import Catalog, ident, set_properties_update
 
 REQUIREMENT_TYPES = (
     "assert-create", "assert-table-uuid", "assert-ref-snapshot-id", "assert-ref-snapshot-id-null",
@@ -78,7 +78,7 @@ def _commit(ctx: Any, staged: Any, label: str) -> Any:
 def _load(ctx: Any, name: str, label: str) -> dict:
     """The table's LoadTableResult for a setup step (5xx tried again, bounded); PrerequisiteError otherwise."""
     from ctk.history.state import read_with_retry
-    from ctk.catalog.endpoints import PrerequisiteError
+    from ctk.catalog import PrerequisiteError
 
     ex = read_with_retry(ctx.client, table_path(ctx.namespace, name), label)
     body = ex.json() if ex.status == 200 else None
@@ -89,7 +89,7 @@ def _load(ctx: Any, name: str, label: str) -> dict:
 
 def _stage(ctx: Any, name: str, marker: str, label: str, loaded: dict | None = None) -> Any:
     """stage_append for a setup step: a failure to stage is a PrerequisiteError carrying the load exchange."""
-    from ctk.catalog.endpoints import PrerequisiteError
+    from ctk.catalog import PrerequisiteError
 
     loaded = loaded if loaded is not None else _load(ctx, name, label)
     try:
@@ -101,7 +101,7 @@ def _stage(ctx: Any, name: str, marker: str, label: str, loaded: dict | None = N
 
 
 def _new_table(ctx: Any, stem: str, with_snapshot: bool) -> str:
-    from ctk.catalog.endpoints import PrerequisiteError
+    from ctk.catalog import PrerequisiteError
 
     name = ctx.unique(stem)
     Catalog(ctx.client).create_table(ctx.namespace, name)
@@ -128,7 +128,7 @@ def _requirement_violated(run: Any, ctx: Any, endpoint: Any, kind: str, name: st
     client = ctx.client
     before = read_table_state(client, ctx.namespace, name)
     if not before.exists:
-        from ctk.catalog.endpoints import PrerequisiteError
+        from ctk.catalog import PrerequisiteError
 
         raise PrerequisiteError(f"setup: load table {name} before the commit: {before.error or 'absent'}",
                                 before.exchange)
@@ -159,7 +159,7 @@ def _requirement_violated(run: Any, ctx: Any, endpoint: Any, kind: str, name: st
 def check_requirements(ctx: Any) -> list[Verdict]:
     """OCC-01 for every requirement type (one verdict each, behaviour ``requirement:<type>``)."""
     from ctk.checks.common import Run, setup_failed
-    from ctk.catalog.endpoints import PrerequisiteError
+    from ctk.catalog import PrerequisiteError
 
     out: list[Verdict] = []
     run = Run(ctx, "OCC-01", None, Behaviour.REQUIREMENTS)
@@ -297,7 +297,7 @@ def _landed(ctx: Any, name: str, marker: str) -> bool | None:
 def check_serial_appends(ctx: Any, writers: int = 4, appends: int = 5, max_attempts: int = 40) -> list[Verdict]:
     """N writers x M appends with refresh-and-retry on 409; checks OCC-03, HIST-01, HIST-02, INTEG-01."""
     from ctk.checks.common import Run, setup_failed
-    from ctk.catalog.endpoints import PrerequisiteError
+    from ctk.catalog import PrerequisiteError
 
     runs = {r: Run(ctx, r, None, Behaviour.SERIAL_HISTORY) for r in ("OCC-03", "HIST-01", "HIST-02", "INTEG-01")}
     try:

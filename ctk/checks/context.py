@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from ctk.checks.faults import FaultInjector, NoFaults, detect_injector
 from ctk.client.transport import CatalogClient
-from ctk.catalog.endpoints import Catalog
+from ctk.catalog import Catalog
 from ctk.client.discovery import Discovery, discover
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,7 +27,7 @@ class CheckOptions:
 
 @dataclass
 class CheckContext:
-    """A check's view of the target (it is an `ctk.catalog.endpoints.CaseContext`): every request goes through
+    """A check's view of the target (it is an `ctk.catalog.CaseContext`): every request goes through
     ``client`` (the catalog URL, prefix, auth and the Idempotency-Key header name it sends), ``discovery`` says
     what /v1/config advertised (None: not read)."""
 

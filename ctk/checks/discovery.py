@@ -5,7 +5,7 @@ from __future__ import annotations
 from ctk.checks.common import describe, guarded
 from ctk.checks.judging import broken
 from ctk.core.behaviours import Behaviour, check, registered
-from ctk.catalog.endpoints import ENDPOINTS, Endpoint
+from ctk.catalog import ENDPOINTS, Endpoint
 from ctk.client.keys import new_key
 
 KEY = "idempotency-key-lifetime"

@@ -18,7 +18,7 @@ from ctk.checks.common import counter_delta, describe, error_of, guarded, single
 from ctk.checks.judging import broken
 from ctk.checks.faults import FaultMatch
 from ctk.core.behaviours import Behaviour, check, registered
-from ctk.catalog.endpoints import ENDPOINTS, Endpoint, PrerequisiteError
+from ctk.catalog import ENDPOINTS, Endpoint, PrerequisiteError
 from ctk.core.exchange import Exchange
 from ctk.client.keys import new_key
 

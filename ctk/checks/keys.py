@@ -7,7 +7,7 @@ import uuid
 from ctk.checks.common import describe, guarded
 from ctk.checks.judging import broken
 from ctk.core.behaviours import Behaviour, check, registered
-from ctk.catalog.endpoints import ENDPOINTS, Endpoint
+from ctk.catalog import ENDPOINTS, Endpoint
 from ctk.client.keys import malformed_keys, new_key
 
 

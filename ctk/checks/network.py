@@ -62,7 +62,7 @@ from ctk.core.verdicts import Verdict
 from ctk.history.checkers import check_effects
 from ctk.history.recorder import History
 from ctk.history.writer import StageError
-from ctk.catalog.endpoints import ENDPOINTS, Endpoint, PrerequisiteError, get_endpoint
+from ctk.catalog import ENDPOINTS, Endpoint, PrerequisiteError, get_endpoint
 from ctk.client.keys import new_key
 from ctk.client.retrying import IdempotencyWindowExpired, RetryingClient
 

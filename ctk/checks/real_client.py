@@ -26,7 +26,7 @@ from ctk.checks.common import guarded
 from ctk.core.behaviours import Behaviour, check
 from ctk.core.verdicts import Verdict
 from ctk.client.transport import table_path
-from ctk.catalog.endpoints import Catalog, PrerequisiteError
+from ctk.catalog import Catalog, PrerequisiteError
 from ctk.client.storage import StorageGuardError, StorageSettings
 from ctk.client.config import is_loopback_host
 

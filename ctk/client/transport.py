@@ -12,6 +12,7 @@
   (`ns_path()`, `table_path()`, `view_path()`, or ``url_for(template, namespace=(...), table=...)``).
   A target that advertises another ``namespace-separator`` in /v1/config (e.g. ``%2E``) gets that one:
   `set_namespace_separator()` makes ``url_for`` put it in place of ``%1F`` in every URL it builds.
+* Listings (namespaces, tables, views) are the catalog layer's: ``ctk.catalog.Catalog`` pages through them.
 * Table loads and creations carry ``X-Iceberg-Access-Delegation: vended-credentials``, as the Java client and
   pyiceberg send it, so that catalogs which vend storage settings do; `storage_settings()` turns a load
   result into the settings of the kit's own file reads and writes (``ctk.client.storage``).
@@ -373,34 +374,6 @@ class CatalogClient:
     def load_namespace(self, namespace: Namespace) -> dict | None:
         """``{"namespace": [...], "properties": {...}}`` or None if not 200."""
         return self._read(f"namespaces/{ns_path(namespace)}", "read: load namespace")
-
-    def _list(self, path: str, field: str, label: str, params: dict[str, Any] | None = None,
-              max_pages: int = 100) -> list | None:
-        out: list = []
-        token = None
-        for _ in range(max_pages):
-            page = self._read(path, label, params={**(params or {}), "pageToken": token})
-            if not isinstance(page, dict):
-                return None
-            out += page.get(field) or []
-            token = page.get("next-page-token")
-            if not token:
-                return out
-        return out
-
-    def list_namespaces(self, parent: Namespace | None = None) -> list[tuple[str, ...]] | None:
-        params = {"parent": "\x1f".join(ns_tuple(parent))} if parent else None
-        items = self._list("namespaces", "namespaces", "read: list namespaces", params)
-        return None if items is None else [tuple(n) for n in items]
-
-    def list_tables(self, namespace: Namespace) -> list[str] | None:
-        """Table names in the namespace, or None if the listing failed."""
-        items = self._list(f"namespaces/{ns_path(namespace)}/tables", "identifiers", "read: list tables")
-        return None if items is None else [i["name"] for i in items if isinstance(i, dict) and "name" in i]
-
-    def list_views(self, namespace: Namespace) -> list[str] | None:
-        items = self._list(f"namespaces/{ns_path(namespace)}/views", "identifiers", "read: list views")
-        return None if items is None else [i["name"] for i in items if isinstance(i, dict) and "name" in i]
 
     def _exists(self, path: str, label: str) -> bool | None:
         ex = self.request("HEAD", path, label=label)

@@ -14,7 +14,7 @@ For every mutation operation of the document that the kit knows how to steer (se
    not be a 5xx nor a transport error (GEN-01) and must conform to the document (schemathesis'
    status-code, content-type and response-schema checks; SCHEMA-01);
 3. the same request is sent again with the same key: same status, an equivalent body
-   (`ctk.catalog.endpoints.body_identity`) and no further effect - the control API's execution counters
+   (`ctk.catalog.body_identity`) and no further effect - the control API's execution counters
    (``/_ctk/executions``) when the target has them, else a read of the arena's state before and after.
 
 A failing example is shrunk by hypothesis; the verdict carries the minimal failing exchange(s).
@@ -32,9 +32,9 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from ctk.core.verdicts import Verdict
-from ctk.client.transport import ns_path, table_path
-from ctk.catalog.endpoints import (ENDPOINTS, Catalog, Plans, PrerequisiteError, _append_file, _plan, _schema,
-                                body_identity, create_table_body, create_view_body, set_properties_update)
+from ctk.client.transport import table_path
+from ctk.catalog import (ENDPOINTS, Catalog, Plans, PrerequisiteError, append_file, body_identity, create_table_body,
+                         create_view_body, drop_tree, plan_scan, schema, set_properties_update)
 from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
 
@@ -193,7 +193,7 @@ def _setup_plan(arena: Arena, name: str) -> dict | None:
     if arena.client is None:
         return None
     try:
-        return _plan(Catalog(arena.client), arena.ns, name)
+        return plan_scan(Catalog(arena.client), arena.ns, name)
     except PrerequisiteError:
         return None
 
@@ -263,7 +263,7 @@ def _steer(op: str, case: Any, data: Any, arena: Arena) -> bool:
         body["name"] = _draw_name(data, st)
         body.pop("location", None)
         if valid:
-            body["schema"] = _schema()
+            body["schema"] = schema()
             for k in ("partition-spec", "write-order"):
                 body.pop(k, None)
             body["properties"] = _props(data, st)
@@ -343,9 +343,8 @@ def make_arena(ctx: Any, stem: str, planning: bool = False) -> Arena:
         body["partition-spec"] = {"spec-id": 0, "fields": [{"source-id": 1, "field-id": 1000, "name": "id",
                                                             "transform": "identity"}]}
         try:
-            cat._do("POST", f"namespaces/{ns_path(ns)}/tables", body, ok=(200,),
-                    label=f"setup: create table {DATA_TABLE}")
-            _append_file(ctx.client, ns, DATA_TABLE, [1, 2])
+            cat.create_table(ns, DATA_TABLE, body=body)
+            append_file(ctx.client, ns, DATA_TABLE, [1, 2])
             arena.data_table = DATA_TABLE
         except PrerequisiteError:
             pass      # planning is still exercised on the empty t0; fetchScanTasks only with generated tokens
@@ -356,45 +355,23 @@ def make_arena(ctx: Any, stem: str, planning: bool = False) -> Arena:
     return arena
 
 
-def drop_tree(client: Any, ns: tuple[str, ...], depth: int = 4) -> None:
-    """Best-effort removal of a namespace and everything under it (tables purged, views, children)."""
-    cat = Catalog(client)
-    if depth > 0:
-        for child in client.list_namespaces(ns) or []:
-            if tuple(child[:len(ns)]) == tuple(ns) and len(child) > len(ns):
-                drop_tree(client, tuple(child), depth - 1)
-    for t in client.list_tables(ns) or []:
-        try:
-            cat.drop_table(ns, t, purge=True, label="cleanup")
-        except PrerequisiteError:
-            pass
-    for v in client.list_views(ns) or []:
-        try:
-            cat.drop_view(ns, v, label="cleanup")
-        except PrerequisiteError:
-            pass
-    try:
-        cat.drop_namespace(ns, label="cleanup")
-    except PrerequisiteError:
-        pass
-
-
 def arena_state(client: Any, arena: Arena) -> dict:
     """What the arena holds: namespaces with properties, tables and views with metadata locations; in a
-    planning arena also the plans of its tables with their status (`ctk.catalog.endpoints.Plans`: the control API
+    planning arena also the plans of its tables with their status (`ctk.catalog.Plans`: the control API
     listing, else the plan-ids of the kit's own answers): a re-executed planTableScan is a new plan-id."""
     out: dict = {}
     if arena.plans:
         out["plans of"] = {name: plans.state() for name, plans in arena.plans.items()}
-    seen = [arena.ns] + [tuple(c) for c in (client.list_namespaces(arena.ns) or [])]
+    cat = Catalog(client)
+    seen = [arena.ns] + [tuple(c) for c in (cat.list_namespaces(arena.ns) or [])]
     for ns in seen:
         doc = client.load_namespace(ns)
         if doc is None:
             continue
         entry = {"properties": doc.get("properties") or {}, "tables": {}, "views": {}}
-        for t in client.list_tables(ns) or []:
+        for t in cat.list_tables(ns) or []:
             entry["tables"][t] = (client.load_table(ns, t) or {}).get("metadata-location")
-        for v in client.list_views(ns) or []:
+        for v in cat.list_views(ns) or []:
             entry["views"][v] = (client.load_view(ns, v) or {}).get("metadata-location")
         out[".".join(ns)] = entry
     return out

@@ -30,8 +30,8 @@ from typing import Any
 
 from ctk.core.verdicts import Verdict
 from ctk.client.transport import ns_path, table_path, view_path
-from ctk.catalog.endpoints import Catalog, PrerequisiteError, create_table_body, create_view_body, ident, \
-    set_properties_update
+from ctk.catalog import (Catalog, PrerequisiteError, create_table_body, create_view_body, drop_tree, ident,
+                         set_properties_update)
 from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
 
@@ -582,11 +582,11 @@ def build_machine(shared: _Shared) -> type:
                                         f"{got}; the model says {want}")
 
         def _full_compare(self) -> None:
-            listed = {tuple(x)[-1] for x in (self.client.list_namespaces(self.root) or [])}
+            listed = {tuple(x)[-1] for x in (self.cat.list_namespaces(self.root) or [])}
             if listed != set(self.model.ns):
                 self._fail("state", f"at the end: namespaces {sorted(listed)}; the model says {sorted(self.model.ns)}")
             for n in self.model.ns:
-                for kind, lister in (("table", self.client.list_tables), ("view", self.client.list_views)):
+                for kind, lister in (("table", self.cat.list_tables), ("view", self.cat.list_views)):
                     got = set(lister(self._ns(n)) or [])
                     want = {k[1] for k in self.model.objects(kind) if k[0] == n}
                     if got != want:
@@ -615,8 +615,6 @@ def build_machine(shared: _Shared) -> type:
                 if ex.status not in (200, 204):
                     raise PrerequisiteError("root not empty")
             except PrerequisiteError:
-                from ctk.fuzzing.openapi_run import drop_tree
-
                 drop_tree(self.client, self.root)
 
     return CatalogModel

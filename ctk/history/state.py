@@ -2,23 +2,22 @@
 views (versions) and namespaces (existence, properties), through a `CatalogClient`.
 
 Each reader returns a state object also when the entity is missing (``exists=False``) or the read failed
-(``exists=None``, ``error`` set), so checkers can tell "absent" from "could not look". A read answered 5xx
-(or not answered) is tried again a few times (bounded: ``READ_ATTEMPTS``); if it stays so the state is
-*unreadable* (``unreadable`` is true, ``error`` says "state unreadable (5xx)" and ``exchange`` is the last
-read): a checker must call that inconclusive, never absent, lost or corrupt.
+(``exists=None``, ``error`` set), so checkers can tell "absent" from "could not look". The reading is the
+catalog layer's one state reader (`ctk.catalog.state.read`): a read answered 5xx (or not answered) is tried
+again a few times (bounded: ``READ_ATTEMPTS``); if it stays so the state is *unreadable* (``unreadable`` is
+true, ``error`` says "state unreadable (5xx)" and ``exchange`` is the last read): a checker must call that
+inconclusive, never absent, lost or corrupt.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctk.client.transport import ns_path, table_path, view_path
+from ctk.catalog.state import READ_ATTEMPTS, READ_PAUSE, read, read_with_retry, resource_path
 
-
-READ_ATTEMPTS = 3          # a state read answered 5xx or not answered is tried this many times in all
-READ_PAUSE = 0.2           # seconds between those attempts
+__all__ = ["READ_ATTEMPTS", "READ_PAUSE", "NamespaceState", "TableState", "ViewState", "read_namespace_state",
+           "read_table_state", "read_view_state", "read_with_retry"]
 
 
 class _ReadState:
@@ -137,60 +136,25 @@ class NamespaceState(_ReadState):
     exchange: Any = None
 
 
-def _status_state(ex: Any) -> tuple[bool | None, str | None]:
-    if ex.status == 200:
-        return True, None
-    if ex.status == 404:
-        return False, None
-    if ex.status is None:
-        return None, f"state unreadable (no answer: {ex.error})"
-    if ex.status >= 500:
-        return None, f"state unreadable ({ex.status}): {(ex.response_body or '')[:200]}"
-    return None, f"state unreadable (status {ex.status}): {(ex.response_body or '')[:200]}"
-
-
-def read_with_retry(client: Any, path: str, label: str) -> Any:
-    """GET ``path``; a 5xx or no answer is tried again, up to READ_ATTEMPTS in all. The last exchange."""
-    ex = client.request("GET", path, label=label)
-    for _ in range(READ_ATTEMPTS - 1):
-        if ex.status is not None and ex.status < 500:
-            break
-        time.sleep(READ_PAUSE)
-        ex = client.request("GET", path, label=label + " (again)")
-    return ex
-
-
-def _loaded(ex: Any, what: str) -> tuple[bool | None, str | None, dict | None]:
-    exists, err = _status_state(ex)
-    body = ex.json() if exists else None
-    if exists and not isinstance(body, dict):
-        return None, f"state unreadable: load {what} answered 200 with a non-JSON body", None
-    return exists, err, body
-
-
 def read_table_state(client: Any, namespace: Any, name: str) -> TableState:
-    ex = read_with_retry(client, table_path(namespace, name), "state: load table")
-    exists, err, body = _loaded(ex, "table")
-    if not exists:
-        return TableState(exists, error=err, exchange=ex)
+    got = read(client, resource_path(namespace, name, "table"), "state: load table", "load table", READ_ATTEMPTS)
+    if not got.exists:
+        return TableState(got.exists, error=got.error, exchange=got.exchange)
+    body = got.body
     storage = client.storage_settings(body) if hasattr(client, "storage_settings") else None
-    return TableState(True, body.get("metadata-location"), body.get("metadata") or {}, exchange=ex,
+    return TableState(True, body.get("metadata-location"), body.get("metadata") or {}, exchange=got.exchange,
                       storage=storage)
 
 
 def read_view_state(client: Any, namespace: Any, name: str) -> ViewState:
-    ex = read_with_retry(client, view_path(namespace, name), "state: load view")
-    exists, err, body = _loaded(ex, "view")
-    if not exists:
-        return ViewState(exists, error=err, exchange=ex)
-    return ViewState(True, body.get("metadata-location"), body.get("metadata") or {}, exchange=ex)
+    got = read(client, resource_path(namespace, name, "view"), "state: load view", "load view", READ_ATTEMPTS)
+    if not got.exists:
+        return ViewState(got.exists, error=got.error, exchange=got.exchange)
+    return ViewState(True, got.body.get("metadata-location"), got.body.get("metadata") or {}, exchange=got.exchange)
 
 
 def read_namespace_state(client: Any, namespace: Any) -> NamespaceState:
-    ex = read_with_retry(client, f"namespaces/{ns_path(namespace)}", "state: load namespace")
-    exists, err = _status_state(ex)
-    if not exists:
-        return NamespaceState(exists, error=err, exchange=ex)
-    body = ex.json()
-    props = body.get("properties") if isinstance(body, dict) else None
-    return NamespaceState(True, dict(props or {}), exchange=ex)
+    got = read(client, resource_path(namespace), "state: load namespace", "load namespace", READ_ATTEMPTS)
+    if not got.exists:
+        return NamespaceState(got.exists, error=got.error, exchange=got.exchange)
+    return NamespaceState(True, dict(got.body.get("properties") or {}), exchange=got.exchange)

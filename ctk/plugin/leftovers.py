@@ -18,6 +18,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctk.catalog.facade import pages, parent_param
+from ctk.client.transport import ns_path
 from ctk.plugin import namespace as nsmod
 
 MARKER = "ctk.run-id"
@@ -31,24 +33,14 @@ class Leftover:
 
 
 def _list_level(client: Any, parent: tuple[str, ...]) -> list[tuple[str, ...]]:
-    path = "namespaces" + (f"?parent={nsmod.encode_namespace(list(parent))}" if parent else "")
-    out: list[tuple[str, ...]] = []
-    token = None
-    for _ in range(nsmod.MAX_PAGES):
-        ex = client.request("GET", path + (("&" if "?" in path else "?") + f"pageToken={token}" if token else ""),
-                            label="cleanup: list namespaces")
-        if ex.status != 200:
-            raise RuntimeError(f"listing namespaces failed: {ex.error or f'HTTP {ex.status}'} ({ex.url})")
-        body = ex.json() or {}
-        out += [tuple(ns) for ns in body.get("namespaces") or [] if isinstance(ns, list)]
-        token = body.get("next-page-token")
-        if not token:
-            break
-    return out
+    items, problem = pages(client, "namespaces", "namespaces", "cleanup: list namespaces", parent_param(parent))
+    if problem:
+        raise RuntimeError(f"listing namespaces failed: {problem}")
+    return [tuple(ns) for ns in items if isinstance(ns, list)]
 
 
 def _marker(client: Any, ns: tuple[str, ...]) -> str | None:
-    ex = client.request("GET", f"namespaces/{nsmod.encode_namespace(list(ns))}", label="cleanup: load namespace")
+    ex = client.request("GET", f"namespaces/{ns_path(ns)}", label="cleanup: load namespace")
     if ex.status != 200:
         return None
     props = (ex.json() or {}).get("properties") or {}

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ctk.checks.context import CheckContext
 from ctk.checks.faults import ControlFaults, CountersOnly, NoFaults
 from ctk.checks.idempotency import check_lifetime
-from ctk.catalog.endpoints import ENDPOINTS
+from ctk.catalog import ENDPOINTS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ctk.core.verdicts import Verdict

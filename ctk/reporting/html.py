@@ -323,7 +323,7 @@ def render_conformance(report: RunReport) -> str:
 def _endpoint_registry() -> dict[str, Any]:
     """The kit's endpoint registry (operationId -> Endpoint, in the spec's order); empty where unavailable."""
     try:
-        from ctk.catalog.endpoints import ENDPOINTS
+        from ctk.catalog import ENDPOINTS
     except ImportError:
         return {}
     return ENDPOINTS

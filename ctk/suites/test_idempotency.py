@@ -11,7 +11,7 @@ The lifetime checks are mostly waiting: they run as one batch (ctk/plugin/schedu
 import pytest
 
 from ctk.checks.idempotency import ENDPOINT_CHECKS, check_lifetime
-from ctk.catalog.endpoints import ENDPOINTS
+from ctk.catalog import ENDPOINTS
 
 CASES = [(op, behaviour, check) for op in ENDPOINTS for behaviour, check in ENDPOINT_CHECKS]
 

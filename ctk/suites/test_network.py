@@ -8,7 +8,7 @@ right answer and catalog state must show one execution. Seed example 1b (keys) c
 import pytest
 
 from ctk.checks.network import SCENARIOS, check_network_scenario, run_seed_example
-from ctk.catalog.endpoints import ENDPOINTS
+from ctk.catalog import ENDPOINTS
 
 CASES = [(op, s) for op in ENDPOINTS for s in SCENARIOS]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ctk.checks.bursts import decisive, judge_group, timings
-from ctk.catalog.endpoints import ENDPOINTS, body_identity
+from ctk.catalog import ENDPOINTS, body_identity
 from ctk.core.exchange import Exchange
 
 

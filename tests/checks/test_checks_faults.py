@@ -116,7 +116,7 @@ def test_two_kit_contexts_on_one_catalog_see_only_their_own_faults_and_execution
     from ctk.checks.context import CheckContext
     from ctk.checks.faults import ControlFaults, FaultMatch
     from ctk.client.transport import CatalogClient
-    from ctk.catalog.endpoints import Catalog
+    from ctk.catalog import Catalog
 
     ctx_a = make_ctx()
     client_b = CatalogClient(ctx_a.client.target.__class__(ctx_a.client.target.url, timeout=20.0))

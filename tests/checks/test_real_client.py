@@ -17,7 +17,7 @@ from ctk.checks import concurrency, real_client
 from ctk.checks.context import CheckContext, CheckOptions
 from ctk.core.verdicts import Status
 from ctk.client.transport import CatalogClient
-from ctk.catalog.endpoints import PrerequisiteError, _append_file
+from ctk.catalog import PrerequisiteError, append_file
 from ctk.client.storage import StorageGuardError
 from ctk.client.config import TargetConfig
 
@@ -236,12 +236,12 @@ def test_nothing_leaves_loopback_when_the_catalog_vends_nothing(loopback_only):
             from ctk.history.integrity import check_integrity
             from ctk.history.writer import StageError, stage_append
 
-            Catalog = __import__("ctk.catalog.endpoints", fromlist=["Catalog"]).Catalog
+            Catalog = __import__("ctk.catalog", fromlist=["Catalog"]).Catalog
             Catalog(client).create_table(("ctk_guard",), "t")
             with pytest.raises(StageError, match="s3://bucket/ctk_guard/t"):
                 stage_append(client, ("ctk_guard",), "t", marker="m")
             with pytest.raises(PrerequisiteError, match="no s3.endpoint"):
-                _append_file(client, ("ctk_guard",), "t", [1])
+                append_file(client, ("ctk_guard",), "t", [1])
             md = dict(cat.tables[("ctk_guard", "t")]["metadata"])
             md["snapshots"] = [{"snapshot-id": 1, "sequence-number": 1, "timestamp-ms": 1,
                                 "manifest-list": "s3://bucket/ctk_guard/t/metadata/snap-1.avro",

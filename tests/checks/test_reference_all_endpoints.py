@@ -9,7 +9,7 @@ import pytest
 
 from ctk.checks import run_endpoint_checks
 from ctk.core.verdicts import Status
-from ctk.catalog.endpoints import ENDPOINTS
+from ctk.catalog import ENDPOINTS
 
 pytestmark = pytest.mark.skipif(os.environ.get("CTK_CHECKS_FULL") != "1",
                                 reason="slow: set CTK_CHECKS_FULL=1 to run every check on every endpoint")

@@ -7,7 +7,7 @@ import json
 from types import SimpleNamespace
 
 from ctk.checks.idempotency import _newer_state, replay_differences
-from ctk.catalog.endpoints import body_identity
+from ctk.catalog import body_identity
 from ctk.core.exchange import Exchange
 
 CASE = SimpleNamespace(identity=body_identity)

@@ -131,29 +131,17 @@ def test_oauth_failure_is_exchange_error_not_exception():
 
 
 def test_readers_and_exists():
-    tables = {("db",): ["t1", "t2"]}
-
     def handler(req):
         p = req.url.path
         if req.method == "HEAD":
             return httpx.Response(204 if p.endswith("/t1") else 404)
-        if p == "/v1/namespaces":
-            token = req.url.params.get("pageToken")
-            if not token:
-                return httpx.Response(200, json={"namespaces": [["db"]], "next-page-token": "p2"})
-            return httpx.Response(200, json={"namespaces": [["db2"]]})
-        if p == "/v1/namespaces/db/tables":
-            return httpx.Response(200, json={"identifiers": [{"namespace": ["db"], "name": n} for n in tables[("db",)]]})
         if p == "/v1/namespaces/db/tables/t1":
             return httpx.Response(200, json={"metadata-location": "x", "metadata": {}})
         return httpx.Response(404, json={"error": {"message": "no", "type": "NoSuchTableException", "code": 404}})
     c = mock_client(handler)
-    assert c.list_namespaces() == [("db",), ("db2",)]
-    assert c.list_tables("db") == ["t1", "t2"]
     assert c.load_table("db", "t1")["metadata-location"] == "x"
     assert c.load_table("db", "nope") is None
     assert c.table_exists("db", "t1") is True and c.table_exists("db", "nope") is False
-    assert c.list_views("db") is None
 
 
 def test_exists_unknown_on_5xx():

@@ -40,7 +40,7 @@ def test_advertised_separator_in_paths_and_parent_query(recorded):
     assert client.set_namespace_separator("%2E") == "%2E"
     client.request("GET", table_path(("a", "b"), "t"))
     assert seen[-1].url.raw_path.decode() == "/v1/dev/namespaces/a%2Eb/tables/t"
-    client.list_namespaces(("a", "b"))
+    client.request("GET", "namespaces", params={"parent": "a\x1fb"})
     assert "parent=a%2Eb" in seen[-1].url.raw_path.decode()
     assert client.set_namespace_separator(None) == "%1F"     # back to the default
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctk.catalog.endpoints import PrerequisiteError
+from ctk.catalog import PrerequisiteError
 from ctk.client.storage import StorageGuardError, StorageSettings, guard_problem, settings_for, vended_properties
 
 LOOP = {"s3.endpoint": "http://127.0.0.1:9000", "s3.access-key-id": "ak", "s3.secret-access-key": "sk"}

@@ -7,7 +7,7 @@ import typing
 
 from ctk.checks.context import CheckContext
 from ctk.client.transport import CatalogClient
-from ctk.catalog.endpoints import AdvertisedEndpoints, Case, CaseContext, Endpoint
+from ctk.catalog import AdvertisedEndpoints, Case, CaseContext, Endpoint
 from ctk.plugin.session import CtkSession
 from ctk.client.discovery import Discovery
 

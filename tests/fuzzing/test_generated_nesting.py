@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from ctk.core.verdicts import Status
-from ctk.catalog.endpoints import PrerequisiteError
+from ctk.catalog import PrerequisiteError
 from ctk.client.placement import Placement
 
 

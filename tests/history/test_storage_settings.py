@@ -6,7 +6,7 @@ import httpx
 
 from ctk.history.state import read_table_state
 from ctk.client.transport import CatalogClient
-from ctk.catalog.endpoints import create_table_body
+from ctk.catalog import create_table_body
 from ctk.client.config import TargetConfig
 
 LOADED = {"metadata-location": "s3://b/db/t/metadata/1.json",

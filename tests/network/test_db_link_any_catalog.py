@@ -157,7 +157,7 @@ def test_held_database_makes_in_flight_reexecution_certain(pg, tmp_path):
     from ctk.checks.faults import DbLinkFaults
     from ctk.checks.idempotency import check_in_flight
     from ctk.client.transport import CatalogClient
-    from ctk.catalog.endpoints import ENDPOINTS
+    from ctk.catalog import ENDPOINTS
     from ctk.interposer import Interposer
     from ctk.reference.server import ReferenceServer
     from ctk.reference.settings import ReferenceSettings

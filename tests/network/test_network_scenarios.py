@@ -10,7 +10,7 @@ import pytest
 
 from ctk.checks.network import NetworkOptions, REQUIREMENT, SCENARIOS, check_network_scenario, run_network_scenarios
 from ctk.core.verdicts import Status
-from ctk.catalog.endpoints import ENDPOINTS
+from ctk.catalog import ENDPOINTS
 
 FAST = NetworkOptions(timeout=0.3, margin=0.4, hold=0.5)
 

@@ -6,7 +6,7 @@ from odd import Answer, Req, Rule
 
 from ctk.checks.idempotency import check_finalized_duplicate
 from ctk.core.verdicts import Status
-from ctk.catalog.endpoints import ENDPOINTS
+from ctk.catalog import ENDPOINTS
 
 PLAN_ONE = r"/namespaces/[^/]+/tables/[^/]+/plan/[^/]+$"
 

@@ -149,9 +149,9 @@ def test_run_namespace_inside_the_parent_and_removed_alone(reference_url):
         assert s.placement.nested is True
         assert [["bronze", "ctk_r1_main"]] == _children(reference_url, "bronze")
         # a check's namespace is a child of the run namespace
-        from ctk.catalog.endpoints import _child
+        from ctk.catalog import child_namespace
 
-        assert _child(s.context, "ns")[:2] == ("bronze", "ctk_r1_main")
+        assert child_namespace(s.context, "ns")[:2] == ("bronze", "ctk_r1_main")
     finally:
         s.stop()
     assert s.cleanup_problems == []
@@ -175,7 +175,7 @@ def test_without_nesting_cases_use_registered_siblings_and_cleanup_drops_exactly
     """A target that cannot nest (simulated by the probe's answer): createNamespace cases land next to the run
     namespace under run-unique names, and cleanup drops those and nothing else."""
     from ctk.checks.idempotency import check_finalized_duplicate
-    from ctk.catalog.endpoints import get_endpoint
+    from ctk.catalog import get_endpoint
 
     assert httpx.post(f"{reference_url}/v1/namespaces", json={"namespace": ["silver"]}, timeout=10).status_code == 200
     assert httpx.post(f"{reference_url}/v1/namespaces", json={"namespace": ["silver", "keep"]},

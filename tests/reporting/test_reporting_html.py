@@ -159,7 +159,7 @@ def test_empty_run_renders():
 
 def test_matrix_rows_follow_the_endpoint_registry():
     from ctk.core.verdicts import Verdict
-    from ctk.catalog.endpoints import ENDPOINTS
+    from ctk.catalog import ENDPOINTS
     from ctk.reporting.html import render_conformance
     from ctk.reporting.model import RunReport
 

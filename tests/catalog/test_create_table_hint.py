@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from ctk.client.transport import CatalogClient
-from ctk.catalog.endpoints import Catalog, PrerequisiteError
+from ctk.catalog import Catalog, PrerequisiteError
 from ctk.client.placement import Placement
 from ctk.client.config import TargetConfig
 

@@ -1,4 +1,4 @@
-"""The endpoint catalog: agrees with the OpenAPI spec, and its state counting sees (re-)executions."""
+"""The endpoint catalog: agrees with the merged upstream OpenAPI spec, and its state counting sees (re-)executions."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ctk.catalog.endpoints import ENDPOINTS, Catalog, body_identity, get_endpoint
+from ctk.catalog import ENDPOINTS, Catalog, PrerequisiteError, body_identity, get_endpoint
 from ctk.core.exchange import Exchange
 from ctk.client.discovery import Discovery
 
@@ -118,8 +118,6 @@ def test_case_counts_executions_from_state(ctx, op):
 
 def test_prerequisite_error_carries_the_exchange(ctx):
     cat = Catalog(ctx.client)
-    from ctk.catalog.endpoints import PrerequisiteError
-
     with pytest.raises(PrerequisiteError) as info:
         cat.create_table(("no_such_ns_for_ctk",), "t")
     assert info.value.exchange is not None and info.value.exchange.status == 404

@@ -1,0 +1,96 @@
+"""Cases of the namespace mutations: createNamespace, dropNamespace, updateProperties."""
+
+from __future__ import annotations
+
+from ctk.catalog.cases import Case, CaseContext, Conflict, Endpoint, Req, case
+from ctk.catalog.facade import Catalog
+from ctk.catalog.state import MARK, REMOVED, created_marked, marked, prop_set, removed
+from ctk.client.transport import ns_path
+
+
+def child_namespace(ctx: CaseContext, stem: str) -> tuple[str, ...]:
+    """A fresh namespace for a case: a child of the run namespace, or - on a target that does not nest
+    namespaces (``client.placement.nested`` False) - a run-unique sibling registered for cleanup."""
+    placement = getattr(ctx.client, "placement", None)
+    if placement is not None and tuple(placement.run) == tuple(ctx.namespace):
+        return placement.child(ctx.unique(stem))
+    return tuple(ctx.namespace) + (ctx.unique(stem),)
+
+
+@case("createNamespace", success=(200,), requires=("loadNamespaceMetadata", "dropNamespace"))
+def create_namespace(ctx: CaseContext, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = child_namespace(ctx, "ns")
+    existing = child_namespace(ctx, "nsx")
+    cat.create_namespace(existing)
+
+    def observe():
+        return {"ns": cat.namespace_state(ns), "existing": cat.namespace_state(existing)}
+
+    return Case(
+        ep, f"namespace {'.'.join(ns)}",
+        Req("POST", "namespaces", {"namespace": list(ns), "properties": {MARK: "first"}}),
+        observe=observe,
+        executions=lambda b, a: created_marked(b["ns"], a["ns"], "first"),
+        interfere=lambda: cat.drop_namespace(ns, "interfere"),
+        alternative=Req("POST", "namespaces", {"namespace": list(ns), "properties": {MARK: "alternative"}}),
+        alt_executions=lambda b, a: created_marked(b["ns"], a["ns"], "alternative"),
+        conflicting=Conflict(
+            Req("POST", "namespaces", {"namespace": list(existing), "properties": {MARK: "conflicting"}}), (409,),
+            clear=lambda: cat.drop_namespace(existing, "clear conflict"),
+            executed=lambda: marked(cat.namespace_state(existing), "conflicting"),
+            why="the namespace already exists"),
+    )
+
+
+@case("dropNamespace", success=(204, 200), requires=("createNamespace", "loadNamespaceMetadata"), has_payload=False)
+def drop_namespace(ctx: CaseContext, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = child_namespace(ctx, "ns")
+    missing = child_namespace(ctx, "nsm")
+    cat.create_namespace(ns)
+
+    return Case(
+        ep, f"namespace {'.'.join(ns)}",
+        Req("DELETE", f"namespaces/{ns_path(ns)}"),
+        observe=lambda: {"ns": cat.namespace_state(ns)},
+        executions=lambda b, a: removed(b["ns"], a["ns"]),
+        interfere=lambda: cat.create_namespace(ns),
+        conflicting=Conflict(
+            Req("DELETE", f"namespaces/{ns_path(missing)}"), (404,),
+            clear=lambda: cat.create_namespace(missing),
+            executed=lambda: cat.namespace_state(missing) is None,
+            why="the namespace does not exist"),
+    )
+
+
+@case("updateProperties", success=(200,), requires=("createNamespace", "loadNamespaceMetadata"))
+def update_properties(ctx: CaseContext, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = child_namespace(ctx, "ns")
+    missing = child_namespace(ctx, "nsm")
+    cat.create_namespace(ns, {MARK: "initial", REMOVED: "present"})
+
+    def body(v):
+        # a removal too: its answer names the key under "removed" when it was there and under "missing" when
+        # it was not, so a second execution shows in the answer (without an interfering change in between)
+        return {"removals": [REMOVED], "updates": {MARK: v}}
+
+    def interfere():
+        # the kit's property changed and the removed one back: a re-execution sets the one, removes the other
+        cat.update_namespace(ns, {MARK: "interfered", REMOVED: "present"}, "interfere", ok=(200,))
+
+    return Case(
+        ep, f"namespace {'.'.join(ns)}",
+        Req("POST", f"namespaces/{ns_path(ns)}/properties", body("first")),
+        observe=lambda: {"ns": cat.namespace_state(ns)},
+        executions=lambda b, a: prop_set(b["ns"], a["ns"], MARK, "first"),
+        interfere=interfere,
+        alternative=Req("POST", f"namespaces/{ns_path(ns)}/properties", body("alternative")),
+        alt_executions=lambda b, a: prop_set(b["ns"], a["ns"], MARK, "alternative"),
+        conflicting=Conflict(
+            Req("POST", f"namespaces/{ns_path(missing)}/properties", body("conflicting")), (404,),
+            clear=lambda: cat.create_namespace(missing),
+            executed=lambda: marked(cat.namespace_state(missing), "conflicting"),
+            why="the namespace does not exist"),
+    )

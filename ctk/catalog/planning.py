@@ -1,0 +1,239 @@
+"""Cases of the scan-planning mutations: planTableScan, cancelPlanning, fetchScanTasks; the plans of a table as
+far as the kit can see them (`Plans`), and the setup that plans a scan (`plan_scan`) and writes a data file
+(`append_file`). How plans are observed is told in the docstring of ``ctk.catalog.cases``."""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import quote
+
+from ctk.catalog.cases import Case, CaseContext, Conflict, Endpoint, Req, case
+from ctk.catalog.facade import Catalog
+from ctk.catalog.state import load_result
+from ctk.client.errors import PrerequisiteError
+from ctk.client.transport import CatalogClient, table_path
+from ctk.core.exchange import Exchange
+
+
+class Plans:
+    """The plans of one table, as far as the kit can see them (see the docstring of ``ctk.catalog.cases``)."""
+
+    def __init__(self, client: CatalogClient, ns: tuple[str, ...], name: str, listed: bool | None = None):
+        self.client, self.ns, self.name = client, ns, name
+        self.path = table_path(ns, name) + "/plan"
+        self.mark = len(client.exchanges)
+        self.listed = self._listing() is not None if listed is None else listed
+        self.learned: list[str] = []       # plan-ids from answers the interposer read for the kit
+
+    def learn(self, ex: Exchange) -> None:
+        body = ex.json()
+        pid = body.get("plan-id") if ex.status == 200 and isinstance(body, dict) else None
+        if isinstance(pid, str) and pid not in self.learned:
+            self.learned.append(pid)
+
+    def _listing(self) -> dict[str, dict] | None:
+        ex = self.client.request("GET", "/_ctk/plans", params={"namespace": "\x1f".join(self.ns), "table": self.name},
+                                 label="observe: list plans (reference control API)")
+        body = ex.json()
+        if ex.status != 200 or not isinstance(body, dict) or not isinstance(body.get("plans"), list):
+            return None
+        return {p["plan-id"]: p for p in body["plans"] if isinstance(p, dict) and "plan-id" in p}
+
+    def seen(self) -> list[str]:
+        """Plan ids in answers to the kit's own planTableScan requests on this table."""
+        out: list[str] = []
+        for ex in self.client.exchanges[self.mark:]:
+            if ex.method == "POST" and ex.status == 200 and ex.url.split("?", 1)[0].endswith("/" + self.path):
+                body = ex.json()
+                pid = body.get("plan-id") if isinstance(body, dict) else None
+                if isinstance(pid, str) and pid not in out:
+                    out.append(pid)
+        return out + [p for p in self.learned if p not in out]
+
+    def status(self, pid: str) -> str | None:
+        """fetchPlanningResult's status of a plan, None for 404."""
+        ex = self.client.request("GET", f"{self.path}/{quote(pid, safe='')}", label="observe: fetch planning result")
+        body = ex.json()
+        if ex.status == 404:
+            return None
+        if ex.status != 200 or not isinstance(body, dict):
+            raise PrerequisiteError(f"observe: fetchPlanningResult answered {ex.status or ex.error}", ex)
+        return body.get("status")
+
+    def state(self) -> dict[str, str]:
+        """plan-id -> status of every plan of the table the kit can see."""
+        if self.listed:
+            listing = self._listing()
+            if listing is None:
+                raise PrerequisiteError("observe: GET /_ctk/plans stopped answering")
+            return {pid: p.get("status") for pid, p in listing.items()}
+        out = {}
+        for pid in self.seen():
+            st = self.status(pid)
+            if st is not None:
+                out[pid] = st
+        return out
+
+
+def new_plans(before: dict[str, str], after: dict[str, str]) -> int:
+    return len(set(after) - set(before))
+
+
+def plan_scan(cat: Catalog, ns: tuple[str, ...], name: str, body: dict | None = None) -> dict:
+    """planTableScan (no key) -> its answer, polled with fetchPlanningResult until it is no longer submitted."""
+    path = table_path(ns, name) + "/plan"
+    doc = cat.do("POST", path, body if body is not None else {}, ok=(200,),
+                  label=f"setup: plan a scan of {name}").json()
+    if not isinstance(doc, dict) or not isinstance(doc.get("plan-id"), str):
+        raise PrerequisiteError(f"setup: planTableScan of {name} answered no plan-id ({str(doc)[:200]}), so the "
+                                "plan cannot be addressed")
+    deadline = time.monotonic() + 10
+    while doc.get("status") == "submitted" and time.monotonic() < deadline:
+        time.sleep(0.05)
+        got = cat.do("GET", f"{path}/{quote(doc['plan-id'], safe='')}", ok=(200,),
+                      label="setup: fetch planning result").json() or {}
+        doc = {**got, "plan-id": doc["plan-id"]}
+    return doc
+
+
+def append_file(client: CatalogClient, ns: tuple[str, ...], name: str, ids: list[int]) -> None:
+    """Append one data file (rows of the kit's schema) with pyiceberg, committed over HTTP by the kit."""
+    import pyarrow as pa
+    from pyiceberg.catalog.noop import NoopCatalog
+    from pyiceberg.table import CommitTableRequest, Table, TableIdentifier
+    from pyiceberg.table.metadata import TableMetadataUtil
+
+    from ctk.client.storage import StorageGuardError, settings_for
+
+    loaded = load_result(client, ns, name)
+    if loaded is None:
+        raise PrerequisiteError(f"setup: table {name} vanished before its data was written")
+    try:
+        metadata = TableMetadataUtil.parse_obj(loaded["metadata"])
+        io = settings_for(client, loaded, metadata.location).file_io(metadata.location, f"table {name}'s files")
+        table = Table((*ns, name), metadata, loaded.get("metadata-location") or "", io, NoopCatalog("ctk-noop"))
+        txn = table.transaction()
+        txn.append(pa.table({"id": pa.array(ids, pa.int64()), "data": pa.array([f"r{i}" for i in ids])}))
+        body = CommitTableRequest(identifier=TableIdentifier(namespace=list(ns), name=name),
+                                  requirements=txn._requirements, updates=txn._updates).model_dump(mode="json",
+                                                                                                   by_alias=True)
+    except StorageGuardError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - storage the kit cannot write to, or a schema it did not expect
+        raise PrerequisiteError(f"setup: cannot write a data file to table {name} with pyiceberg: "
+                                f"{type(exc).__name__}: {exc}") from None
+    Catalog(client).do("POST", table_path(ns, name), body, ok=(200,), label=f"setup: append a data file to {name}")
+
+
+@case("planTableScan", success=(200,), requires=("createTable", "fetchPlanningResult"))
+def plan_table_scan(ctx: CaseContext, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    name, missing = ctx.unique("t"), ctx.unique("tm")
+    cat.create_table(ns, name)
+    plans = Plans(ctx.client, ns, name)
+    absent = Plans(ctx.client, ns, missing, listed=plans.listed)
+    path, mpath = table_path(ns, name) + "/plan", table_path(ns, missing) + "/plan"
+    return Case(
+        ep, f"plans of table {'.'.join(ns)}.{name}",
+        # each execution makes a new plan (a new plan-id): no interference is needed to see a second one
+        Req("POST", path, {"select": ["id", "data"]}),
+        observe=lambda: {"plans": plans.state()},
+        executions=lambda b, a: new_plans(b["plans"], a["plans"]),
+        interfere=lambda: None,
+        alternative=Req("POST", path, {"select": ["id"]}),
+        alt_executions=lambda b, a: new_plans(b["plans"], a["plans"]),
+        conflicting=Conflict(
+            Req("POST", mpath, {"select": ["id", "data"]}), (404,),
+            clear=lambda: cat.create_table(ns, missing),
+            executed=lambda: bool(absent.state()),
+            why="the table does not exist"),
+        copy_blind=None if plans.listed else ("plans are read from the plan-ids in the kit's own answers, so a "
+                                              "plan made by a copy whose answer the kit never reads is invisible"),
+        learn=plans.learn,
+        notes={"plan-state": "control API listing" if plans.listed else "plan-ids seen in answers"},
+    )
+
+
+@case("cancelPlanning", success=(204, 200), requires=("createTable", "planTableScan", "fetchPlanningResult"),
+      has_payload=False)
+def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    name = ctx.unique("t")
+    cat.create_table(ns, name)
+    pid = plan_scan(cat, ns, name)["plan-id"]
+    plans = Plans(ctx.client, ns, name, listed=False)
+
+    path = f"{table_path(ns, name)}/plan/{quote(pid, safe='')}"
+
+    def cancelled(b, a):
+        return 1 if b["p"] not in (None, "cancelled") and a["p"] in (None, "cancelled") else 0
+
+    def interfere():
+        # Cancelling a cancelled plan changes nothing, so a re-execution cannot show in state. It can show in
+        # the answer: the plan's table is dropped, and a control cancel WITHOUT a key (a re-execution by
+        # definition) shows what a re-execution answers now. When that is not a success (404), a keyed retry
+        # answered with the original success was replayed, and a re-executed one gets the control's answer.
+        cat.drop_table(ns, name, purge=True, label="interfere: drop the plan's table")
+        control = ctx.client.request("DELETE", path, label="interfere: control - cancel again without a key "
+                                     "(what a re-execution answers now)")
+        case.notes["re-execution answers"] = control.status if control.status is not None else control.error
+        if control.status is not None and control.status not in ep.success:
+            case.blind = None
+        else:
+            case.blind = (f"cancelling a plan that is already cancelled leaves no trace in state, and on this "
+                          f"target a re-execution (a cancel without a key after the plan's table was dropped) "
+                          f"answers {control.status or control.error} like the original")
+
+    case = Case(
+        ep, f"plan {pid} of table {'.'.join(ns)}.{name}",
+        Req("DELETE", path),
+        observe=lambda: {"p": plans.status(pid)},
+        executions=cancelled,
+        interfere=interfere,
+        blind="cancelling a plan that is already cancelled leaves no trace in state",
+        reexecutable=False,
+        notes={"plan-id": pid},
+    )
+    return case
+
+
+@case("fetchScanTasks", success=(200,),
+      requires=("createTable", "loadTable", "updateTable", "planTableScan", "fetchPlanningResult"))
+def fetch_scan_tasks(ctx: CaseContext, ep: Endpoint) -> Case:
+    cat = Catalog(ctx.client)
+    ns = tuple(ctx.namespace)
+    name = ctx.unique("t")
+    cat.create_table(ns, name)
+    append_file(ctx.client, ns, name, [1, 2])
+    first, second = plan_scan(cat, ns, name), plan_scan(cat, ns, name)   # two plans, each with its own plan task
+    tokens = [(d.get("plan-tasks") or [None])[0] for d in (first, second)]
+    if first.get("status") != "completed" or not all(isinstance(t, str) for t in tokens):
+        raise PrerequisiteError(f"the target's plans of a table with a data file carry no plan-tasks (status "
+                                f"{first.get('status')!r}, plan-tasks {first.get('plan-tasks')!r}); fetchScanTasks "
+                                "cannot be exercised with them")
+    plans = Plans(ctx.client, ns, name, listed=False)
+    path = table_path(ns, name) + "/tasks"
+
+    def pending(pid):
+        ex = ctx.client.request("GET", f"{plans.path}/{quote(pid, safe='')}", label="observe: plan tasks not fetched")
+        body = ex.json()
+        if ex.status != 200 or not isinstance(body, dict):
+            raise PrerequisiteError(f"observe: fetchPlanningResult answered {ex.status or ex.error}", ex)
+        return list(body.get("plan-tasks") or [])
+
+    def fetched(b, a, key, token):
+        return 1 if token in b[key] and token not in a[key] else 0
+
+    return Case(
+        ep, f"plan task {tokens[0]} of table {'.'.join(ns)}.{name}",
+        Req("POST", path, {"plan-task": tokens[0]}),
+        observe=lambda: {"p1": pending(first["plan-id"]), "p2": pending(second["plan-id"])},
+        executions=lambda b, a: fetched(b, a, "p1", tokens[0]),
+        interfere=lambda: None,
+        alternative=Req("POST", path, {"plan-task": tokens[1]}),
+        alt_executions=lambda b, a: fetched(b, a, "p2", tokens[1]),
+        reexecutable=False,
+        notes={"plan-ids": [first["plan-id"], second["plan-id"]]},
+    )
