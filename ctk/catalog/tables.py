@@ -3,122 +3,135 @@ renameTable (and the rename case views share)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from ctk.catalog.bodies import create_table_body, ident, set_properties_commit
 from ctk.catalog.cases import Case, CaseContext, Conflict, Endpoint, Req, case
 from ctk.catalog.facade import Catalog
-from ctk.catalog.state import MARK, created, created_marked, marked, prop_set, removed, table_commits
+from ctk.catalog.state import MARK, commits, created, created_marked, marked, prop_set, removed
 from ctk.client.errors import PrerequisiteError
 from ctk.client.transport import ns_path, table_path
 
 LOADED = ("createTable", "loadTable")     # what every case on an existing table needs besides its own operation
 
 
-@case("createTable", success=(200,), requires=("loadTable", "dropTable"))
-def create_table(ctx: CaseContext, ep: Endpoint) -> Case:
-    cat = Catalog(ctx.client)
-    ns = tuple(ctx.namespace)
-    name, existing = ctx.unique("t"), ctx.unique("tx")
-    cat.create_table(ns, existing)
-    path = f"namespaces/{ns_path(ns)}/tables"
-
-    def observe():
-        return {"t": cat.table_state(ns, name), "existing": cat.table_state(ns, existing)}
-
-    return Case(
-        ep, f"table {'.'.join(ns)}.{name}",
-        Req("POST", path, create_table_body(name, {MARK: "first"})),
-        observe=observe,
-        executions=lambda b, a: created(b["t"], a["t"]),
-        interfere=lambda: cat.drop_table(ns, name, purge=True, label="interfere"),
-        alternative=Req("POST", path, create_table_body(name, {MARK: "alternative"})),
-        alt_executions=lambda b, a: created_marked(b["t"], a["t"], "alternative"),
-        conflicting=Conflict(
-            Req("POST", path, create_table_body(existing, {MARK: "conflicting"})), (409,),
-            clear=lambda: cat.drop_table(ns, existing, purge=True, label="clear conflict"),
-            executed=lambda: marked(cat.table_state(ns, existing), "conflicting"),
-            why="the table already exists"),
-    )
+class Ops(NamedTuple):
+    """Setup and observation of one kind of resource in one namespace, for the cases shared by tables and
+    views: ``make(name, properties=None)``, ``drop(name, label)``, ``state(name)`` (a case observer's state,
+    None when absent) and ``commit(name, updates, label)`` (a commit that sets properties)."""
+    make: Callable[..., object]
+    drop: Callable[[str, str], object]
+    state: Callable[[str], dict | None]
+    commit: Callable[[str, dict, str], object]
 
 
-def register_case(ctx: CaseContext, ep: Endpoint, kind: str, path: str,
-                  sources: Callable[[str, str], tuple[str | None, str | None]],
-                  make: Callable[[str], object], drop: Callable[[str, str], object],
-                  state: Callable[[str], dict | None], notes: dict | None = None) -> Case:
-    """registerTable / registerView: ``sources(src1, src2)`` makes two resources marked "source-1" and
-    "source-2", drops them and answers their metadata locations; ``make`` / ``drop(name, label)`` /
-    ``state`` create, drop (keeping the metadata file) and observe one resource of the kind."""
-    ns = tuple(ctx.namespace)
-    stem = "src" if kind == "table" else "vs"
-    src1, src2, name, existing = ctx.unique(stem), ctx.unique(stem), ctx.unique(kind[0]), ctx.unique(kind[0] + "x")
-    loc1, loc2 = sources(src1, src2)
-    make(existing)
+def table_ops(cat: Catalog, ns: tuple[str, ...], purge: bool) -> Ops:
+    return Ops(lambda n, properties=None: cat.create_table(ns, n, properties),
+               lambda n, label: cat.drop_table(ns, n, purge=purge, label=label),
+               lambda n: cat.table_state(ns, n),
+               lambda n, updates, label: cat.commit_table(ns, n, updates, label))
+
+
+def creation_case(ep: Endpoint, kind: str, ns: tuple[str, ...], names: tuple[str, str], path: str,
+                  body: Callable[[str, str], dict], ops: Ops, marks: tuple[str, str] = ("alternative", "conflicting"),
+                  why: str = "", notes: dict | None = None) -> Case:
+    """createTable / createView / registerTable / registerView: ``names`` = (the resource the request creates,
+    an existing one the conflicting request names); ``body(name, role)`` the payload for the role "first",
+    "alternative" or "conflicting"; ``marks`` the kit's mark that the resource an alternative and a conflicting
+    request create carries. ``ops.drop`` keeps what a re-execution needs (a registered metadata file)."""
+    name, existing = names
+    key = kind[0]
+    alt_mark, conflict_mark = marks
+    ops.make(existing)
     return Case(
         ep, f"{kind} {'.'.join(ns)}.{name}",
-        Req("POST", path, {"name": name, "metadata-location": loc1}),
-        observe=lambda: {kind[0]: state(name), "existing": state(existing)},
-        executions=lambda b, a: created(b[kind[0]], a[kind[0]]),
-        # dropped keeping the metadata file: a re-execution would succeed and be visible
-        interfere=lambda: drop(name, "interfere"),
-        alternative=Req("POST", path, {"name": name, "metadata-location": loc2}),
-        alt_executions=lambda b, a: created_marked(b[kind[0]], a[kind[0]], "source-2"),
+        Req("POST", path, body(name, "first")),
+        observe=lambda: {key: ops.state(name), "existing": ops.state(existing)},
+        executions=lambda b, a: created(b[key], a[key]),
+        interfere=lambda: ops.drop(name, "interfere"),
+        alternative=Req("POST", path, body(name, "alternative")),
+        alt_executions=lambda b, a: created_marked(b[key], a[key], alt_mark),
         conflicting=Conflict(
-            Req("POST", path, {"name": existing, "metadata-location": loc1}), (409,),
-            clear=lambda: drop(existing, "clear conflict"),
-            executed=lambda: marked(state(existing), "source-1"),
-            why=f"a {kind} with that name already exists"),
+            Req("POST", path, body(existing, "conflicting")), (409,),
+            clear=lambda: ops.drop(existing, "clear conflict"),
+            executed=lambda: marked(ops.state(existing), conflict_mark),
+            why=why or f"the {kind} already exists"),
         notes=notes if notes is not None else {},
     )
+
+
+def registration_case(ctx: CaseContext, ep: Endpoint, kind: str, path: str, source_stem: str,
+                      make_source: Callable[[str, int], dict], ops: Ops, note_location: bool = False) -> Case:
+    """registerTable / registerView: ``make_source(name, i)`` makes source ``i`` (1, 2) marked "source-{i}" and
+    answers its load result; both are dropped (their metadata files stay), the first one's metadata location is
+    registered and the second one's is the alternative."""
+    ns = tuple(ctx.namespace)
+    sources = (ctx.unique(source_stem), ctx.unique(source_stem))
+    names = (ctx.unique(kind[0]), ctx.unique(kind[0] + "x"))
+    loc1, loc2 = (make_source(src, i).get("metadata-location") for i, src in enumerate(sources, 1))
+    if not loc1 or not loc2:
+        raise PrerequisiteError(f"create{kind.title()} answered no metadata-location to register")
+    for src in sources:
+        ops.drop(src, "setup")
+
+    def body(n: str, role: str) -> dict:
+        return {"name": n, "metadata-location": loc2 if role == "alternative" else loc1}
+
+    return creation_case(ep, kind, ns, names, path, body, ops, marks=("source-2", "source-1"),
+                         why=f"a {kind} with that name already exists",
+                         notes={"metadata-location": loc1} if note_location else None)
+
+
+@case("createTable", success=(200,), requires=("loadTable", "dropTable"))
+def create_table(ctx: CaseContext, ep: Endpoint) -> Case:
+    ns = tuple(ctx.namespace)
+    return creation_case(ep, "table", ns, (ctx.unique("t"), ctx.unique("tx")), f"namespaces/{ns_path(ns)}/tables",
+                         lambda n, role: create_table_body(n, {MARK: role}),
+                         table_ops(Catalog(ctx.client), ns, purge=True))
 
 
 @case("registerTable", success=(200,), requires=LOADED + ("dropTable",))
 def register_table(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
-    notes: dict = {}
+    return registration_case(ctx, ep, "table", f"namespaces/{ns_path(ns)}/register", "src",
+                             lambda n, i: cat.create_table(ns, n, {MARK: f"source-{i}"}),
+                             table_ops(cat, ns, purge=False), note_location=True)
 
-    def sources(src1: str, src2: str) -> tuple[str | None, str | None]:
-        loc1 = cat.create_table(ns, src1, {MARK: "source-1"}).get("metadata-location")
-        loc2 = cat.create_table(ns, src2, {MARK: "source-2"}).get("metadata-location")
-        if not loc1 or not loc2:
-            raise PrerequisiteError("createTable answered no metadata-location to register")
-        cat.drop_table(ns, src1, purge=False)
-        cat.drop_table(ns, src2, purge=False)
-        notes["metadata-location"] = loc1
-        return loc1, loc2
 
-    return register_case(ctx, ep, "table", f"namespaces/{ns_path(ns)}/register", sources,
-                         make=lambda n: cat.create_table(ns, n),
-                         drop=lambda n, label: cat.drop_table(ns, n, purge=False, label=label),
-                         state=lambda n: cat.table_state(ns, n), notes=notes)
+def commit_case(ctx: CaseContext, ep: Endpoint, kind: str, request: Callable[[str, str], Req], ops: Ops,
+                log: str) -> Case:
+    """updateTable / replaceView of a resource made with the mark "initial" (the conflicting request names one
+    that does not exist): ``request(name, role)`` for the role "first", "alternative" or "conflicting" commits
+    without requirements, so a re-execution applies again and grows ``log`` ("metadata_log" / "versions")."""
+    ns = tuple(ctx.namespace)
+    name, missing = ctx.unique(kind[0]), ctx.unique(kind[0] + "m")
+    ops.make(name, {MARK: "initial"})
+    key = kind[0]
+    return Case(
+        ep, f"{kind} {'.'.join(ns)}.{name}",
+        request(name, "first"),
+        observe=lambda: {key: ops.state(name)},
+        executions=lambda b, a: commits(b[key], a[key], MARK, "first", log=log),
+        interfere=lambda: ops.commit(name, {MARK: "interfered"}, "interfere"),
+        alternative=request(name, "alternative"),
+        alt_executions=lambda b, a: prop_set(b[key], a[key], MARK, "alternative"),
+        conflicting=Conflict(
+            request(missing, "conflicting"), (404,),
+            clear=lambda: ops.make(missing),
+            executed=lambda: marked(ops.state(missing), "conflicting"),
+            why=f"the {kind} does not exist"),
+    )
 
 
 @case("updateTable", success=(200,), requires=LOADED)
 def update_table(ctx: CaseContext, ep: Endpoint) -> Case:
-    cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
-    name, missing = ctx.unique("t"), ctx.unique("tm")
-    cat.create_table(ns, name, {MARK: "initial"})
 
-    def req(n, v):
-        # no requirements: a re-execution applies again and shows as another commit
-        return Req("POST", table_path(ns, n), set_properties_commit(ns, n, {MARK: v}))
+    def request(n: str, role: str) -> Req:
+        return Req("POST", table_path(ns, n), set_properties_commit(ns, n, {MARK: role}))
 
-    return Case(
-        ep, f"table {'.'.join(ns)}.{name}",
-        req(name, "first"),
-        observe=lambda: {"t": cat.table_state(ns, name)},
-        executions=lambda b, a: table_commits(b["t"], a["t"], MARK, "first"),
-        interfere=lambda: cat.commit_table(ns, name, {MARK: "interfered"}, "interfere"),
-        alternative=req(name, "alternative"),
-        alt_executions=lambda b, a: prop_set(b["t"], a["t"], MARK, "alternative"),
-        conflicting=Conflict(
-            req(missing, "conflicting"), (404,),
-            clear=lambda: cat.create_table(ns, missing),
-            executed=lambda: marked(cat.table_state(ns, missing), "conflicting"),
-            why="the table does not exist"),
-    )
+    return commit_case(ctx, ep, "table", request, table_ops(Catalog(ctx.client), ns, purge=True), log="metadata_log")
 
 
 def drop_like_table(ctx: CaseContext, ep: Endpoint, suffix: str, method: str, params: dict | None = None) -> Case:
