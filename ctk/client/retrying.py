@@ -119,12 +119,14 @@ class RetryingClient:
 
     def mutate(self, method: str, path: str, json: Any = None, op: str | None = None, value: Any = None,
                key: str | None = None, label: str | None = None, process: Any = None,
-               timeout: float | None = None, **request_kw: Any) -> Exchange:
+               timeout: float | None = None, first_timeout: float | None = None, **request_kw: Any) -> Exchange:
         """Send the mutation with retries; return the exchange of the last attempt.
 
         op / value name the operation in the history (default "METHOD path"); ``key`` forces a key (keys
-        mode only, must be a valid UUID). Raises `IdempotencyWindowExpired` (keys mode) when a retry would
-        fall outside the advertised lifetime.
+        mode only, must be a valid UUID). ``timeout`` is every attempt's timeout; ``first_timeout`` (when
+        given) replaces it on the first attempt only (a check that makes the first attempt time out on
+        purpose gives the retries the normal timeout). Raises `IdempotencyWindowExpired` (keys mode) when a
+        retry would fall outside the advertised lifetime.
         """
         op = op or f"{method.upper()} {path}"
         process = self.process if process is None else process
@@ -153,7 +155,8 @@ class RetryingClient:
             tag = label or op
             ex = self.client.request(method, path, json=json, idempotency_key=key, header_name=self.header_name,
                                      label=f"{tag} (attempt {attempt})" if attempt > 1 else tag,
-                                     timeout=timeout, **request_kw)
+                                     timeout=first_timeout if attempt == 1 and first_timeout is not None
+                                     else timeout, **request_kw)
             attempts.append(ex)
             self.history.record_exchange(inv, ex)
             if not self.should_retry(ex):

@@ -143,3 +143,14 @@ def test_history_is_shared_and_has_process():
     assert [e.type for e in h.events] == ["invoke", "info", "invoke", "ok"]
     assert {e.process for e in h.events} == {"w1"} and {e.op for e in h.events} == {"createNamespace"}
     assert h.events[1].exchange.status == 503 and "createNamespace" in h.render()
+
+
+def test_first_timeout_applies_to_the_first_attempt_only():
+    """A check that makes the first attempt time out on purpose must not give its retries that short timeout."""
+    rc, script, _ = make([httpx.ReadTimeout("t"), 503, 200])
+    ex = rc.mutate("POST", "namespaces/db/tables/t", json={"x": 1}, timeout=30.0, first_timeout=0.25)
+    assert ex.status == 200
+    reads = [r.extensions["timeout"]["read"] for r in script.requests]
+    assert reads == [0.25, 30.0, 30.0]
+    rc.mutate("POST", "namespaces/db/tables/t", json={"x": 2}, timeout=7.0)
+    assert script.requests[-1].extensions["timeout"]["read"] == 7.0
