@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from ctk.checks.common import describe, guarded
 from ctk.checks.judging import broken
 from ctk.core.behaviours import Behaviour, check, registered
@@ -11,17 +13,26 @@ from ctk.client.keys import new_key
 KEY = "idempotency-key-lifetime"
 
 
-def _add_config_exchange(run, ctx) -> None:
-    ex = getattr(ctx.discovery, "exchange", None)
-    if ex is not None:
-        run.extra.append(ex)
+def config_check(requirement: str, behaviour: Behaviour):
+    """A check judged from /v1/config alone, written as ``fn(run, discovery)``: registered and guarded like every
+    check (it runs whether or not the target advertises support or the endpoint), with the /v1/config exchange
+    as its evidence."""
+
+    def wrap(fn):
+        @check(requirement=requirement, behaviour=behaviour)
+        @guarded(needs_support=False, needs_endpoint=False)
+        @functools.wraps(fn)
+        def judged(run, ctx, endpoint=None):
+            ex = getattr(ctx.discovery, "exchange", None)
+            if ex is not None:
+                run.extra.append(ex)
+            return fn(run, ctx.discovery)
+        return judged
+    return wrap
 
 
-@check(requirement="DISC-01", behaviour=Behaviour.DISCOVERY)
-@guarded(needs_support=False, needs_endpoint=False)
-def check_discovery_advertised(run, ctx, endpoint=None):
-    _add_config_exchange(run, ctx)
-    d = ctx.discovery
+@config_check("DISC-01", Behaviour.DISCOVERY)
+def check_discovery_advertised(run, d):
     details = {"lifetime_raw": d.lifetime_raw, "misplaced_in": d.misplaced_in, "lifetime_error": d.lifetime_error}
     if d.lifetime is not None:
         return run.ok(f"top-level {KEY} = {d.lifetime_raw!r} ({d.lifetime})", "advertised", details)
@@ -32,11 +43,8 @@ def check_discovery_advertised(run, ctx, endpoint=None):
     return run.unsupported(f"the target does not advertise Idempotency-Key support: {d.lifetime_error}", details)
 
 
-@check(requirement="DISC-02", behaviour=Behaviour.LIFETIME_PLACEMENT)
-@guarded(needs_support=False, needs_endpoint=False)
-def check_discovery_placement(run, ctx, endpoint=None):
-    _add_config_exchange(run, ctx)
-    d = ctx.discovery
+@config_check("DISC-02", Behaviour.LIFETIME_PLACEMENT)
+def check_discovery_placement(run, d):
     details = {"misplaced_in": d.misplaced_in, "lifetime_raw": d.lifetime_raw}
     if d.misplaced_in:
         return broken(run, f"{KEY} is a top-level field of the /v1/config response",
@@ -47,11 +55,8 @@ def check_discovery_placement(run, ctx, endpoint=None):
     return run.unsupported(f"no {KEY} anywhere in /v1/config", details)
 
 
-@check(requirement="DISC-03", behaviour=Behaviour.JAVA_PARSEABLE)
-@guarded(needs_support=False, needs_endpoint=False)
-def check_discovery_java(run, ctx, endpoint=None):
-    _add_config_exchange(run, ctx)
-    d = ctx.discovery
+@config_check("DISC-03", Behaviour.JAVA_PARSEABLE)
+def check_discovery_java(run, d):
     details = {"lifetime_raw": d.lifetime_raw, "java_parseable": d.java_parseable}
     if d.lifetime_raw is None:
         return run.unsupported(f"no {KEY} advertised", details)

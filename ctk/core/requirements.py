@@ -170,6 +170,9 @@ S_NO_EFFECT = Said("spec", None, _P, "When present, the server ensures no additi
                    "returns an equivalent final response without re-running the operation.")
 D_AT_MOST_ONCE = Said("design", None, "§API Changes", "When provided, the server guarantees at most once "
                       "execution for requests with the same key.")
+# quoted by INFLIGHT-01 for its MAY (block, then replay) and by INFLIGHT-02 for the 409 subtype
+_D_IN_PROGRESS = ("Key known & IN_PROGRESS -> return 409 request_in_progress (server MAY block and then return the "
+                  "final result; MAY include Retry-After).")
 D_SAME_KEY = Said("design", None, "§Server Responsibilities", "Same key --> do not re-execute; return the "
                   "stored/prior response.")
 
@@ -253,14 +256,10 @@ _ALL: list[Requirement] = [
     Requirement("INFLIGHT-01", "in-flight", Level.MUST, "", "A duplicate arriving while the original is in flight "
                 "never executes a second time; it gets 409 or waits and replays the final result.", said=(
                     S_NO_EFFECT,
-                    Said("design", Level.MAY, "§Server-Side Implementation", "Key known & IN_PROGRESS -> return "
-                         "409 request_in_progress (server MAY block and then return the final result; MAY include "
-                         "Retry-After)."), K_NO_EFFECT)),
+                    Said("design", Level.MAY, "§Server-Side Implementation", _D_IN_PROGRESS), K_NO_EFFECT)),
     Requirement("INFLIGHT-02", "in-flight", Level.SHOULD, "", "An in-flight duplicate that is not made to wait gets "
                 "409 with the machine-readable subtype `request_in_progress`.", said=(
-                    Said("design", None, "§Server-Side Implementation", "Key known & IN_PROGRESS -> return 409 "
-                         "request_in_progress (server MAY block and then return the final result; MAY include "
-                         "Retry-After)."),
+                    Said("design", None, "§Server-Side Implementation", _D_IN_PROGRESS),
                     Said("ietf", Level.SHOULD, "§2.7", "If the request is retried, while the original request is "
                          "still being processed, the resource server SHOULD reply with an HTTP 409 status code"))),
     # --- payload and scope -------------------------------------------------------------------------

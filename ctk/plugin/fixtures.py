@@ -14,11 +14,8 @@ from ctk.plugin.state import get_session
 
 if TYPE_CHECKING:  # pragma: no cover
     from ctk.checks.context import CheckContext
-    from ctk.client.transport import CatalogClient
     from ctk.openapi import Spec
     from ctk.plugin.session import CtkSession
-    from ctk.client.config import TargetConfig
-    from ctk.client.discovery import Discovery
 
 
 @pytest.fixture(scope="session")
@@ -36,28 +33,22 @@ def ctk_session(request: pytest.FixtureRequest) -> Iterator[CtkSession]:
         session.stop()
 
 
-@pytest.fixture(scope="session")
-def ctk_target(ctk_session: CtkSession) -> TargetConfig | None:
-    """The TargetConfig of the catalog under test."""
-    return ctk_session.target
+def _session_part(part: str, doc: str):
+    """The session fixture ``ctk_<part>``: that attribute of the started ctk session."""
+
+    def fixture(ctk_session: CtkSession):
+        return getattr(ctk_session, part)
+
+    fixture.__name__ = fixture.__qualname__ = f"ctk_{part}"
+    fixture.__doc__ = doc
+    return pytest.fixture(scope="session", name=f"ctk_{part}")(fixture)
 
 
-@pytest.fixture(scope="session")
-def ctk_client(ctk_session: CtkSession) -> CatalogClient | None:
-    """A CatalogClient bound to the target (records redacted exchanges, bounded timeouts)."""
-    return ctk_session.client
-
-
-@pytest.fixture(scope="session")
-def ctk_discovery(ctk_session: CtkSession) -> Discovery | None:
-    """What /v1/config advertised (idempotency-key-lifetime etc.)."""
-    return ctk_session.discovery
-
-
-@pytest.fixture(scope="session")
-def ctk_namespace(ctk_session: CtkSession) -> str | None:
-    """Name of this session's run namespace (single level)."""
-    return ctk_session.namespace
+ctk_target = _session_part("target", "The TargetConfig of the catalog under test.")
+ctk_client = _session_part("client", "A CatalogClient bound to the target (records redacted exchanges, bounded "
+                                     "timeouts).")
+ctk_discovery = _session_part("discovery", "What /v1/config advertised (idempotency-key-lifetime etc.).")
+ctk_namespace = _session_part("namespace", "Name of this session's run namespace (single level).")
 
 
 @pytest.fixture

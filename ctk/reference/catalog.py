@@ -52,18 +52,21 @@ def no_namespace(ns) -> CatalogError:
     return CatalogError(404, "NoSuchNamespaceException", f"Namespace does not exist: {'.'.join(ns)}")
 
 
-def claim_name(conn, ns, name: str, kind: str) -> str | None:
-    """Before a table or view takes `name` in `ns`: 404 when the namespace is missing, 409 when a view or table
-    of the same kind (``kind``: "table" or "view") has it. Returns what holds the name now (None: free)."""
+def take_name(conn, kind: str, ns, name: str, location: str | None, overwrite: bool = False) -> None:
+    """A create or register of a table or view (``kind``) takes `name` in `ns` with its metadata ``location``:
+    404 when the namespace is missing; 409 when a table or view has the name, unless it is a table of the same
+    kind and ``overwrite`` (registerTable with overwrite: its pointer is replaced). ``location`` None (a staged
+    create) checks the name and takes nothing."""
     if not store.namespace_exists(conn, ns):
         raise no_namespace(ns)
-    return store.name_taken(conn, ns, name)
-
-
-def name_conflict(kind: str, taken: str, ns, name: str) -> CatalogError:
-    """409 for a create or register of a `kind` whose name a table or view (`taken`) already has."""
-    other = "View" if kind == "table" else "Table"
-    return exists(kind.capitalize() if taken == kind else f"{other} with same name", ns, name)
+    taken = store.name_taken(conn, ns, name)
+    if taken == kind and overwrite:
+        store.swap_pointer(conn, kind, ns, name, None, location)
+    elif taken:
+        other = "View" if kind == "table" else "Table"
+        raise exists(kind.capitalize() if taken == kind else f"{other} with same name", ns, name)
+    elif location is not None:
+        store.insert_pointer(conn, kind, ns, name, location)
 
 
 def no_table(ns, name) -> CatalogError:
@@ -375,23 +378,29 @@ async def create_table(ctx: Context, request: Request, ns: list[str], body: byte
             store.write_table_metadata(metadata, meta_loc)
 
         def execute(conn):
-            taken = claim_name(conn, ns, req.name, "table")
-            if taken:
-                raise name_conflict("table", taken, ns, req.name)
-            if not req.stage_create:
-                store.insert_pointer(conn, "table", ns, req.name, meta_loc)
+            take_name(conn, "table", ns, req.name, meta_loc)   # meta_loc None: staged, nothing to take
             return OpResult(200, table_result(meta_loc, metadata), ref=meta_loc)
         return execute
 
     return await ctx.submit(request, "createTable", resource, body, lazy(prepare))
 
 
-async def load_table(ctx: Context, request: Request, ns: list[str], name: str) -> Response:
-    loaded = await ctx.aread(lambda conn: store.table_pointer(conn, ns, name))
+async def load_pointer(ctx: Context, request: Request, kind: str, ns: list[str], name: str) -> str | Response:
+    """The metadata location of the table or view (``kind``) a load names, 404 when there is none; for HEAD
+    the answer itself (204 when it exists, a bodiless 404 when not)."""
+    read = store.table_pointer if kind == "table" else store.view_pointer
+    loc = await ctx.aread(lambda conn: read(conn, ns, name))
     if request.method == "HEAD":
-        return Response(status_code=204 if loaded is not None else 404)
-    if loaded is None:
-        raise no_table(ns, name)
+        return Response(status_code=204 if loc is not None else 404)
+    if loc is None:
+        raise (no_table if kind == "table" else no_view)(ns, name)
+    return loc
+
+
+async def load_table(ctx: Context, request: Request, ns: list[str], name: str) -> Response:
+    loaded = await load_pointer(ctx, request, "table", ns, name)
+    if isinstance(loaded, Response):
+        return loaded
     metadata = await run_in_threadpool(store.read_table_metadata, loaded)
     result = table_result(loaded, metadata)
     if request.query_params.get("snapshots") == "refs":
@@ -634,13 +643,7 @@ async def register_table(ctx: Context, request: Request, ns: list[str], body: by
             raise bad_request(f"Cannot read table metadata at {req.metadata_location}: {exc}") from None
 
         def execute(conn):
-            taken = claim_name(conn, ns, req.name, "table")
-            if taken == "table" and req.overwrite:
-                store.swap_pointer(conn, "table", ns, req.name, None, req.metadata_location)
-            elif taken:
-                raise name_conflict("table", taken, ns, req.name)
-            else:
-                store.insert_pointer(conn, "table", ns, req.name, req.metadata_location)
+            take_name(conn, "table", ns, req.name, req.metadata_location, overwrite=req.overwrite)
             return OpResult(200, table_result(req.metadata_location, metadata))
         return execute
 

@@ -20,8 +20,7 @@ from starlette.responses import JSONResponse, Response
 
 from ctk.reference import store
 from ctk.reference.catalog import (Context, CatalogError, bad_request, check_identifier, check_name, check_properties,
-                                   claim_name, commit_failed, dump, lazy, name_conflict, no_view, parse_model,
-                                   parse_object)
+                                   commit_failed, dump, lazy, load_pointer, no_view, parse_model, parse_object, take_name)
 from ctk.reference.operations import OpResult
 
 
@@ -146,10 +145,7 @@ async def create_view(ctx: Context, request: Request, ns: list[str], body: bytes
         store.write_view_metadata(metadata, meta_loc)
 
         def execute(conn):
-            taken = claim_name(conn, ns, req.name, "view")
-            if taken:
-                raise name_conflict("view", taken, ns, req.name)
-            store.insert_pointer(conn, "view", ns, req.name, meta_loc)
+            take_name(conn, "view", ns, req.name, meta_loc)
             return OpResult(200, view_result(meta_loc, metadata))
         return execute
 
@@ -157,11 +153,9 @@ async def create_view(ctx: Context, request: Request, ns: list[str], body: bytes
 
 
 async def load_view(ctx: Context, request: Request, ns: list[str], name: str) -> Response:
-    loc = await ctx.aread(lambda conn: store.view_pointer(conn, ns, name))
-    if request.method == "HEAD":
-        return Response(status_code=204 if loc is not None else 404)
-    if loc is None:
-        raise no_view(ns, name)
+    loc = await load_pointer(ctx, request, "view", ns, name)
+    if isinstance(loc, Response):
+        return loc
     return JSONResponse(view_result(loc, await run_in_threadpool(store.read_view_metadata, loc)))
 
 
@@ -219,10 +213,7 @@ async def register_view(ctx: Context, request: Request, ns: list[str], body: byt
             raise bad_request(f"Cannot read view metadata at {req.metadata_location}: {exc}") from None
 
         def execute(conn):
-            taken = claim_name(conn, ns, req.name, "view")
-            if taken:
-                raise name_conflict("view", taken, ns, req.name)
-            store.insert_pointer(conn, "view", ns, req.name, req.metadata_location)
+            take_name(conn, "view", ns, req.name, req.metadata_location)
             return OpResult(200, view_result(req.metadata_location, metadata))
         return execute
 
