@@ -4,9 +4,23 @@ pytester drives inner pytest runs of the plugin (tests/plugin, tests/scenarios);
 `pytest_plugins` only in this top-level conftest. The reference-catalog and PostgreSQL fixtures used by
 several test trees live here once."""
 
+import contextlib
+import itertools
+import os
+
 import pytest
 
 pytest_plugins = ["pytester"]
+
+
+def pytest_runtest_setup(item):
+    """A test marked `chromium` (it renders a page with tests/browser.py) is skipped, saying why, where there is
+    no Chromium."""
+    if item.get_closest_marker("chromium") is not None:
+        from browser import CHROMIUM
+
+        if not os.path.exists(CHROMIUM):
+            pytest.skip(f"chromium is not installed ({CHROMIUM}); `apt-get install -y chromium`")
 
 
 @pytest.fixture
@@ -27,6 +41,52 @@ def ref_client(ref_server):
 
     with CatalogClient(TargetConfig(ref_server.url, timeout=10)) as c:
         yield c
+
+
+@pytest.fixture
+def start_catalog(tmp_path):
+    """start_catalog(front=None, interposer=False, options=None, **settings) -> CheckContext.
+
+    A reference catalog with ``settings`` (ReferenceSettings) on a fresh warehouse; ``front(upstream_url)``, when
+    given, makes a server to put in front of it (``start() -> url``, ``stop()``; the context keeps it as
+    ``test_front``); with ``interposer`` an Interposer in front of all that (``test_interposer``, also the
+    context's fault injector); a CheckContext with ``options`` on the outermost URL. What one test started is
+    stopped in reverse order at its teardown. The check, odd-server and generated-check tests build on it."""
+    from ctk.checks.context import CheckContext
+    from ctk.client.config import TargetConfig
+    from ctk.client.transport import CatalogClient
+    from ctk.reference.server import ReferenceServer
+    from ctk.reference.settings import ReferenceSettings
+
+    warehouses = itertools.count()
+
+    with contextlib.ExitStack() as started:
+        def start(front=None, interposer: bool = False, options=None, **settings) -> CheckContext:
+            ref = ReferenceServer(ReferenceSettings(warehouse=str(tmp_path / f"wh{next(warehouses)}"), **settings))
+            url = ref.start()
+            started.callback(ref.stop)
+            server = None
+            if front is not None:
+                server = front(url)
+                url = server.start()
+                started.callback(server.stop)
+            ip = None
+            if interposer:
+                from ctk.interposer import Interposer
+
+                host, port = url.rsplit("//", 1)[1].split(":")
+                ip = Interposer(upstream=(host, int(port)))
+                h, p = ip.start()
+                started.callback(ip.stop)
+                url = f"http://{h}:{p}"
+            client = CatalogClient(TargetConfig(url, timeout=20.0))
+            started.callback(client.close)
+            ctx = CheckContext.create(client, interposer=ip, options=options)
+            ctx.test_front = server
+            ctx.test_interposer = ip            # for tests that add toxics of their own
+            return ctx
+
+        yield start
 
 
 @pytest.fixture(scope="module")

@@ -8,32 +8,16 @@ from types import SimpleNamespace
 import pytest
 
 from ctk.checks.context import CheckContext, CheckOptions
-from ctk.client.transport import CatalogClient
-from ctk.reference.server import ReferenceServer
-from ctk.reference.settings import ReferenceSettings
-from ctk.client.config import TargetConfig
 
 
 @pytest.fixture
-def gen_ctx(tmp_path):
+def gen_ctx(start_catalog):
     """gen_ctx(deviation=None, control_api=True) -> CheckContext on a fresh reference catalog."""
-    started: list = []
 
     def make(deviation: str | None = None, control_api: bool = True) -> CheckContext:
-        srv = ReferenceServer(ReferenceSettings(warehouse=str(tmp_path / f"wh{len(started)}"), control_api=control_api,
-                                                deviation=deviation))
-        srv.start()
-        started.append(srv)
-        client = CatalogClient(TargetConfig(srv.url, timeout=20.0))
-        started.append(client)
-        return CheckContext.create(client, options=CheckOptions(max_wait=5.0))
+        return start_catalog(options=CheckOptions(max_wait=5.0), control_api=control_api, deviation=deviation)
 
-    yield make
-    for thing in reversed(started):
-        if isinstance(thing, CatalogClient):
-            thing.close()
-        else:
-            thing.stop()
+    return make
 
 
 def session_for(ctx: CheckContext) -> SimpleNamespace:

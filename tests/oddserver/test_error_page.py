@@ -3,31 +3,18 @@ crashed requirement, its exception and its last exchange."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-
 import pytest
 
+from browser import render
 from ctk.core.verdicts import Verdict
 from ctk.reporting.conformance import write_conformance
 from ctk.reporting.model import RunReport
 
-CHROMIUM = "/usr/bin/chromium"
-pytestmark = pytest.mark.skipif(not (os.path.exists(CHROMIUM) or shutil.which("chromium")),
-                                reason="chromium is not installed (/usr/bin/chromium)")
+pytestmark = pytest.mark.chromium   # skipped where there is no Chromium (tests/conftest.py)
 
 LAST = {"method": "GET", "url": "http://127.0.0.1:8181/v1/namespaces/ns/tables/t", "request_headers": {},
         "request_body": None, "status": 503, "response_headers": {}, "response_body": '{"error":{}}',
         "error": None, "started_at": 0.0, "elapsed_ms": 2.0, "label": "state: load table"}
-
-
-def _chromium(tmp_path, *args):
-    exe = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,1600", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
 
 
 def test_error_verdict_is_what_the_page_leads_with(tmp_path):
@@ -40,11 +27,8 @@ def test_error_verdict_is_what_the_page_leads_with(tmp_path):
     report.add(Verdict.ok("OCC-01", "409 CommitFailedException, table unchanged"), "x::test_ok")
     report.finish()
     paths = write_conformance(report, str(tmp_path / "reports"))
-    url = "file://" + os.path.abspath(paths["html"])
-    png = tmp_path / "page.png"
-    shot = _chromium(tmp_path, f"--screenshot={png}", url)
+    png, shot, dom = render(tmp_path, paths["html"])
     assert png.exists() and png.stat().st_size > 10_000, shot.stderr[-2000:]
-    dom = _chromium(tmp_path, "--dump-dom", url)
     assert dom.returncode == 0, dom.stderr[-2000:]
     html = dom.stdout
     assert "Overall: ERROR: a check crashed, so the run did not judge every requirement" in html

@@ -135,28 +135,23 @@ def test_ctk_report_has_behaviour_rows_per_run(variant_run, tmp_path):
     assert "<h2>Behaviour profile</h2>" in text and text.count("409 without subtype") >= 2
 
 
-CHROMIUM = "/usr/bin/chromium"
-
-
-@pytest.mark.chromium
-@pytest.mark.skipif(not (os.path.exists(CHROMIUM) or shutil.which("chromium")),
-                    reason="chromium is not installed (/usr/bin/chromium); `apt-get install -y chromium`")
+@pytest.mark.chromium   # skipped where there is no Chromium (tests/conftest.py)
 def test_behaviour_section_in_headless_chromium(variant_run):
-    from test_reporting_chromium import _chromium, decode_png
+    from browser import chromium, decode_png
 
     tmp, rep, paths = variant_run
     # the section alone, with the report's styles, for the screenshot; the full page for the DOM
     alone = tmp / "behaviour.html"
     alone.write_text(page("Behaviour profile", render_section(behaviour_profile(rep.results))), encoding="utf-8")
     png = tmp / "behaviour.png"
-    shot = _chromium(tmp, f"--screenshot={png}", "file://" + str(alone))
+    shot = chromium(tmp, f"--screenshot={png}", "file://" + str(alone))
     assert png.exists(), shot.stderr[-2000:]
     width, height, rows = decode_png(png.read_bytes(), every=4)
     assert (width, height) == (1400, 2000)
     dark = [y for y, row in enumerate(rows) if sum(1 for px in row if max(px) < 100) > 3]
     assert len(dark) > 40, "the screenshot shows (nearly) no text"
     shutil.copy(png, os.path.join(os.path.dirname(paths["html"]), "behaviour.png"))
-    dom = _chromium(tmp, "--dump-dom", "file://" + os.path.abspath(paths["html"]))
+    dom = chromium(tmp, "--dump-dom", "file://" + os.path.abspath(paths["html"]))
     assert dom.returncode == 0, dom.stderr[-2000:]
     html = dom.stdout
     assert 'id="behaviour-profile"' in html and "Behaviour profile" in html

@@ -1,94 +1,23 @@
 """Render conformance.html in headless Chromium: the screenshot is a real page, the DOM shows what matters."""
 
-import os
-import shutil
 import struct
-import subprocess
 import zlib
 
 import pytest
 
+from browser import decode_png, render
 from reporting_sample import SECRET_TOKEN, build_sample
 from ctk.core.requirements import REQUIREMENTS
 from ctk.reporting.conformance import write_conformance
 
-CHROMIUM = "/usr/bin/chromium"
-pytestmark = [
-    pytest.mark.chromium,
-    pytest.mark.skipif(not (os.path.exists(CHROMIUM) or shutil.which("chromium")),
-                       reason="chromium is not installed (/usr/bin/chromium); `apt-get install -y chromium`"),
-]
-
-
-def _chromium(tmp_path, *args):
-    exe = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,2000", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
-
-
-def decode_png(data: bytes, every: int = 1):
-    """(width, height, rows of (r, g, b) tuples) for 8-bit RGB/RGBA non-interlaced PNGs.
-
-    Every ``every``-th row and column are returned (all rows are decoded: filters chain rows).
-    """
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    pos, idat, ihdr = 8, b"", None
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
-        pos += 12 + length
-        if kind == b"IHDR":
-            ihdr = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat += body
-        elif kind == b"IEND":
-            break
-    width, height, depth, ctype, _, _, interlace = ihdr
-    assert depth == 8 and ctype in (2, 6) and interlace == 0, ihdr
-    bpp = 3 if ctype == 2 else 4
-    raw = zlib.decompress(idat)
-    stride = width * bpp
-    rows, prev, i = [], bytearray(stride), 0
-    for y in range(height):
-        f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
-        i += 1 + stride
-        if f == 1:
-            for x in range(bpp, stride):
-                line[x] = (line[x] + line[x - bpp]) & 0xFF
-        elif f == 2:
-            for x in range(stride):
-                line[x] = (line[x] + prev[x]) & 0xFF
-        elif f == 3:
-            for x in range(stride):
-                a = line[x - bpp] if x >= bpp else 0
-                line[x] = (line[x] + ((a + prev[x]) >> 1)) & 0xFF
-        elif f == 4:
-            for x in range(stride):
-                a = line[x - bpp] if x >= bpp else 0
-                b = prev[x]
-                c = prev[x - bpp] if x >= bpp else 0
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
-        elif f != 0:
-            raise AssertionError(f"bad PNG filter {f}")
-        if y % every == 0:
-            rows.append([tuple(line[x:x + 3]) for x in range(0, stride, bpp * every)])
-        prev = line
-    return width, height, rows
+pytestmark = pytest.mark.chromium   # skipped where there is no Chromium (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("chromium")
     paths = write_conformance(build_sample(), str(tmp / "reports"))
-    url = "file://" + os.path.abspath(paths["html"])
-    png = tmp / "conformance.png"
-    shot = _chromium(tmp, f"--screenshot={png}", url)
-    dom = _chromium(tmp, "--dump-dom", url)
-    return png, shot, dom
+    return render(tmp, paths["html"], "conformance.png")
 
 
 def test_screenshot_is_a_real_page(rendered):

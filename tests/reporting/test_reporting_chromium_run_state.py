@@ -11,14 +11,13 @@ import re
 import pytest
 
 from reporting_sample import build_sample
-from test_reporting_chromium import CHROMIUM, _chromium, decode_png
+from browser import chromium, decode_png
 from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Verdict
 from ctk.reporting.conformance import write_conformance
 from ctk.reporting.model import FINDING_BODY, RunReport
 
-pytestmark = [pytest.mark.chromium,
-              pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="chromium is not installed (/usr/bin/chromium)")]
+pytestmark = pytest.mark.chromium   # skipped where there is no Chromium (tests/conftest.py)
 
 # Injected into a COPY of the page only (the kit's pages carry no scripts): scroll the matrix box and write where
 # its first header cell and first row header ended up into the DOM, for --dump-dom to read.
@@ -72,9 +71,9 @@ def partial(tmp_path_factory):
     page = open(paths["html"], encoding="utf-8").read()
     probe = tmp / "probe.html"
     probe.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
-    dom = _chromium(tmp, "--window-size=1000,800", "--virtual-time-budget=3000", "--dump-dom",
-                    "file://" + str(probe))
-    plain = _chromium(tmp, "--dump-dom", "file://" + os.path.abspath(paths["html"]))
+    dom = chromium(tmp, "--window-size=1000,800", "--virtual-time-budget=3000", "--dump-dom",
+                   "file://" + str(probe))
+    plain = chromium(tmp, "--dump-dom", "file://" + os.path.abspath(paths["html"]))
     return page, dom, plain
 
 
@@ -129,12 +128,12 @@ def test_unusable_target_banner_on_screen(tmp_path):
     paths = write_conformance(rep, str(tmp_path / "reports"))
     url = "file://" + os.path.abspath(paths["html"])
     png = tmp_path / "unusable.png"
-    shot = _chromium(tmp_path, "--window-size=1200,700", f"--screenshot={png}", url)
+    shot = chromium(tmp_path, "--window-size=1200,700", f"--screenshot={png}", url)
     assert png.exists(), shot.stderr[-2000:]
     _, _, rows = decode_png(png.read_bytes(), every=4)
     red = sum(1 for row in rows for px in row if abs(px[0] - 0xFF) < 10 and abs(px[1] - 0xCE) < 12
               and abs(px[2] - 0xCB) < 12)
     assert red > 500, red          # the red banner and overall box are above the fold
-    html = _chromium(tmp_path, "--dump-dom", url).stdout
+    html = chromium(tmp_path, "--dump-dom", url).stdout
     assert "UNUSABLE TARGET" in html and "connection refused, nothing listening?" in html
     assert "2026-01-01T10:00:00+00:00" in html          # the real start time, not the end
