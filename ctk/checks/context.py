@@ -55,12 +55,16 @@ class CheckContext:
     def create(cls, client: CatalogClient, discovery: Discovery | None = None, namespace: tuple[str, ...] | None = None,
                interposer: "Interposer | None" = None, faults: FaultInjector | None = None,
                options: CheckOptions | None = None, create_namespace: bool = True) -> "CheckContext":
-        """Discover (when not given), pick the fault injector, create the run namespace."""
+        """Discover (when not given), pick the fault injector (and put the headers it needs on the client's
+        requests), create the run namespace."""
         if discovery is None:
             discovery = discover(client)
         ns = tuple(namespace) if namespace else (f"ctk_{uuid.uuid4().hex[:10]}",)
         if faults is None:
             faults = detect_injector(client, interposer, scope=".".join(ns))
+        # the one place the client is bound to its injector: its requests carry what the injector's rules and
+        # counters select them by (the control API's scope header)
+        client.target.headers.update(faults.request_headers())
         ctx = cls(client, discovery, ns, faults, options or CheckOptions())
         if create_namespace:
             Catalog(client).create_namespace(ns)

@@ -17,10 +17,12 @@ Implementations:
 
 - `ControlFaults`: the reference catalog's control API (``/_ctk/faults``; detected by ``GET /_ctk``).
   Everything but ``duplicate``. Given a scope (the run namespace) and a control API that offers scopes
-  (``GET /_ctk`` names its ``scope-header``), its rules, counters and clears concern only the requests of this
-  client, which carry that header: workers sharing one catalog do not see each other's faults or executions.
+  (``GET /_ctk`` names its ``scope-header``), its rules, counters and clears concern only the requests that
+  carry that header (``request_headers()``; `ctk.checks.context.CheckContext.create` puts it on the client):
+  workers sharing one catalog do not see each other's faults or executions.
 - `InterposerFaults`: an in-process `ctk.interposer.Interposer` between the client and any target:
-  ``lose_answer``, ``delay`` (of the answer only: the server is not held) and ``duplicate``.
+  ``lose_answer``, ``delay`` (of the answer only: the server is not held) and ``duplicate``, through
+  `ctk.interposer.faults.HttpFaults` (the only place that knows the interposer's toxic names).
 - `NoFaults`: nothing; every method raises `FaultUnsupported`.
 - `DbLinkFaults`: one of these plus the catalog's database link (``--ctk-db-link``): failing, holding and
   cutting the database under any catalog (checks use ``faults.link`` where ``supports("db_link")``).
@@ -31,13 +33,12 @@ interposer when one is given, else `NoFaults`.
 
 from __future__ import annotations
 
-import time
-
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
-LOSE_MODES = ("503", "500", "reset", "drop")
+from ctk.interposer.faults import LOSE_MODES, HttpFaults, LinkFaults
 
 
 class FaultUnsupported(RuntimeError):
@@ -120,6 +121,11 @@ class FaultInjector:
     def clear(self) -> None:
         pass
 
+    def request_headers(self) -> dict[str, str]:
+        """Headers the client's catalog requests must carry for this injector's rules and counters to concern
+        them (the control API's scope); the context sets them on the client."""
+        return {}
+
 
 class NoFaults(FaultInjector):
     name = "nothing (no control API, no interposer)"
@@ -138,10 +144,12 @@ class ControlFaults(FaultInjector):
         self.scope = scope if scope_header else None
         self.scope_header = scope_header
         self.params = {"scope": self.scope} if self.scope else None
-        if self.scope:   # every request of this client names its scope, so rules and counters can tell it apart
-            client.target.headers[scope_header] = self.scope
-        else:
+        if not self.scope:
             self.name = "the reference control API (unscoped: every caller's requests match and count)"
+
+    def request_headers(self) -> dict[str, str]:
+        # every request of the client names its scope, so rules and counters can tell it apart
+        return {self.scope_header: self.scope} if self.scope and self.scope_header else {}
 
     def for_client(self, client: Any) -> "ControlFaults":
         """The same control API and scope, through another client (e.g. one per thread)."""
@@ -223,6 +231,7 @@ class InterposerFaults(FaultInjector):
 
     def __init__(self, interposer: Any):
         self.interposer = interposer
+        self.http = HttpFaults(interposer)
         self.names: list[str] = []
 
     def _match(self, match: FaultMatch) -> Any:
@@ -233,50 +242,36 @@ class InterposerFaults(FaultInjector):
                              header_value=match.key)
         return HttpMatch(method=match.method, path=match.path_regex(), header="Idempotency-Key")
 
-    def _add(self, kind: str, match: FaultMatch, **attrs: Any) -> str:
-        name = self.interposer.add_http_toxic(kind, match=self._match(match), times=1, **attrs)
+    def _kept(self, name: str) -> str:
         self.names.append(name)
         return name
 
     def lose_answer(self, match: FaultMatch, mode: str = "503") -> str:
-        if mode in ("503", "500"):
-            return self._add("replace_status", match, status=int(mode))
-        if mode == "drop":
-            return self._add("drop_response", match)
-        if mode == "reset":
-            return self._add("reset_after_bytes", match, bytes=0)
-        raise ValueError(f"mode must be one of {LOSE_MODES}, not {mode!r}")
+        if mode not in LOSE_MODES:
+            raise ValueError(f"mode must be one of {LOSE_MODES}, not {mode!r}")
+        return self._kept(self.http.lose_answer(self._match(match), mode))
 
     def delay(self, match: FaultMatch, seconds: float) -> str:
         # the interposer cannot hold a request inside the server: it holds the answer
-        return self._add("delay_response", match, delay_ms=int(seconds * 1000))
+        return self._kept(self.http.delay_answer(self._match(match), seconds))
 
     def duplicate(self, match: FaultMatch, parallel: bool = True, copies: int = 1) -> str:
-        return self._add("duplicate_request", match, parallel=parallel, copies=copies)
+        return self._kept(self.http.duplicate(self._match(match), copies=copies, parallel=parallel))
 
     def burst(self, rule_id: Any, timeout: float) -> dict | None:
-        from ctk.checks.bursts import wait_event
-
-        return wait_event(self.interposer, rule_id, timeout)
+        return self.http.burst(rule_id, timeout)
 
     def swallowed(self, rule_id: Any) -> list[dict]:
-        return [e for e in self.interposer.events_of(rule_id) if "body" in e]
+        return self.http.kept_answers(rule_id)
 
     def remove(self, rule_id: str) -> None:
         """Remove one rule (used up or not)."""
-        try:
-            self.interposer.remove_toxic(rule_id)
-        except Exception:  # already gone
-            pass
+        self.http.remove(rule_id)
         if rule_id in self.names:
             self.names.remove(rule_id)
 
     def clear(self) -> None:
-        for name in self.names:
-            try:
-                self.interposer.remove_toxic(name)
-            except Exception:  # already used up / removed
-                pass
+        self.http.remove(*self.names)
         self.names.clear()
 
 
@@ -292,6 +287,7 @@ class DbLinkFaults(FaultInjector):
     def __init__(self, inner: FaultInjector, link: Any, hold_ms: int = 150):
         self.inner = inner
         self.link = link
+        self.db = LinkFaults(link)
         self.hold_ms = hold_ms
         self.capabilities = frozenset(inner.capabilities | {"db_link"})
         self.name = f"{inner.name}, and the catalog's database link ({link.describe()})"
@@ -314,8 +310,7 @@ class DbLinkFaults(FaultInjector):
     def duplicate(self, match: FaultMatch, parallel: bool = True, copies: int = 1) -> Any:
         """The inner injector's duplicate, with the database held (latency on its answers) while the burst
         runs, so that the original is still in flight at the catalog when the copies arrive."""
-        held = self.link.add_toxic(type="latency", stream="downstream",
-                                   attributes={"latency": self.hold_ms, "jitter": 0}) if parallel else None
+        held = self.db.db_hold(self.hold_ms) if parallel else None
         try:
             return ("db-held", self.inner.duplicate(match, parallel, copies), held)
         except BaseException:
@@ -343,10 +338,7 @@ class DbLinkFaults(FaultInjector):
         return rule_id[1] if isinstance(rule_id, tuple) and rule_id and rule_id[0] == "db-held" else rule_id
 
     def _drop(self, name: str) -> None:
-        try:
-            self.link.remove_toxic(name)
-        except Exception:  # already gone
-            pass
+        self.db.remove(name)
 
     def executions(self) -> dict | None:
         return self.inner.executions()
@@ -356,6 +348,9 @@ class DbLinkFaults(FaultInjector):
 
     def clear(self) -> None:
         self.inner.clear()
+
+    def request_headers(self) -> dict[str, str]:
+        return self.inner.request_headers()
 
 
 def control_api(client: Any) -> dict | None:

@@ -1,0 +1,241 @@
+"""Faults by intention: the one place outside the interposer's own modules that knows its toxic names.
+
+Checks (ctk.checks) and workloads (ctk.spark) say what should happen to a request, an answer or a link;
+these classes turn that into toxics and read back what the toxics saw.
+
+`HttpFaults(interposer)`: an HTTP-mode interposer between a client and a catalog (an in-process
+`ctk.interposer.Interposer`). Every rule applies to the requests an `HttpMatch` selects, to the first
+``times`` of them (0: every one), and returns a rule name for `remove`, `applied`, `matched`, `kept_answers`...
+
+- ``lose_answer(match, mode)``   the catalog answers, the client does not hear it: ``"503"``/``"500"`` (that
+                                 status instead of the answer), ``"drop"`` (the connection closes without a
+                                 byte) or ``"reset"`` (a TCP RST after ``reset_bytes`` bytes of the answer)
+- ``answer_503`` / ``drop_answer`` / ``reset_answer``  the same, one mode each
+- ``delay_answer(match, seconds)``  the whole answer is read, then held before it is sent
+- ``delay_request(match, seconds)`` the request is held before it is forwarded (``hold_requests``: every one)
+- ``record_answer(match)``       nothing changes; the answer is kept as an event (`kept_answers`)
+- ``hold_link(seconds)``         every answer of the catalog is slowed (TCP latency); `remove` restores it
+- ``duplicate(match, ...)``      the request is sent more than once (``parallel``: as a burst); ``burst``
+                                 gives the interposer's report of it (forward and answer times, answers)
+- ``count_matching(match)``      nothing changes; `matched` counts the requests it selected
+
+`LinkFaults(link)`: a TCP-mode interposer in front of a catalog's DATABASE (an in-process `Interposer`, or a
+`ctk.interposer.client.ProxyLink` from ``--ctk-db-link``):
+
+- ``db_hold(ms)``                the database's answers are slowed (a transaction stays open longer)
+- ``db_fail(mode)``              the database link fails: ``"reset_peer"`` (connections reset), ``"down"``
+                                 (refused), ``"fail_write"`` (the first write statement is dropped and its
+                                 connection cut, once); returns what `db_restore` needs
+- ``db_cut_after_commit(pattern)``  the database's answer to the next statement matching `pattern` (the
+                                 COMMIT) is cut: it commits, the catalog never hears; ``cuts`` tells what it cut
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ctk.interposer.http_toxics import HttpMatch
+
+LOSE_MODES = ("503", "500", "reset", "drop")
+DB_FAILURES = ("reset_peer", "down", "fail_write")
+DB_WRITE_PATTERN = r"INSERT INTO|UPDATE \S+ SET|DELETE FROM"
+
+
+class HttpFaults:
+    """Intention-named faults through an HTTP-mode interposer (see the module docstring)."""
+
+    def __init__(self, interposer: Any):
+        self.interposer = interposer
+        self._seq = 0
+
+    # -------------------------------------------------------------- answers taken from the client
+    def lose_answer(self, match: HttpMatch, mode: str = "503", *, reset_bytes: int = 0, times: int = 1,
+                    name: str | None = None) -> str:
+        if mode in ("503", "500"):
+            return self.answer_503(match, status=int(mode), times=times, name=name)
+        if mode == "drop":
+            return self.drop_answer(match, times=times, name=name)
+        if mode == "reset":
+            return self.reset_answer(match, after_bytes=reset_bytes, times=times, name=name)
+        raise ValueError(f"mode must be one of {LOSE_MODES}, not {mode!r}")
+
+    def answer_503(self, match: HttpMatch, status: int = 503, *, times: int = 1, name: str | None = None) -> str:
+        """The catalog's answer is read whole, the client gets `status` (an Iceberg error body) instead."""
+        return self.interposer.add_http_toxic("replace_status", match=match, status=status, times=times, name=name)
+
+    def drop_answer(self, match: HttpMatch, *, times: int = 1, name: str | None = None) -> str:
+        """The catalog's answer is read whole, the client's connection closes without a byte of it."""
+        return self.interposer.add_http_toxic("drop_response", match=match, times=times, name=name)
+
+    def reset_answer(self, match: HttpMatch, after_bytes: int = 0, *, times: int = 1, name: str | None = None) -> str:
+        """The first `after_bytes` bytes of the answer reach the client, then a TCP RST."""
+        return self.interposer.add_http_toxic("reset_after_bytes", match=match, bytes=after_bytes, times=times,
+                                              name=name)
+
+    def delay_answer(self, match: HttpMatch, seconds: float, *, times: int = 1) -> str:
+        """The answer is read whole, held `seconds`, then sent (the catalog is not held)."""
+        return self.interposer.add_http_toxic("delay_response", match=match, delay_ms=int(seconds * 1000),
+                                              times=times)
+
+    def record_answer(self, match: HttpMatch, *, times: int = 1) -> str:
+        """Nothing changes; the answer (status, body) is kept as an event of this rule."""
+        return self.interposer.add_http_toxic("record_response", match=match, times=times)
+
+    # -------------------------------------------------------------- requests
+    def delay_request(self, match: HttpMatch, seconds: float, *, times: int = 1, name: str | None = None) -> str:
+        """The request is held `seconds` before it is forwarded."""
+        return self.interposer.add_http_toxic("delay_request", match=match, delay_ms=int(seconds * 1000),
+                                              times=times, name=name)
+
+    def hold_requests(self, match: HttpMatch, seconds: float) -> str:
+        """Every matching request is held `seconds` before it is forwarded, until the rule is removed."""
+        return self.delay_request(match, seconds, times=0)
+
+    def duplicate(self, match: HttpMatch, *, copies: int = 1, parallel: bool = False, hold_copy: bool = False,
+                  times: int = 1) -> str:
+        """The network delivers the request 1 + `copies` times: with `parallel`, all released together (a
+        burst); otherwise the copies after the first answer (``hold_copy``: only once the rule is removed)."""
+        return self.interposer.add_http_toxic("duplicate_request", match=match, times=times, parallel=parallel,
+                                              copies=copies, hold_copy=hold_copy)
+
+    def duplicate_burst(self, match: HttpMatch, copies: int = 1) -> str:
+        """The request and `copies` copies, released to the catalog together."""
+        return self.duplicate(match, copies=copies, parallel=True)
+
+    def count_matching(self, match: HttpMatch, name: str | None = None) -> str:
+        """Changes nothing; `matched(name)` counts the requests the match selected until it is removed."""
+        return self.interposer.add_http_toxic("delay_request", match=match, delay_ms=0, times=0, name=name)
+
+    # -------------------------------------------------------------- the link
+    def hold_link(self, seconds: float, name: str | None = None) -> str:
+        """Every answer of the catalog is delayed `seconds` on its way to the client (TCP latency), until
+        the rule is removed."""
+        if name is None:
+            self._seq += 1
+            name = f"ctk_hold_link_{id(self) & 0xffff:x}_{self._seq}"
+        return self.interposer.add_toxic(name, type="latency", stream="downstream",
+                                         attributes={"latency": int(seconds * 1000), "jitter": 0})
+
+    # -------------------------------------------------------------- what the rules saw
+    def remove(self, *names: str | None) -> None:
+        """Remove rules (used up, already gone or None: ignored)."""
+        for n in names:
+            if not n:
+                continue
+            try:
+                self.interposer.remove_toxic(n)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+
+    def _count(self, name: str, which: str) -> int:
+        return int(((self.interposer.counters.get("toxics") or {}).get(name) or {}).get(which, 0))
+
+    def matched(self, name: str) -> int:
+        """How many requests the rule's match selected (applied or not)."""
+        return self._count(name, "matched")
+
+    def applied(self, name: str) -> int:
+        """How many times the rule acted."""
+        return self._count(name, "applied")
+
+    def kept_answers(self, name: str) -> list[dict]:
+        """The answers the rule took from the client or recorded, as the interposer read them (``status``,
+        ``body``), oldest first."""
+        try:
+            events = self.interposer.events_of(name)
+        except Exception:  # noqa: BLE001 - an interposer without events: nothing known
+            return []
+        return [e for e in events if "body" in e and e.get("status") is not None]
+
+    def wait_answer(self, name: str, timeout: float, unseen_grace: float = 0.5) -> bool:
+        """Wait (polling the rule's events every 10 ms, at most `timeout` s) until the catalog's answer to the
+        request the rule took has reached the interposer; whether it did. When no request has reached the rule
+        after `unseen_grace` s (the client gave up before sending it), there is nothing to wait for: False."""
+        started = time.monotonic()
+        deadline = started + max(0.0, timeout)
+        while True:
+            if self.kept_answers(name):
+                return True
+            now = time.monotonic()
+            if now >= deadline or (now - started >= unseen_grace and not self.applied(name)):
+                return False
+            time.sleep(0.01)
+
+    def burst(self, name: str, timeout: float) -> dict | None:
+        """The ``duplicate_burst`` report of a `duplicate` rule (forward and answer times of the original and
+        its copies, the copies' answers, whether they overlapped), polled every 20 ms for at most `timeout` s;
+        None when it did not come."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.interposer.events_of(name, "duplicate_burst")
+            if found:
+                return found[-1]
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.02)
+
+
+class LinkFaults:
+    """Intention-named faults on the link between a catalog and its database (see the module docstring)."""
+
+    def __init__(self, link: Any):
+        self.link = link
+        self._seq = 0
+
+    def _name(self, what: str) -> str:
+        self._seq += 1
+        return f"ctk_db_{what}_{id(self) & 0xffff:x}_{self._seq}"
+
+    def describe(self) -> str:
+        describe = getattr(self.link, "describe", None)
+        return describe() if describe is not None else "the database link"
+
+    def db_hold(self, ms: int) -> str:
+        """Every answer of the database is delayed `ms` (latency), until the rule is removed."""
+        return self.link.add_toxic(self._name("hold"), type="latency", stream="downstream",
+                                   attributes={"latency": int(ms), "jitter": 0})
+
+    def db_fail(self, mode: str, write_pattern: str = DB_WRITE_PATTERN) -> str | None:
+        """The database link fails (``mode``: see the module docstring) until `db_restore` gets the result."""
+        if mode == "down":
+            self.link.disable()
+            return None
+        if mode == "fail_write":   # one write fails; the link works for everything after it
+            return self.link.add_toxic(self._name("fail_write"), type="cut_after", stream="upstream",
+                                       attributes={"pattern": write_pattern, "deliver": 0, "times": 1})
+        if mode == "reset_peer":
+            return self.link.add_toxic(self._name("reset"), type="reset_peer", stream="downstream",
+                                       attributes={"timeout": 50})
+        raise ValueError(f"mode must be one of {', '.join(DB_FAILURES)}, not {mode!r}")
+
+    def db_restore(self, failed: str | None) -> None:
+        """Undo `db_fail` (its return value)."""
+        if failed is None:
+            self.link.enable()
+        else:
+            self.remove(failed)
+
+    def db_cut_after_commit(self, pattern: str = "COMMIT") -> str:
+        """The database's answer to the next statement matching `pattern` is cut (it runs, the catalog never
+        hears the outcome); once."""
+        return self.link.add_toxic(self._name("cut"), type="cut_after", stream="upstream",
+                                   attributes={"pattern": pattern, "times": 1})
+
+    def cuts(self, name: str) -> list[dict]:
+        """What a `db_cut_after_commit` or ``fail_write`` rule cut (its events, with ``sent``)."""
+        return [e for e in self.link.events_of(name) if e.get("kind") == "cut_after"]
+
+    def injected(self, what: str) -> int:
+        """How many faults of one kind the link injected (``"cut"``, ``"reset"``)."""
+        kind = {"cut": "cut_after", "reset": "reset_peer"}.get(what, what)
+        return int((self.link.counters.get("injected") or {}).get(kind, 0))
+
+    def remove(self, *names: str | None) -> None:
+        for n in names:
+            if not n:
+                continue
+            try:
+                self.link.remove_toxic(n)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
