@@ -4,7 +4,9 @@ The interposer's ``duplicate_request`` toxic (``parallel``, ``copies``) writes t
 copies upstream in one turn of its event loop and reports one ``duplicate_burst`` event: for every request
 when it was forwarded to the server and when its answer began, its status and (copies) its body. Two requests
 with the same key OVERLAPPED when the later one reached the server before the earlier one's answer began: that
-is observed, not assumed. The in-flight checks send bursts (bounded in size, rounds and time) until a burst
+is observed, not assumed. Only the requests observed in flight together are judged as in-flight duplicates: a
+retry the client sends after the burst was answered meets a finalized key, and its success is a replay. The
+in-flight checks send bursts (bounded in size, rounds and time) until a burst
 overlaps and decides the question; only then is a verdict given on the in-flight behaviour, and when no burst
 overlapped the verdict is inconclusive with the timings shown.
 
@@ -55,15 +57,10 @@ def execution_error(ex: Any) -> bool:
 
 
 def wait_event(ip: Any, name: str, seconds: float) -> dict | None:
-    """The ``duplicate_burst`` event of toxic `name`, polled every 20 ms for at most `seconds`."""
-    deadline = time.monotonic() + seconds
-    while True:
-        found = ip.events_of(name, "duplicate_burst")
-        if found:
-            return found[-1]
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(0.02)
+    """The interposer's report of the burst of duplicate rule `name`, polled for at most `seconds`."""
+    from ctk.interposer.faults import HttpFaults
+
+    return HttpFaults(ip).burst(name, seconds)
 
 
 def copy_exchanges(event: dict | None, like: Exchange | None) -> list[Exchange]:
@@ -141,15 +138,36 @@ def judge_group(case: Any, answers: list[Exchange], runs: int) -> tuple[str, str
     return "wait-and-replay", f"answers: {shown}"
 
 
-def decisive(case: Any, cls: str, counted: int | None, answers: list[Exchange]) -> bool:
+def decisive(case: Any, cls: str, counted: int | None, answers: list[Exchange],
+             in_flight: list[Exchange] | None = None) -> bool:
     """Whether a burst that overlapped decides the in-flight question for this case: always, unless a second
     execution would leave no trace (``case.blind``) and no counters tell; then only a burst in which exactly
-    one request succeeded and every other was rejected with 409 shows that none ran twice."""
+    one of the requests observed IN FLIGHT together (`in_flight`; default: every answer) succeeded and every
+    other of them was rejected shows that none ran twice. Requests that reached the server after the burst
+    had been answered (the client's retries) meet a finalized key: their success is the replay INFLIGHT-01
+    does not judge."""
     if cls in ("second execution", "no success"):
         return True
     if case.blind is None or counted is not None:
         return True
-    return cls != "wait-and-replay" and sum(1 for a in answers if a.status in case.endpoint.success) == 1
+    group = answers if in_flight is None else in_flight
+    return cls != "wait-and-replay" and sum(1 for a in group if a.status in case.endpoint.success) == 1
+
+
+def overlapping(requests: list[dict]) -> list[int]:
+    """Indexes of the burst event's requests that were in flight together with another one: each reached the
+    server before the other's answer began (no answer: still in flight), by the interposer's clock."""
+    def span(r: dict) -> tuple[float, float]:
+        end = r.get("answer_ms")
+        return r["sent_ms"], float("inf") if end is None else end
+
+    sent = [i for i, r in enumerate(requests) if r.get("sent_ms") is not None]
+    out = []
+    for i in sent:
+        a0, a1 = span(requests[i])
+        if any(j != i and a0 < span(requests[j])[1] and span(requests[j])[0] < a1 for j in sent):
+            out.append(i)
+    return out
 
 
 @dataclass
@@ -166,6 +184,28 @@ class BurstRound:
     cls: str
     why: str
     final: Exchange | None = None
+    retries_after_burst: bool | None = None   # every retry of the client was sent after the burst's event came
+
+    @property
+    def in_flight(self) -> list[Exchange]:
+        """The answers of the requests observed in flight together: those of the burst that overlapped (the
+        original is the client's first attempt, the copies in the event's order), and the client's retries
+        unless each was sent after the burst had been answered whole."""
+        reqs = (self.event or {}).get("requests") or []
+        by_index: dict[int, Exchange] = {}
+        copies = iter(self.copies)
+        for i, r in enumerate(reqs):
+            if r.get("role") == "original":
+                if self.attempts:
+                    by_index[i] = self.attempts[0]
+            else:
+                c = next(copies, None)
+                if c is not None:
+                    by_index[i] = c
+        group = [by_index[i] for i in overlapping(reqs) if i in by_index]
+        if not self.retries_after_burst:
+            group += self.attempts[1:]
+        return group
 
     @property
     def answers(self) -> list[Exchange]:
@@ -184,7 +224,8 @@ def run_bursts(ctx: Any, endpoint: Any, options: BurstOptions, arm: Any, send: A
                counters: Any, hold: Any = None, want_409: bool = False) -> list[BurstRound]:
     """Bursts until one overlaps and decides (`decisive`), at most ``options.rounds`` of them and about
     ``options.budget`` seconds. Each round prepares a fresh case and key; ``arm(case, key, copies) -> rule``,
-    ``send(case, key) -> (final, attempts)``, ``event(rule) -> dict | None``, ``remove(rule)``, ``counters()
+    ``send(case, key) -> (final, attempts[, retries_after_burst])`` (the third: every retry of the client went
+    out after the burst's event had come), ``event(rule) -> dict | None``, ``remove(rule)``, ``counters()
     -> dict | None``; ``hold(case, key)`` (optional) holds the original at the server first. ``want_409``: a
     burst whose duplicates were all replayed does not end the search (INFLIGHT-02 needs an in-flight 409 to
     inspect; a replay may come from a duplicate the server took up only after the first had finished)."""
@@ -207,20 +248,23 @@ def run_bursts(ctx: Any, endpoint: Any, options: BurstOptions, arm: Any, send: A
         n += 1
         rule = arm(case, key, 1 if blind else options.copies())
         try:
-            final, attempts = send(case, key)
+            sent = send(case, key)
         finally:
             ev = event(rule)
             remove(rule)
+        final, attempts = sent[0], sent[1]
         copies = copy_exchanges(ev, attempts[0] if attempts else None)
         for c in copies:
             case.learned(c)
         after = case.observe()
         counted = counter_delta(c0, counters(), endpoint.operation)
         runs = case.executions(before, after)
-        r = BurstRound(case, key, list(attempts), copies, ev, runs, counted, "", "", final)
+        r = BurstRound(case, key, list(attempts), copies, ev, runs, counted, "", "", final,
+                       sent[2] if len(sent) > 2 else None)
         r.cls, r.why = judge_group(case, r.answers, r.runs)
         out.append(r)
-        if r.overlapped and decisive(case, r.cls, counted, r.answers) and not (want_409 and r.cls == "wait-and-replay"):
+        if (r.overlapped and decisive(case, r.cls, counted, r.answers, r.in_flight)
+                and not (want_409 and r.cls == "wait-and-replay")):
             break
         if r.cls == "no success" or time.monotonic() - started > options.budget:
             break
@@ -229,6 +273,7 @@ def run_bursts(ctx: Any, endpoint: Any, options: BurstOptions, arm: Any, send: A
 
 def rounds_details(rounds: list[BurstRound]) -> list[dict]:
     return [{"key": r.key, "class": r.cls, "answers": [describe(a) for a in r.answers],
+             "in_flight": [describe(a) for a in r.in_flight], "retries_after_burst": r.retries_after_burst,
              "executions_state": r.executions_state, "counter_delta": r.counter_delta, **brief_timings(r.event)}
             for r in rounds]
 
@@ -278,10 +323,12 @@ def inflight_verdicts(run01: Any, run02: Any | None, rounds: list[BurstRound], c
     if last.executions_state == 0 and last.counter_delta is None:
         return both(run01.inconclusive(f"{op} succeeded but its effect is not visible in state; {seen}",
                                        "not visible", details))
-    if not decisive(case, last.cls, last.counter_delta, last.answers):
-        reason = (f"the duplicates were answered like the first ({last.why}), but {case.blind}; without the "
-                  f"target's execution counters the kit cannot tell a replay from a second execution, and no "
-                  f"burst of {len(rounds)} had every duplicate rejected with 409; {seen}")
+    if not decisive(case, last.cls, last.counter_delta, last.answers, last.in_flight):
+        group = ", ".join(describe(a) for a in last.in_flight)
+        reason = (f"more than one of the requests observed in flight together succeeded ({group}; all answers: "
+                  f"{last.why}), but {case.blind}; without the target's execution counters the kit cannot tell "
+                  f"a wait-and-replay from a second execution, and no burst of {len(rounds)} had every in-flight "
+                  f"duplicate rejected; {seen}")
         return both(run01.inconclusive(reason, "not visible", details), reason, "not visible")
     v1 = run01.ok(f"in-flight duplicates: {last.cls}; executed once ({last.why}); {seen}", last.cls, details)
     if run02 is None:

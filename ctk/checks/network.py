@@ -2,7 +2,9 @@
 
 The kit's client talks to an in-process `ctk.interposer.Interposer` that sits between it and the target URL
 (``ctx.client`` must point at the interposer). Each scenario prepares a `Case` of the endpoint catalog, arms
-an HTTP or TCP toxic that applies only to the mutation (method, path and the Idempotency-Key value), drives
+a fault by intention (`ctk.interposer.faults`: `HttpFaults` between kit and catalog, `LinkFaults` between the
+catalog and its database; only they know toxic names) that applies only to the mutation (method, path and the
+Idempotency-Key value), drives
 the mutation with the kit's `RetryingClient` (keys on, the same key on every retry) recording every attempt
 in a `History`, and judges from catalog STATE (``case.observe()`` / ``case.executions()``, with the
 interference step between the attempts so that a re-execution becomes visible) plus the final answer the
@@ -15,15 +17,20 @@ Scenarios (behaviour -> requirement):
 lost-drop                  REPLAY-04    committed, then the connection closes without an answer
 lost-503                   REPLAY-04    committed, the answer is replaced by a 503
 lost-reset                 REPLAY-04    committed, a TCP RST after the first bytes of the answer
-lost-timeout               REPLAY-04    committed, the answer is held longer than the client's timeout
-slow-link                  REPLAY-04    a TCP latency toxic on the answers, longer than the client's
-                                        timeout; the link recovers before the retry
+lost-timeout               REPLAY-04    committed, the answer is held longer than the first attempt's
+                                        timeout (the retries get the normal one); the retry waits for
+                                        the held answer to reach the interposer, so state is read after
+                                        the catalog finished, not after a guessed time
+slow-link                  REPLAY-04    the link delays every answer longer than the first attempt's
+                                        timeout; the link recovers before the retry (which waits as above)
 network-duplicate          HIST-02      the network delivers the request twice (the copy after the
                                         first answer; held until the kit made a re-execution visible
                                         where it would leave no trace): the copy must be replayed
 network-duplicate-inflight INFLIGHT-01  copies sent with the request as bursts until the interposer
                                         observes an overlap (ctk.checks.bursts); the owner is held at
-                                        the server (control API) or its database held (--ctk-db-link)
+                                        the server (control API) or its database held (--ctk-db-link);
+                                        a retry after an in-flight 409 goes once the burst was answered
+                                        whole (the interposer's event), not after a fixed Retry-After
 =========================  ===========  ===========================================================
 
 Entry points (all return ``list[Verdict]``):
@@ -65,6 +72,7 @@ from ctk.history.writer import StageError
 from ctk.catalog import ENDPOINTS, Endpoint, PrerequisiteError, get_endpoint
 from ctk.client.keys import new_key
 from ctk.client.retrying import IdempotencyWindowExpired, RetryingClient
+from ctk.interposer.faults import DB_FAILURES, HttpFaults, LinkFaults
 
 LOST = ("lost-drop", "lost-503", "lost-reset", "lost-timeout", "slow-link")
 DUPLICATES = ("network-duplicate", "network-duplicate-inflight")
@@ -72,13 +80,15 @@ SCENARIOS = LOST + DUPLICATES
 REQUIREMENT = {**{s: "REPLAY-04" for s in LOST}, "network-duplicate": "HIST-02",
                "network-duplicate-inflight": "INFLIGHT-01"}
 EXECUTION_ERRORS = ("alreadyexists", "nosuch", "notempty", "commitfailed")
-DB_FAILURES = ("reset_peer", "down", "fail_write")
 
 
 @dataclass
 class NetworkOptions:
-    timeout: float = 0.6           # client timeout (seconds) of the attempts in lost-timeout / slow-link
-    margin: float = 0.8            # how much longer than the timeout the answer is held / delayed
+    timeout: float = 0.25          # client timeout (seconds) of the FIRST attempt in lost-timeout / slow-link (the
+                                   # retries get the target's normal timeout)
+    margin: float = 0.75           # how much longer than the timeout the answer is held / delayed
+    answer_wait: float = 30.0      # lost-timeout / slow-link: longest wait for the held answer to reach the
+                                   # interposer (the evidence that the catalog finished) before the retry
     reset_bytes: int = 12          # lost-reset: bytes of the answer sent before the RST ("HTTP/1.1 200")
     max_attempts: int = 5          # RetryingClient attempts
     max_sleep: float = 2.0         # cap of one backoff sleep
@@ -108,39 +118,42 @@ def _counters(ctx: Any) -> dict | None:
     return faults.executions() if faults is not None and faults.supports("executions") else None
 
 
-def _remove(ip: Any, names: list[str]) -> None:
-    for n in names:
-        try:
-            ip.remove_toxic(n)
-        except Exception:  # already gone
-            pass
-
-
 def _execution_error(ex: Any) -> bool:
     t = str(error_of(ex).get("type", "")).lower()
     return any(s in t for s in EXECUTION_ERRORS)
 
 
 def _retrying(ctx: Any, history: History, between: Callable[[], None] | None, opts: NetworkOptions,
-              use_keys: bool = True) -> RetryingClient:
-    """A RetryingClient whose first backoff sleep runs ``between`` (link recovery, observation, interference)."""
+              use_keys: bool = True, settled: Callable[[float], bool] | None = None) -> RetryingClient:
+    """A RetryingClient whose first backoff sleep runs ``between`` (link recovery, observation, interference).
+    ``settled(seconds)``: waits at most `seconds` for an event after which nothing of this mutation is in
+    flight any more (a burst answered whole) and says whether it came; then a backoff sleep (Retry-After
+    included) is cut to the plain exponential one: waiting longer would buy no evidence."""
     calls = {"n": 0}
 
     def sleep(seconds: float) -> None:
         calls["n"] += 1
         if calls["n"] == 1 and between is not None:
             between()
-        time.sleep(max(0.0, min(seconds, opts.max_sleep)))
+        seconds = max(0.0, min(seconds, opts.max_sleep))
+        if settled is not None:
+            started = time.monotonic()
+            if settled(seconds):
+                floor = min(0.5, 0.05 * 2 ** (calls["n"] - 1))
+                seconds = min(seconds, floor)
+            seconds -= time.monotonic() - started
+        time.sleep(max(0.0, seconds))
 
     return RetryingClient(ctx.client, ctx.discovery, max_attempts=opts.max_attempts, base_delay=0.05,
                           max_delay=0.5, max_retry_after=opts.max_sleep, use_keys=use_keys, history=history,
                           process="kit", sleep=sleep)
 
 
-def _mutate(rc: RetryingClient, case: Any, key: str | None, label: str, timeout: float | None = None) -> Any:
+def _mutate(rc: RetryingClient, case: Any, key: str | None, label: str, timeout: float | None = None,
+            first_timeout: float | None = None) -> Any:
     r = case.request
     return rc.mutate(r.method, r.path, json=r.json, params=r.params, op=case.endpoint.operation, value=key,
-                     key=key, label=label, timeout=timeout)
+                     key=key, label=label, timeout=timeout, first_timeout=first_timeout)
 
 
 def _keys_problem(attempts: list) -> str | None:
@@ -170,38 +183,37 @@ def _statuses(attempts: list) -> list:
 # ----------------------------------------------------------------------------------------------------------
 # lost answers, timeout, slow link
 
-def _learn_swallowed(ip: Any, case: Any, names: list[str], attempts: list | None = None) -> None:
+def _learn_swallowed(faults: HttpFaults, case: Any, names: list[str], attempts: list | None = None) -> None:
     """The answers the faults kept from the client, as the interposer read them, join the observed state
     (planTableScan: the plan-id the first attempt made, which the client never saw)."""
     from ctk.core.exchange import Exchange
 
     like = attempts[0] if attempts else None
     for name in names:
-        try:
-            events = ip.events_of(name)
-        except Exception:  # noqa: BLE001 - an interposer without the extension: nothing learned
-            continue
-        for e in events:
-            if "body" in e and e.get("status") is not None:
-                case.learned(Exchange(like.method if like else "?", like.url if like else "?", status=e["status"],
-                                      response_body=e["body"], label=f"answer kept from the client by {name}"))
+        for e in faults.kept_answers(name):
+            case.learned(Exchange(like.method if like else "?", like.url if like else "?", status=e["status"],
+                                  response_body=e["body"], label=f"answer kept from the client by {name}"))
 
-def _arm_lost(ip: Any, case: Any, key: str, scenario: str, opts: NetworkOptions) -> tuple[list[str], float | None]:
+
+def _arm_lost(faults: HttpFaults, case: Any, key: str, scenario: str,
+              opts: NetworkOptions) -> tuple[list[str], str | None, float | None]:
+    """(rules to remove, the rule whose kept answer shows the catalog finished, the first attempt's timeout)."""
     m = _match(case, key)
-    held_ms = int((opts.timeout + opts.margin) * 1000)
+    held = opts.timeout + opts.margin
     if scenario == "lost-drop":
-        return [ip.add_http_toxic("drop_response", match=m, times=1)], None
+        return [faults.drop_answer(m)], None, None
     if scenario == "lost-503":
-        return [ip.add_http_toxic("replace_status", match=m, status=503, times=1)], None
+        return [faults.answer_503(m)], None, None
     if scenario == "lost-reset":
-        return [ip.add_http_toxic("reset_after_bytes", match=m, bytes=opts.reset_bytes, times=1)], None
+        return [faults.reset_answer(m, after_bytes=opts.reset_bytes)], None, None
     if scenario == "lost-timeout":
-        return [ip.add_http_toxic("delay_response", match=m, delay_ms=held_ms, times=1)], opts.timeout
+        name = faults.delay_answer(m, held)
+        return [name], name, opts.timeout
     if scenario == "slow-link":
-        name = f"ctk_slow_link_{key[-8:]}"
-        ip.add_toxic(name, type="latency", stream="downstream", attributes={"latency": held_ms, "jitter": 0})
+        link = faults.hold_link(held, name=f"ctk_slow_link_{key[-8:]}")
         # the answer the client will not wait for is recorded by the interposer (what it names is known)
-        return [name, ip.add_http_toxic("record_response", match=m, times=1)], opts.timeout
+        record = faults.record_answer(m)
+        return [link, record], record, opts.timeout
     raise ValueError(f"unknown lost-answer scenario {scenario!r}")
 
 
@@ -220,12 +232,17 @@ def _lost(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, scenario: str, opts: 
     history = History()
     before = case.observe()
     seen: dict[str, Any] = {}
-    names, timeout = _arm_lost(ip, case, key, scenario, opts)
+    faults = HttpFaults(ip)
+    names, witness, first_timeout = _arm_lost(faults, case, key, scenario, opts)
 
     def between() -> None:
         if scenario == "slow-link":       # the link recovers before the retry
-            _remove(ip, names)
-        _learn_swallowed(ip, case, names, attempts=rc.last_attempts)
+            faults.remove(names[0])
+        if witness is not None:
+            # the first attempt timed out on purpose, maybe before the catalog finished: its answer reaching
+            # the interposer is the evidence that it did (state is observed after that, not after a guess)
+            seen["answer_reached_interposer"] = faults.wait_answer(witness, opts.answer_wait)
+        _learn_swallowed(faults, case, names, attempts=rc.last_attempts)
         seen["mid"] = case.observe()
         seen["n1"] = case.executions(before, seen["mid"])
         if seen["n1"] == 1:
@@ -235,15 +252,16 @@ def _lost(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, scenario: str, opts: 
 
     rc = _retrying(ctx, history, between, opts)
     try:
-        final = _mutate(rc, case, key, f"{endpoint.operation} ({FAULT_TEXT[scenario]})", timeout)
+        final = _mutate(rc, case, key, f"{endpoint.operation} ({FAULT_TEXT[scenario]})", first_timeout=first_timeout)
     except IdempotencyWindowExpired as exc:
         return run.inconclusive(f"the retrying client stopped: {exc}", "window expired", {"key": key})
     finally:
-        _remove(ip, names)
+        faults.remove(*names)
     attempts = list(rc.last_attempts)
     c1 = _counters(ctx)
     details: dict[str, Any] = {"key": key, "scenario": scenario, "attempts": _statuses(attempts),
-                               "history": history.to_list()}
+                               "history": history.to_list(), "first_timeout": first_timeout,
+                               "answer_reached_interposer": seen.get("answer_reached_interposer")}
     if "n1" not in seen:
         return run.inconclusive(f"the injected fault ({FAULT_TEXT[scenario]}) did not happen: the first attempt "
                                 f"got {describe(attempts[0])} and the client did not retry", "fault missed",
@@ -251,8 +269,10 @@ def _lost(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, scenario: str, opts: 
     if (kp := _keys_problem(attempts)) is not None:
         return run.inconclusive(kp, "client", details)
     if seen["n1"] != 1:
+        late = (f"; the catalog's answer to it did not reach the interposer within {opts.answer_wait:g} s"
+                if seen.get("answer_reached_interposer") is False else "")
         return run.inconclusive(f"the fault did not leave {endpoint.operation} committed once (executions in "
-                                f"state after the first attempt: {seen['n1']})", "not committed", details)
+                                f"state after the first attempt: {seen['n1']}{late})", "not committed", details)
     after = case.observe()
     extra = case.executions(seen["base"], after)
     counted = counter_delta(seen.get("c0"), c1, endpoint.operation)
@@ -279,42 +299,52 @@ def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: Netw
     """network-duplicate-inflight: the network sends copies with the request, released together, in bursts
     until one overlaps at the server (observed from the interposer's forward/answer times); the retrying
     client must end with success and state must show one execution (ctk.checks.bursts)."""
-    from ctk.checks.bursts import BurstOptions, inflight_verdicts, run_bursts, wait_event
+    from ctk.checks.bursts import BurstOptions, inflight_verdicts, run_bursts
 
     bo = opts.bursts or BurstOptions()
     histories: list[History] = []
+    faults = HttpFaults(ip)
+    armed: dict[str, Any] = {}
 
     def hold(case: Any, key: str) -> None:
         if ctx.faults.supports("delay:server"):  # the owner is held at the server: the copies overlap for sure
             ctx.faults.delay(FaultMatch.for_case(case, key), opts.hold)
 
-    link = getattr(ctx.faults, "link", None) if ctx.faults.supports("db_link") else None
+    link = LinkFaults(ctx.faults.link) if ctx.faults.supports("db_link") else None
 
     def arm(case: Any, key: str, copies: int) -> Any:
         held = None
         if link is not None:   # the database is held: the original is still in flight when the copies arrive
-            held = link.add_toxic(type="latency", stream="downstream",
-                                  attributes={"latency": ctx.faults.hold_ms, "jitter": 0})
-        return (ip.add_http_toxic("duplicate_request", match=_match(case, key), times=1, parallel=True,
-                                  copies=copies), held)
+            held = link.db_hold(ctx.faults.hold_ms)
+        armed["rule"] = faults.duplicate_burst(_match(case, key), copies=copies)
+        return armed["rule"], held
 
     def remove(rule: Any) -> None:
-        _remove(ip, [rule[0]])
+        faults.remove(rule[0])
         if rule[1] is not None:
-            _remove(link, [rule[1]])
+            link.remove(rule[1])
 
-    def send(case: Any, key: str) -> tuple[Any, list]:
+    def send(case: Any, key: str) -> tuple[Any, list, bool]:
         history = History()
         histories.append(history)
-        rc = _retrying(ctx, history, None, opts)
+        after = {"retries": 0, "settled": 0}
+
+        def settled(seconds: float) -> bool:
+            # a retry (after a 409 in flight) waits for the burst to be answered whole, not a fixed Retry-After
+            after["retries"] += 1
+            done = faults.burst(armed["rule"], seconds) is not None
+            after["settled"] += done
+            return done
+
+        rc = _retrying(ctx, history, None, opts, settled=settled)
         try:
             final = _mutate(rc, case, key, f"{case.endpoint.operation} (the network sends copies with it, at the "
                             "same time)")
         except IdempotencyWindowExpired:
             final = None
-        return final, list(rc.last_attempts)
+        return final, list(rc.last_attempts), after["settled"] == after["retries"]
 
-    rounds = run_bursts(ctx, endpoint, bo, arm, send, lambda rule: wait_event(ip, rule[0], opts.copy_wait),
+    rounds = run_bursts(ctx, endpoint, bo, arm, send, lambda rule: faults.burst(rule[0], opts.copy_wait),
                         remove, lambda: _counters(ctx), hold, want_409=True)
     last = rounds[-1]
     if (kp := _keys_problem(last.attempts)) is not None:
@@ -327,7 +357,7 @@ def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: Netw
 
 
 def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, opts: NetworkOptions) -> Verdict:
-    from ctk.checks.bursts import copy_exchanges, timings, wait_event
+    from ctk.checks.bursts import copy_exchanges, timings
 
     if parallel:
         return _inflight_bursts(run, ctx, endpoint, ip, opts)
@@ -340,8 +370,8 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
     # where a second execution leaves no trace as such (case.blind), the copy is held until the kit has made
     # one visible (interfere) and observed the state the copy meets
     hold = case.blind is not None
-    names = [ip.add_http_toxic("duplicate_request", match=_match(case, key), times=1, parallel=parallel,
-                               hold_copy=hold)]
+    faults = HttpFaults(ip)
+    names = [faults.duplicate(_match(case, key), parallel=parallel, hold_copy=hold)]
     rc = _retrying(ctx, history, None, opts)
     try:
         final = _mutate(rc, case, key, f"{endpoint.operation} (the network sends it twice"
@@ -353,11 +383,11 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
         else:
             before_interfere = False
     except IdempotencyWindowExpired as exc:
-        _remove(ip, names)
+        faults.remove(*names)
         return run.inconclusive(f"the retrying client stopped: {exc}", "window expired", {"key": key})
     finally:
-        _remove(ip, names)                                # releases a held copy
-    event = wait_event(ip, names[0], opts.copy_wait)
+        faults.remove(*names)                             # releases a held copy
+    event = faults.burst(names[0], opts.copy_wait)
     attempts = list(rc.last_attempts)
     copies = copy_exchanges(event, attempts[0] if attempts else None)
     for c in copies:  # the copy's answer, as the interposer read it, names what the copy did (its plan-id)
@@ -498,14 +528,15 @@ def _seed_run(ctx: Any, interposer: Any, use_keys: bool, opts: NetworkOptions) -
     match = (HttpMatch(method="POST", path=fm.path_regex(), header="Idempotency-Key", header_value=key) if key
              else HttpMatch(method="POST", path=fm.path_regex()))
     history = History()
-    names = [interposer.add_http_toxic("replace_status", match=match, status=503, times=1)]
+    faults = HttpFaults(interposer)
+    names = [faults.answer_503(match)]
     rc = _retrying(ctx, history, None, opts, use_keys=use_keys)
     try:
         final = rc.mutate("POST", staged.path, json=staged.body, op="append", value=staged.snapshot_id, key=key,
                           label=f"append commit ({'same key' if use_keys else 'blind retry, no key'}; the "
                           "interposer replaces the committed answer by 503)")
     finally:
-        _remove(interposer, names)
+        faults.remove(*names)
     deleted = cleanup_staged(staged) if final.status == 409 else []  # the client believes the commit failed
     state = read_table_state(ctx.client, ns, name)
     integrity = check_integrity(state, count_rows=True, check_data_files=True)
@@ -605,7 +636,7 @@ def check_db_latency_inflight(ctx: Any, db_interposer: Any, endpoint: Endpoint |
         history = History()
         before = case.observe()
         c0 = _counters(ctx)
-        name = f"ctk_db_latency_{key[-8:]}"
+        link = LinkFaults(db_interposer)
         result: dict[str, Any] = {}
 
         def send(tag: str, process: str) -> None:
@@ -616,8 +647,7 @@ def check_db_latency_inflight(ctx: Any, db_interposer: Any, endpoint: Endpoint |
             history.record_exchange(inv, ex)
             result[tag] = ex
 
-        db_interposer.add_toxic(name, type="latency", stream="downstream",
-                                attributes={"latency": opts.db_latency_ms, "jitter": 0})
+        name = link.db_hold(opts.db_latency_ms)
         try:
             t = threading.Thread(target=send, args=("first", "kit-1"), daemon=True)
             t.start()
@@ -625,7 +655,7 @@ def check_db_latency_inflight(ctx: Any, db_interposer: Any, endpoint: Endpoint |
             send("duplicate", "kit-2")
             t.join(timeout=90)
         finally:
-            _remove(db_interposer, [name])
+            link.remove(name)
         first, dup = result.get("first"), result.get("duplicate")
         after = case.observe()
         c1 = _counters(ctx)
@@ -694,13 +724,12 @@ def db_link_failure(run: Run, ctx: Any, endpoint: Endpoint, db_interposer: Any, 
     history = History()
     before = case.observe()
     seen: dict[str, Any] = {}
-    name = f"ctk_db_{mode}_{key[-8:]}"
+    link = LinkFaults(db_interposer)
+    failed: dict[str, Any] = {}
 
     def restore() -> None:
-        if mode == "down":
-            db_interposer.enable()
-        else:
-            _remove(db_interposer, [name])
+        if "rule" in failed:
+            link.db_restore(failed.pop("rule"))
 
     def between() -> None:
         restore()
@@ -710,13 +739,8 @@ def db_link_failure(run: Run, ctx: Any, endpoint: Endpoint, db_interposer: Any, 
             case.interfere()
         seen["base"] = case.observe()
 
-    if mode == "down":
-        db_interposer.disable()
-    elif mode == "fail_write":   # one write fails; the link works for everything after it (a 5xx stored)
-        db_interposer.add_toxic(name, type="cut_after", stream="upstream",
-                                attributes={"pattern": opts.db_write_pattern, "deliver": 0, "times": 1})
-    else:
-        db_interposer.add_toxic(name, type="reset_peer", stream="downstream", attributes={"timeout": 50})
+    # fail_write: one write fails, the link works for everything after it (a 5xx stored would be replayed)
+    failed["rule"] = link.db_fail(mode, write_pattern=opts.db_write_pattern)
     rc = _retrying(ctx, history, between, opts)
     try:
         final = _mutate(rc, case, key, f"{endpoint.operation} (database link {mode})", timeout=30.0)
@@ -775,14 +799,14 @@ def db_commit_cut(run: Run, ctx: Any, endpoint: Endpoint, db_link: Any, opts: Ne
     case = endpoint.prepare(ctx)
     key = new_key()
     before = case.observe()
-    name = db_link.add_toxic(f"ctk_db_cut_{key[-8:]}", type="cut_after", stream="upstream",
-                             attributes={"pattern": opts.db_commit_pattern, "times": 1})
+    link = LinkFaults(db_link)
+    name = link.db_cut_after_commit(opts.db_commit_pattern)
     try:
         first = case.send(ctx.client, key=key, label=f"first attempt (the database's answer to the catalog's "
                           f"{opts.db_commit_pattern} is cut)", timeout=60.0)
     finally:
-        _remove(db_link, [name])
-    cuts = [e for e in db_link.events_of(name) if e.get("kind") == "cut_after"]
+        link.remove(name)
+    cuts = link.cuts(name)
     details: dict[str, Any] = {"key": key, "first": describe(first), "cut": cuts[0].get("sent") if cuts else None}
     if not cuts:
         return run.inconclusive(f"the catalog sent no {opts.db_commit_pattern!r} to its database during "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ctk.checks.bursts import decisive, judge_group, timings
+from ctk.checks.bursts import BurstRound, decisive, judge_group, overlapping, timings
 from ctk.catalog import ENDPOINTS, body_identity
 from ctk.core.exchange import Exchange
 
@@ -70,3 +70,52 @@ def test_timings_text():
     assert "copy 1: forwarded 0.8 ms" in text and "overlap: request 1 reached the server 4.2 ms before" in text
     assert "no overlap" in timings({**ev, "overlapped": False, "pair": None})
     assert "no timings" in timings(None)
+
+
+def _round(case, attempts, copies, requests, retries_after_burst):
+    event = {"overlapped": True, "pair": [0, 1], "requests": requests}
+    r = BurstRound(case, "k", attempts, copies, event, 1, None, "", "", attempts[-1], retries_after_burst)
+    r.cls, r.why = judge_group(case, r.answers, r.runs)
+    return r
+
+
+CANCEL_BURST = [{"role": "original", "status": 409, "sent_ms": 0.0, "answer_ms": 2.1},
+                {"role": "copy", "status": 204, "sent_ms": 0.02, "answer_ms": 4.5}]
+
+
+def test_retries_after_the_burst_are_replays_not_in_flight_duplicates():
+    """cancelPlanning on a plain catalog: the copy won, the original got 409 in flight, the client's retry went
+    out after the burst was answered and got the finalized 204: the in-flight rule was observed."""
+    cancel = FakeCase("cancelPlanning", blind="cancelling a cancelled plan leaves no trace")
+    r = _round(cancel, [busy(), ex(204)], [ex(204)], CANCEL_BURST, retries_after_burst=True)
+    assert r.cls == "409 request_in_progress"
+    assert [a.status for a in r.in_flight] == [409, 204]
+    assert decisive(cancel, r.cls, None, r.answers, r.in_flight)
+    # the same answers, but the retry may have met the burst still in flight: two successes, undecidable
+    r = _round(cancel, [busy(), ex(204)], [ex(204)], CANCEL_BURST, retries_after_burst=None)
+    assert [a.status for a in r.in_flight] == [409, 204, 204]
+    assert not decisive(cancel, r.cls, None, r.answers, r.in_flight)
+
+
+def test_an_overlapping_duplicate_that_succeeded_stays_undecidable_on_a_blind_case():
+    cancel = FakeCase("cancelPlanning", blind="cancelling a cancelled plan leaves no trace")
+    reqs = [{"role": "original", "status": 204, "sent_ms": 0.0, "answer_ms": 3.0},
+            {"role": "copy", "status": 204, "sent_ms": 0.01, "answer_ms": 3.5}]
+    r = _round(cancel, [ex(204)], [ex(204)], reqs, retries_after_burst=True)
+    assert r.cls == "wait-and-replay" and not decisive(cancel, r.cls, None, r.answers, r.in_flight)
+    # a copy the server took up only after the first answer began is no in-flight duplicate
+    reqs = [{"role": "original", "status": 204, "sent_ms": 0.0, "answer_ms": 3.0},
+            {"role": "copy", "status": 409, "sent_ms": 0.01, "answer_ms": 2.0},
+            {"role": "copy", "status": 204, "sent_ms": 3.2, "answer_ms": 4.0}]
+    assert overlapping(reqs) == [0, 1]
+    r = _round(cancel, [ex(204)], [busy(), ex(204)], reqs, retries_after_burst=True)
+    assert [a.status for a in r.in_flight] == [204, 409]
+    assert decisive(cancel, r.cls, None, r.answers, r.in_flight)
+
+
+def test_a_second_execution_in_state_is_decisive_whatever_overlapped():
+    cancel = FakeCase("cancelPlanning", blind="cancelling a cancelled plan leaves no trace")
+    r = _round(cancel, [ex(204)], [ex(204)], CANCEL_BURST, retries_after_burst=True)
+    r.executions_state = 2
+    r.cls, r.why = judge_group(cancel, r.answers, r.runs)
+    assert r.cls == "second execution" and decisive(cancel, r.cls, None, r.answers, r.in_flight)
