@@ -239,6 +239,26 @@ def check_terminal_4xx_replayed(run, ctx, endpoint: Endpoint):
 
 
 # ----------------------------------------------------------------------------------------------------------
+# What the fault-needing checks need, said where they are unsupported (a reader can give it on the next run)
+
+NEEDS_FAIL_BEFORE = (
+    "a 5xx before anything is persisted needs one of: the catalog's database link (--ctk-db-link "
+    "http://HOST:PORT/proxies/NAME: a `ctk interposer` in TCP mode in front of the catalog's database; the kit "
+    "drops the catalog's first write statement; works on any catalog) or a target with the reference control "
+    "API (/_ctk, `ctk serve --control-api`)")
+NEEDS_CORRUPT_STORED = (
+    "a finalized answer that cannot be produced needs a hook inside the catalog that makes its stored response "
+    "unreadable after the first attempt (the reference control API, /_ctk: `ctk serve --control-api`); "
+    "--ctk-db-link does not help: the database link sees statements and bytes, not which rows hold the catalog's "
+    "stored answer, and altering them in flight is not a fault the kit injects")
+NEEDS_CRASH_BEFORE_FINALIZE = (
+    "an idempotency record left IN_PROGRESS by a crash needs the catalog to stop between committing the change and "
+    "finalizing its record (the reference control API's crash-before-finalize, /_ctk: `ctk serve --control-api`); "
+    "--ctk-db-link does not help: cutting the database link makes the running catalog answer an error (REPLAY-03 "
+    "and the db-commit-cut check of REPLAY-04 judge that), it does not stop the process, and the kit cannot "
+    "restart a catalog it did not start")
+
+
 @check(requirement="REPLAY-03", behaviour=Behaviour.FIVE_XX_NOT_STORED)
 @guarded()
 def check_5xx_not_stored(run, ctx, endpoint: Endpoint, status: int = 503):
@@ -247,8 +267,7 @@ def check_5xx_not_stored(run, ctx, endpoint: Endpoint, status: int = 503):
 
         return db_link_failure(run, ctx, endpoint, ctx.faults.link, "fail_write")
     if not ctx.faults.supports("fail_before"):
-        return run.unsupported("a failure before persisting can only be injected through the reference "
-                               f"control API; this run injects faults via {ctx.faults.name}")
+        return run.unsupported(NEEDS_FAIL_BEFORE + f"; this run injects faults via {ctx.faults.name}")
     case = endpoint.prepare(ctx)
     key = new_key()
     before = case.observe()
@@ -688,7 +707,7 @@ def check_replay_failed(run, ctx, endpoint: Endpoint):
     run03 = Run(ctx, "RECON-03", endpoint, Behaviour.REPLAY_FAILED_SUBTYPE)
     run03.mark = run.mark
     if not ctx.faults.supports("corrupt_stored_response"):
-        why = f"needs the reference control API; this run injects faults via {ctx.faults.name}"
+        why = NEEDS_CORRUPT_STORED + f"; this run injects faults via {ctx.faults.name}"
         return [run.unsupported(why), run03.unsupported(why)]
     case = endpoint.prepare(ctx)
     key = new_key()
@@ -721,7 +740,7 @@ def check_replay_failed(run, ctx, endpoint: Endpoint):
 @guarded()
 def check_crash_reconciled(run, ctx, endpoint: Endpoint):
     if not ctx.faults.supports("crash_before_finalize"):
-        return run.unsupported(f"needs the reference control API; this run injects faults via {ctx.faults.name}")
+        return run.unsupported(NEEDS_CRASH_BEFORE_FINALIZE + f"; this run injects faults via {ctx.faults.name}")
     case = endpoint.prepare(ctx)
     key = new_key()
     before = case.observe()
