@@ -273,7 +273,7 @@ def concurrent_appends(spark: Any, table: str, writers: int = 2, rows_each: int 
 #     Spark writer sessions -> Interposer (holds or breaks commits) -> RequestRecorder -> catalog
 #
 # so the recorder sees what the catalog answered to every attempt that reached it, and the interposer decides
-# what the client hears. The "hold" is a `delay_request` toxic on commit POSTs: every writer has planned its
+# what the client hears. The "hold" delays every commit POST at the interposer: every writer has planned its
 # statement (read the table) before the first commit lands, which makes conflicts happen rather than hoping
 # for them. The main session (setup, checks) talks to the catalog through its own recorder.
 
@@ -361,28 +361,42 @@ class Chain:
         s._ctk_info = SessionInfo(info.catalog, info.catalog_url, self.uri, self.recorder, 0.0, conf)
         return s
 
-    def hold_commits(self, ms: int) -> str | None:
+    @property
+    def faults(self) -> Any:
+        """The interposer's faults by intention (ctk.interposer.faults.HttpFaults)."""
+        from ctk.interposer.faults import HttpFaults
+
+        return HttpFaults(self.interposer)
+
+    @staticmethod
+    def commits(keyed: bool = False) -> Any:
+        """What selects the commit POSTs (``keyed``: only those that carry an Idempotency-Key)."""
         from ctk.interposer import HttpMatch
 
+        return HttpMatch(method="POST", path=COMMIT_PATH_RE, header="Idempotency-Key" if keyed else None)
+
+    def hold_commits(self, ms: int) -> str | None:
         if ms <= 0:
             return None
-        return self.interposer.add_http_toxic("delay_request", match=HttpMatch(method="POST", path=COMMIT_PATH_RE),
-                                              delay_ms=ms, times=0)
+        return self.faults.hold_requests(self.commits(), ms / 1000.0)
 
     def count_keyed_commits(self) -> str:
-        """A 1 ms delay on commits that carry Idempotency-Key: its injected count tells whether keys are sent."""
-        from ctk.interposer import HttpMatch
+        """A rule that changes nothing on commits that carry Idempotency-Key: its match count tells whether
+        keys are sent (`keyed_commits`)."""
+        return self.faults.count_matching(self.commits(keyed=True), name="ctk_keyed_commits")
 
-        return self.interposer.add_http_toxic(
-            "delay_request", match=HttpMatch(method="POST", path=COMMIT_PATH_RE, header="Idempotency-Key"),
-            delay_ms=1, times=0, name="ctk_keyed_commits")
+    def keyed_commits(self, rule: str) -> int:
+        return self.faults.matched(rule)
+
+    def lose_commit_answer(self, mode: str, name: str) -> str:
+        """The next commit lands at the catalog and its answer is lost (`mode`: "503", "500", "drop", "reset")."""
+        return self.faults.lose_answer(self.commits(), mode, name=name)
+
+    def applied(self, rule: str) -> int:
+        return self.faults.applied(rule)
 
     def remove(self, name: str | None) -> None:
-        if name:
-            try:
-                self.interposer.remove_toxic(name)
-            except Exception:  # noqa: BLE001 - already gone (times exhausted)
-                pass
+        self.faults.remove(name)
 
     def stats(self, mark: int = 0) -> dict[str, int]:
         from ctk.spark.session import commit_stats
@@ -809,26 +823,26 @@ def compaction_races(spark: Any, table: str, *, appends: int = 2, hold_ms: int =
 
 # ------------------------------------------------------------------------------------------ lost answers
 
-LOST_FAULTS = (("replace_status", 503), ("drop_response", None))
+LOST_FAULTS = ("503", "drop")
+LOST_FAULT_TEXT = {"503": "answer replaced by 503", "500": "answer replaced by 500",
+                   "drop": "connection dropped without an answer", "reset": "connection reset"}
 
 
 def lost_answer_appends(spark: Any, table: str, *, writers: int = 2, rows_each: int = 5,
                         faults: tuple = LOST_FAULTS, timeout: float = 240.0) -> RaceResult:
-    """Concurrent INSERTs with the answer of one commit lost (per fault: `replace_status` 503 - the catalog
-    committed, the client hears 503 - or `drop_response` - the catalog committed, the connection closes
-    without an answer), times=1, on POST .../tables/{t}.
+    """Concurrent INSERTs with the answer of one commit lost (per fault: ``"503"`` - the catalog committed, the
+    client hears 503 - or ``"drop"`` - the catalog committed, the connection closes without an answer), once,
+    on POST .../tables/{t}.
 
     Iceberg 1.10 sends no Idempotency-Key and does not retry a POST commit on 5xx, so the statement that
     lost its answer fails (CommitStateUnknownException after the 503; a plain RESTException "Error occurred
     while processing POST request" after the dropped connection). Recorded per fault: which statements failed and
     how, whether the failed statement's rows are in the table anyway (`landed`), whether the client sent
-    keys (a 1 ms toxic matching commits with Idempotency-Key counts them) and how many attempts reached the
+    keys (a rule that changes nothing counts the commits with Idempotency-Key) and how many attempts reached the
     catalog. Required: every successful INSERT present exactly once, a failed one all or nothing (never
     partial, never twice), and the table intact (every manifest list, manifest and data file exists: a client
     that cleaned up after an unknown commit state would have removed files of a landed commit).
     """
-    from ctk.interposer import HttpMatch
-
     main = spark
     t_start = time.monotonic()
     _create_ns(main, table)
@@ -842,10 +856,9 @@ def lost_answer_appends(spark: Any, table: str, *, writers: int = 2, rows_each: 
     with _reported(chain, errors) as stats:
         keyed = chain.count_keyed_commits()
         sessions = [chain.session() for _ in range(writers)]
-        for fi, (ftype, status) in enumerate(faults):
+        for fi, mode in enumerate(faults):
             mark = chain.mark()
-            chain.interposer.add_http_toxic(ftype, match=HttpMatch(method="POST", path=COMMIT_PATH_RE),
-                                            status=status or 503, times=1, name=f"ctk_lost_{fi}")
+            lost = chain.lose_commit_answer(mode, name=f"ctk_lost_{fi}")
             rows_of = {w: [(fi * ID_STRIDE_INSERT + w * 1000 + j, w, fi) for j in range(rows_each)]
                        for w in range(writers)}
             outcomes: list[StatementOutcome | None] = [None] * writers
@@ -857,9 +870,8 @@ def lost_answer_appends(spark: Any, table: str, *, writers: int = 2, rows_each: 
                 return run
 
             problems = _run_concurrently([job(w) for w in range(writers)], timeout)
-            tox = (chain.interposer.counters.get("toxics") or {}).get(f"ctk_lost_{fi}") or {}
-            injected = int(tox.get("applied", 0))
-            chain.remove(f"ctk_lost_{fi}")
+            injected = chain.applied(lost)
+            chain.remove(lost)
             outs = [o for o in outcomes if o is not None]
             actual = _read_rows(main, table)
             expected = dict(model)
@@ -883,14 +895,13 @@ def lost_answer_appends(spark: Any, table: str, *, writers: int = 2, rows_each: 
                 problems.append("rows differ from the successful INSERTs plus the failed ones that landed: "
                                 + "; ".join(diff))
             st = chain.stats(mark)
-            phases.append({"name": f"{ftype}{' ' + str(status) if status else ''}", "outcomes": outs,
+            phases.append({"name": LOST_FAULT_TEXT.get(mode, mode), "outcomes": outs,
                            "problems": problems, "commit_stats": st, "injected": injected,
                            "summary": ", ".join(f"w{o.writer} " + ("ok" if o.ok else f"{o.error_class}"
                                                                    + (" (landed)" if o.landed else " (not landed)"))
                                                 for o in outs)})
             model = actual
-        extra["keyed_commits"] = int(((chain.interposer.counters.get("toxics") or {}).get(keyed) or {})
-                                     .get("matched", 0))
+        extra["keyed_commits"] = chain.keyed_commits(keyed)
         chain.remove(keyed)
     integrity = check_table_integrity(main, table, expected_rows=len(model), expected_appends=appends)
     return RaceResult(table, phases, integrity, errors, time.monotonic() - t_start, stats, extra)

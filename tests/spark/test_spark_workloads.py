@@ -86,7 +86,7 @@ def test_spark04_lost_answers(spark, report_timing):
     print(_show(vs[0]))
     _assert_pass(vs)
     d = vs[0].details
-    assert set(d["phases"]) == {"replace_status 503", "drop_response"}
+    assert set(d["phases"]) == {"answer replaced by 503", "connection dropped without an answer"}
     for name, p in d["phases"].items():
         assert p["injected"] == 1, (name, p)
         # the catalog committed every attempt that reached it (recorder behind the interposer)
