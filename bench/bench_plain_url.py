@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import os
 import re
@@ -111,9 +112,9 @@ def main() -> int:
                 print(r["tail"], file=sys.stderr)
     finally:
         serve.terminate()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             serve.wait(10)
-        except subprocess.TimeoutExpired:
+        if serve.poll() is None:
             serve.kill()
     return 1 if failed else 0
 

@@ -120,13 +120,7 @@ class HttpFaults:
     # -------------------------------------------------------------- what the rules saw
     def remove(self, *names: str | None) -> None:
         """Remove rules (used up, already gone or None: ignored)."""
-        for n in names:
-            if not n:
-                continue
-            try:
-                self.interposer.remove_toxic(n)
-            except Exception:  # noqa: BLE001 - already gone
-                pass
+        _remove_rules(self.interposer, names)
 
     def _count(self, name: str, which: str) -> int:
         return int(((self.interposer.counters.get("toxics") or {}).get(name) or {}).get(which, 0))
@@ -226,16 +220,16 @@ class LinkFaults:
         """What a `db_cut_after_commit` or ``fail_write`` rule cut (its events, with ``sent``)."""
         return [e for e in self.link.events_of(name) if e.get("kind") == "cut_after"]
 
-    def injected(self, what: str) -> int:
-        """How many faults of one kind the link injected (``"cut"``, ``"reset"``)."""
-        kind = {"cut": "cut_after", "reset": "reset_peer"}.get(what, what)
-        return int((self.link.counters.get("injected") or {}).get(kind, 0))
-
     def remove(self, *names: str | None) -> None:
-        for n in names:
-            if not n:
-                continue
-            try:
-                self.link.remove_toxic(n)
-            except Exception:  # noqa: BLE001 - already gone
-                pass
+        """Remove rules (used up, already gone or None: ignored)."""
+        _remove_rules(self.link, names)
+
+
+def _remove_rules(proxy: Any, names: tuple[str | None, ...]) -> None:
+    for n in names:
+        if not n:
+            continue
+        try:
+            proxy.remove_toxic(n)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
