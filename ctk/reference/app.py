@@ -43,48 +43,6 @@ log = logging.getLogger("ctk.reference")
 
 NOT_FOUND_TYPES = {404: "NotFoundException", 405: "MethodNotAllowedException", 413: "RequestTooLargeException"}
 
-# (methods, path below /v1/{prefix}, handler name, mutating)
-ROUTES: list[tuple[tuple[str, ...], str, str, bool]] = [
-    (("GET",), "/namespaces", "list_namespaces", False),
-    (("POST",), "/namespaces", "create_namespace", True),
-    (("GET", "HEAD"), "/namespaces/{namespace}", "load_namespace", False),
-    (("DELETE",), "/namespaces/{namespace}", "drop_namespace", True),
-    (("POST",), "/namespaces/{namespace}/properties", "update_properties", True),
-    (("GET",), "/namespaces/{namespace}/tables", "list_tables", False),
-    (("POST",), "/namespaces/{namespace}/tables", "create_table", True),
-    (("POST",), "/namespaces/{namespace}/register", "register_table", True),
-    (("GET", "HEAD"), "/namespaces/{namespace}/tables/{table}", "load_table", False),
-    (("POST",), "/namespaces/{namespace}/tables/{table}", "commit_table", True),
-    (("DELETE",), "/namespaces/{namespace}/tables/{table}", "drop_table", True),
-    (("POST",), "/namespaces/{namespace}/tables/{table}/unregister", "unregister_table", True),
-    (("POST",), "/namespaces/{namespace}/tables/{table}/metrics", "report_metrics", False),
-    (("GET",), "/namespaces/{namespace}/tables/{table}/credentials", "load_credentials", False),
-    (("POST",), "/namespaces/{namespace}/tables/{table}/plan", "plan_table_scan", True),
-    (("GET",), "/namespaces/{namespace}/tables/{table}/plan/{plan-id}", "fetch_planning_result", False),
-    (("DELETE",), "/namespaces/{namespace}/tables/{table}/plan/{plan-id}", "cancel_planning", True),
-    (("POST",), "/namespaces/{namespace}/tables/{table}/tasks", "fetch_scan_tasks", True),
-    (("POST",), "/tables/rename", "rename_table", True),
-    (("POST",), "/transactions/commit", "commit_transaction", True),
-    (("GET",), "/namespaces/{namespace}/views", "list_views", False),
-    (("POST",), "/namespaces/{namespace}/views", "create_view", True),
-    (("GET", "HEAD"), "/namespaces/{namespace}/views/{view}", "load_view", False),
-    (("POST",), "/namespaces/{namespace}/views/{view}", "replace_view", True),
-    (("DELETE",), "/namespaces/{namespace}/views/{view}", "drop_view", True),
-    (("POST",), "/views/rename", "rename_view", True),
-    (("POST",), "/namespaces/{namespace}/register-view", "register_view", True),
-    (("GET",), "/namespaces/{namespace}/functions", "list_functions", False),
-    (("GET",), "/namespaces/{namespace}/functions/{function}", "load_function", False),
-]
-
-
-def advertised_endpoints() -> list[str]:
-    out = []
-    for methods, path, _name, _m in ROUTES:
-        for method in methods:
-            out.append(f"{method} /v1/{{prefix}}{path}")
-    return out
-
-
 async def report_metrics(ctx, request, ns, table, body):  # noqa: ARG001 - accepted and discarded
     catalog.parse_object(body)
     return Response(status_code=204)
@@ -121,18 +79,40 @@ async def rename_view(ctx, request, body):
     return await catalog.rename(ctx, request, body, "view")
 
 
-HANDLERS: dict[str, Callable[..., Awaitable[Response]]] = {
-    "report_metrics": report_metrics, "rename_table": rename_table, "rename_view": rename_view,
-    "load_credentials": load_credentials, "list_functions": list_functions, "load_function": load_function,
-    **{n: getattr(planning, n) for n in ("plan_table_scan", "fetch_planning_result", "cancel_planning",
-                                         "fetch_scan_tasks")},
-    **{n: getattr(catalog, n) for n in ("list_namespaces", "create_namespace", "load_namespace", "drop_namespace",
-                                        "update_properties", "list_tables", "create_table", "register_table",
-                                        "load_table", "commit_table", "drop_table", "unregister_table",
-                                        "commit_transaction")},
-    **{n: getattr(views, n) for n in ("list_views", "create_view", "load_view", "replace_view", "drop_view",
-                                      "register_view")},
+Handler = Callable[..., Awaitable[Response]]
+
+# path below /v1/{prefix} -> {methods: handler}: the routes, each advertised in /v1/config `endpoints`. A request
+# by any method but GET and HEAD has its body read (up to settings.max_body_bytes) and passed as ``body``.
+ROUTES: dict[str, dict[tuple[str, ...], Handler]] = {
+    "/namespaces": {("GET",): catalog.list_namespaces, ("POST",): catalog.create_namespace},
+    "/namespaces/{namespace}": {("GET", "HEAD"): catalog.load_namespace, ("DELETE",): catalog.drop_namespace},
+    "/namespaces/{namespace}/properties": {("POST",): catalog.update_properties},
+    "/namespaces/{namespace}/tables": {("GET",): catalog.list_tables, ("POST",): catalog.create_table},
+    "/namespaces/{namespace}/register": {("POST",): catalog.register_table},
+    "/namespaces/{namespace}/tables/{table}": {("GET", "HEAD"): catalog.load_table, ("POST",): catalog.commit_table,
+                                               ("DELETE",): catalog.drop_table},
+    "/namespaces/{namespace}/tables/{table}/unregister": {("POST",): catalog.unregister_table},
+    "/namespaces/{namespace}/tables/{table}/metrics": {("POST",): report_metrics},
+    "/namespaces/{namespace}/tables/{table}/credentials": {("GET",): load_credentials},
+    "/namespaces/{namespace}/tables/{table}/plan": {("POST",): planning.plan_table_scan},
+    "/namespaces/{namespace}/tables/{table}/plan/{plan-id}": {("GET",): planning.fetch_planning_result,
+                                                              ("DELETE",): planning.cancel_planning},
+    "/namespaces/{namespace}/tables/{table}/tasks": {("POST",): planning.fetch_scan_tasks},
+    "/tables/rename": {("POST",): rename_table},
+    "/transactions/commit": {("POST",): catalog.commit_transaction},
+    "/namespaces/{namespace}/views": {("GET",): views.list_views, ("POST",): views.create_view},
+    "/namespaces/{namespace}/views/{view}": {("GET", "HEAD"): views.load_view, ("POST",): views.replace_view,
+                                             ("DELETE",): views.drop_view},
+    "/views/rename": {("POST",): rename_view},
+    "/namespaces/{namespace}/register-view": {("POST",): views.register_view},
+    "/namespaces/{namespace}/functions": {("GET",): list_functions},
+    "/namespaces/{namespace}/functions/{function}": {("GET",): load_function},
 }
+
+
+def advertised_endpoints() -> list[str]:
+    return [f"{method} /v1/{{prefix}}{path}" for path, handlers in ROUTES.items() for methods in handlers
+            for method in methods]
 
 
 class Auth:
@@ -209,7 +189,7 @@ def create_app(settings) -> Starlette:
     ctx = Context(engine, settings, pipeline)
     auth = Auth(settings)
 
-    def wrap(handler, mutating: bool):
+    def wrap(handler: Handler, reads_body: bool):
         async def endpoint(request: Request) -> Response:
             try:
                 request.state.principal = auth.principal(request)
@@ -220,7 +200,7 @@ def create_app(settings) -> Starlette:
                     params["name"] = params.pop("view")
                 elif "table" in params and handler is not report_metrics:
                     params["name"] = params.pop("table")
-                if mutating or handler is report_metrics:
+                if reads_body:
                     params["body"] = await read_body(request, settings.max_body_bytes)
                 return await handler(ctx, request, **params)
             except CatalogError as exc:
@@ -241,10 +221,11 @@ def create_app(settings) -> Starlette:
               Route("/v1/oauth/tokens", auth.tokens, methods=["POST"])]
     prefixes = [""] + ([f"/{settings.prefix.strip('/')}"] if settings.prefix.strip("/") else [])
     for prefix in prefixes:
-        for methods, path, name, mutating in ROUTES:
-            routes.append(Route(f"/v1{prefix}{path}".replace("{plan-id}", "{plan_id}"),
-                                wrap(HANDLERS[name], mutating), methods=list(methods),
-                                name=f"{name}{prefix}:{','.join(methods)}"))
+        for path, handlers in ROUTES.items():
+            for methods, handler in handlers.items():
+                routes.append(Route(f"/v1{prefix}{path}".replace("{plan-id}", "{plan_id}"),
+                                    wrap(handler, not set(methods) <= {"GET", "HEAD"}), methods=list(methods),
+                                    name=f"{handler.__name__}{prefix}:{','.join(methods)}"))
     if settings.control_api:
         routes.extend(pipeline.routes())
 
