@@ -7,7 +7,9 @@ or an unanswered read again (bounded: ``attempts``). Everything that reads state
 * the case observers (`namespace_state()`, `table_state()`, `view_state()`): a small dict per resource, None
   when absent; an unreadable state is a `PrerequisiteError` (the case cannot be judged);
 * the history layer's state objects (``ctk.history.state``), which keep "unreadable" as a value
-  (``READ_ATTEMPTS`` tries) so that a checker can call it inconclusive.
+  (``READ_ATTEMPTS`` tries) so that a checker can call it inconclusive;
+* the generated checks (``ctk.fuzzing``) through `current()`: the load answer or None when absent, an
+  unreadable state a `PrerequisiteError` (their run ends inconclusive instead of blaming the catalog).
 
 The deltas (`created`, `removed`, `marked`, `prop_set`, `table_commits`) turn two case observations into a
 count of executions; `body_identity` gives the identity fields of an answer.
@@ -74,6 +76,17 @@ def read(client: Any, path: str, label: str, what: str, attempts: int = 1) -> Re
     if not isinstance(body, dict):
         return Read(ex, None, f"state unreadable: {what} answered 200 with a non-JSON body")
     return Read(ex, True, body=body)
+
+
+def current(client: Any, namespace: Any, name: str | None = None, kind: str = "namespace") -> dict | None:
+    """The resource's load answer, None when absent (a 5xx or no answer is read again, ``READ_ATTEMPTS`` in
+    all); a state that stays unreadable is a `PrerequisiteError`, never "absent". The generated checks compare
+    their model with this."""
+    label = f"read: load {kind}"
+    got = read(client, resource_path(namespace, name, kind), label, f"load {kind}", READ_ATTEMPTS)
+    if got.exists is None:
+        raise PrerequisiteError(f"{label}{'' if name is None else ' ' + name}: {got.error}", got.exchange)
+    return got.body
 
 
 # --------------------------------------------------------------------------------------------------------

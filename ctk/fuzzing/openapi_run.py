@@ -31,10 +31,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from ctk.core.behaviours import Behaviour, check
 from ctk.core.verdicts import Verdict
 from ctk.client.transport import table_path
 from ctk.catalog import (ENDPOINTS, Catalog, Plans, PrerequisiteError, append_file, body_identity, create_table_body,
                          create_view_body, drop_tree, plan_scan, schema, set_properties_update)
+from ctk.catalog.state import current
 from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
 
@@ -365,14 +367,14 @@ def arena_state(client: Any, arena: Arena) -> dict:
     cat = Catalog(client)
     seen = [arena.ns] + [tuple(c) for c in (cat.list_namespaces(arena.ns) or [])]
     for ns in seen:
-        doc = client.load_namespace(ns)
+        doc = current(client, ns)
         if doc is None:
             continue
         entry = {"properties": doc.get("properties") or {}, "tables": {}, "views": {}}
         for t in cat.list_tables(ns) or []:
-            entry["tables"][t] = (client.load_table(ns, t) or {}).get("metadata-location")
+            entry["tables"][t] = (current(client, ns, t, "table") or {}).get("metadata-location")
         for v in cat.list_views(ns) or []:
-            entry["views"][v] = (client.load_view(ns, v) or {}).get("metadata-location")
+            entry["views"][v] = (current(client, ns, v, "view") or {}).get("metadata-location")
         out[".".join(ns)] = entry
     return out
 
@@ -557,6 +559,8 @@ def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str
 # Entry point
 # --------------------------------------------------------------------------------------------------------
 
+@check(requirement="GEN-01", behaviour=Behaviour.GENERATED_REPLAY,
+       also=(("SCHEMA-01", Behaviour.GENERATED_SCHEMA),))
 def run_openapi_checks(ctx: Any, spec_path: str | Path | None = None, examples: int = 10, seed: int | None = None,
                        time_budget: float = 60.0, operations: tuple[str, ...] | list[str] | None = None,
                        options: GenOptions | None = None) -> list[Verdict]:

@@ -28,10 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctk.core.behaviours import Behaviour, check
 from ctk.core.verdicts import Verdict
 from ctk.client.transport import ns_path, table_path, view_path
 from ctk.catalog import (Catalog, PrerequisiteError, create_table_body, create_view_body, drop_tree, ident,
                          set_properties_update)
+from ctk.catalog.state import current
 from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
 
@@ -555,7 +557,7 @@ def build_machine(shared: _Shared) -> type:
 
         def _compare(self, t: tuple) -> None:
             if t[0] == "ns":
-                doc = self.client.load_namespace(self._ns(t[1]))
+                doc = current(self.client, self._ns(t[1]))
                 want = self.model.ns.get(t[1])
                 if (doc is None) != (want is None):
                     self._fail("state", f"after step {self.history[-1].index}: namespace {t[1]} "
@@ -568,7 +570,7 @@ def build_machine(shared: _Shared) -> type:
                                             f"{got}; the model says {want}")
                 return
             kind, n, name = t
-            doc = (self.client.load_table if kind == "table" else self.client.load_view)(self._ns(n), name)
+            doc = current(self.client, self._ns(n), name, kind)
             want = self.model.objects(kind).get((n, name))
             if (doc is None) != (want is None):
                 self._fail("state", f"after step {self.history[-1].index}: {kind} {n}.{name} "
@@ -632,6 +634,7 @@ def _st(ex: Exchange) -> str:
 # Entry point
 # --------------------------------------------------------------------------------------------------------
 
+@check(requirement="GEN-02", behaviour=Behaviour.MODEL_BASED)
 def run_stateful_check(ctx: Any, examples: int = 10, steps: int = 12, seed: int | None = None,
                        time_budget: float = 60.0, report_dir: str | Path | None = None,
                        options: StatefulOptions | None = None) -> list[Verdict]:

@@ -98,3 +98,17 @@ def test_deltas():
     assert marked(t1, "first") and not marked(None, "first")
     assert prop_set(None, t1, "ctk.mark", "first") == 1 and prop_set(t1, t1b, "ctk.mark", "first") == 0
     assert table_commits(t1, t1b, "ctk.mark", "first") == 2 and table_commits(t1, t2, "ctk.mark", "x") == 0
+
+
+def test_what_the_generated_checks_read(mock_client, monkeypatch):
+    """`current`: the load answer, None when absent; a state that stays unreadable is a PrerequisiteError (the
+    generated run ends inconclusive) and never reads as absent."""
+    monkeypatch.setattr(state, "READ_PAUSE", 0.0)
+    handler, _ = _scripted([(200, LOADED)])
+    assert state.current(mock_client(handler), ("a",), "t", "table") == LOADED
+    handler, _ = _scripted([(404, {})])
+    assert state.current(mock_client(handler), ("a",)) is None
+    handler, calls = _scripted([(503, "down")])
+    with pytest.raises(PrerequisiteError, match=r"read: load view v: state unreadable \(503\)") as info:
+        state.current(mock_client(handler), ("a",), "v", "view")
+    assert len(calls) == state.READ_ATTEMPTS and info.value.exchange.status == 503
