@@ -84,7 +84,7 @@ EXECUTION_ERRORS = ("alreadyexists", "nosuch", "notempty", "commitfailed")
 
 @dataclass
 class NetworkOptions:
-    timeout: float = 0.25          # client timeout (seconds) of the FIRST attempt in lost-timeout / slow-link (the
+    timeout: float = 0.15          # client timeout (seconds) of the FIRST attempt in lost-timeout / slow-link (the
                                    # retries get the target's normal timeout)
     margin: float = 0.75           # how much longer than the timeout the answer is held / delayed
     answer_wait: float = 30.0      # lost-timeout / slow-link: longest wait for the held answer to reach the
