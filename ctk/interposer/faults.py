@@ -142,7 +142,7 @@ class HttpFaults:
             return []
         return [e for e in events if "body" in e and e.get("status") is not None]
 
-    def wait_answer(self, name: str, timeout: float, unseen_grace: float = 0.5) -> bool:
+    def wait_answer(self, name: str, timeout: float, unseen_grace: float = 2.0) -> bool:
         """Wait (polling the rule's events every 10 ms, at most `timeout` s) until the catalog's answer to the
         request the rule took has reached the interposer; whether it did. When no request has reached the rule
         after `unseen_grace` s (the client gave up before sending it), there is nothing to wait for: False."""
