@@ -15,6 +15,11 @@ After pytest has written the XML (``pytest_sessionfinish`` / ``pytest_unconfigur
 (``ctk.count.<status>`` per check and ``ctk.requirements.<status>`` per requirement, overall verdict,
 target, kit version) in a ``<properties>`` element as the first child of every ``<testsuite>``, as the
 JUnit schema wants, merging with properties already there.
+
+A run that stopped because the target is unusable (``report.state == "unusable-target"``) ran no test, so
+pytest's file holds zero tests (without workers) or is never written at all (the xdist controller exits
+before its session starts). ``finish_junit(junit_path, report)`` then writes or completes the file with one
+failing ``<testcase>`` naming the cause, so a CI job that reads only junit.xml sees the run fail and why.
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ import xml.etree.ElementTree as ET
 from typing import Any, Callable
 
 from ctk.core.verdicts import Verdict
-from ctk.reporting.model import RunReport
+from ctk.reporting.model import RunReport, scrub_text
 
 PREFIX = "ctk."
+UNUSABLE_CLASSNAME = "ctk"
+UNUSABLE_NAME = "target_usable"
 
 
 def verdict_properties(verdict: Verdict | dict[str, Any]) -> list[tuple[str, str]]:
@@ -104,3 +111,57 @@ def add_junit_statistics(junit_path: str, report: RunReport) -> int:
     tree.write(tmp, encoding="utf-8", xml_declaration=True)
     os.replace(tmp, junit_path)
     return len(suites)
+
+
+def finish_junit(junit_path: str, report: RunReport) -> int:
+    """Add the run's statistics to ``junit_path`` and, when the target was unusable, one failing testcase
+    naming the cause (replacing an earlier one: harmless twice). The file is created when pytest wrote none
+    (an unusable target under xdist); otherwise a missing file is left missing (junitxml switched off).
+    Returns the number of suites updated (0: nothing written)."""
+    unusable = report.state == "unusable-target"
+    if not os.path.isfile(junit_path):
+        if not unusable:
+            return 0
+        os.makedirs(os.path.dirname(os.path.abspath(junit_path)), exist_ok=True)
+        root = ET.Element("testsuites", name="ctk")
+        ET.SubElement(root, "testsuite", name="ctk", errors="0", failures="0", skipped="0", tests="0",
+                      time="0", timestamp=report.started_at or "")
+        tmp = f"{junit_path}.tmp{os.getpid()}"
+        ET.ElementTree(root).write(tmp, encoding="utf-8", xml_declaration=True)
+        os.replace(tmp, junit_path)
+    n = add_junit_statistics(junit_path, report)
+    if unusable:
+        _add_unusable_case(junit_path, report)
+    return n
+
+
+def _add_unusable_case(junit_path: str, report: RunReport) -> None:
+    tree = ET.parse(junit_path)
+    root = tree.getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    problem = scrub_text(report.problem) or "the target could not be used"
+    target = report.target_name or report.target_url or "the target"
+    message = f"the target is unusable, no check ran: {problem}"
+    for i, suite in enumerate(suites):
+        for old in suite.findall("testcase"):
+            if old.get("classname") == UNUSABLE_CLASSNAME and old.get("name") == UNUSABLE_NAME:
+                suite.remove(old)
+                _bump(suite, -1)
+        if i:   # one failing case for the run, in its first suite
+            continue
+        case = ET.SubElement(suite, "testcase", classname=UNUSABLE_CLASSNAME, name=UNUSABLE_NAME, time="0")
+        failure = ET.SubElement(case, "failure", message=message, type="ctk.UnusableTarget")
+        failure.text = (f"{message}\ntarget: {target}\nexit code 6; conformance.json and conformance.html in the "
+                        "same directory say the same.")
+        _bump(suite, +1)
+    tmp = f"{junit_path}.tmp{os.getpid()}"
+    tree.write(tmp, encoding="utf-8", xml_declaration=True)
+    os.replace(tmp, junit_path)
+
+
+def _bump(suite: ET.Element, by: int) -> None:
+    for attr in ("tests", "failures"):
+        try:
+            suite.set(attr, str(max(0, int(suite.get(attr) or 0) + by)))
+        except ValueError:
+            suite.set(attr, str(max(0, by)))

@@ -8,6 +8,7 @@ import json
 import re
 import socket
 import threading
+import xml.etree.ElementTree as ET
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -143,6 +144,20 @@ def _assert_unusable(result, text: str, data: dict, url: str, cause: str) -> Non
     assert data["overall"] is None
     html = (result.rep_dir / "conformance.html").read_text()
     assert "UNUSABLE TARGET" in html and 'id="unusable"' in html
+    _assert_junit_fails(result.rep_dir / "junit.xml", url, cause)
+
+
+def _assert_junit_fails(path, url: str, cause: str) -> None:
+    """A CI job that reads only junit.xml sees the run fail, with the cause and the user's URL."""
+    assert path.is_file(), f"no {path}"
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    failures = [(case, f) for s in suites for case in s.iter("testcase") for f in case.findall("failure")]
+    assert len(failures) == 1, ET.tostring(root, encoding="unicode")
+    case, failure = failures[0]
+    assert case.get("name") == "target_usable"
+    assert re.search(cause, failure.get("message")) and url in failure.get("message"), failure.get("message")
+    assert sum(int(s.get("failures")) for s in suites) == 1 and sum(int(s.get("tests")) for s in suites) == 1
 
 
 def test_nothing_listening(pytester: pytest.Pytester):
@@ -218,3 +233,19 @@ def test_unusable_under_xdist_exits_before_workers(pytester: pytest.Pytester):
     assert result.ret == EXIT_UNUSABLE_TARGET, text
     assert "connection refused" in text and len(text.splitlines()) < 60, text
     assert "[gw0]" not in text   # no worker started
+
+
+@pytest.mark.parametrize("mode", ["dead-port", "html"])
+def test_unusable_under_xdist_writes_junit(pytester: pytest.Pytester, scripted, mode):
+    """With workers the controller stops before its session starts, so pytest writes no junit.xml of its own:
+    the kit writes it, with the same one failure as without workers."""
+    url = _dead_url() if mode == "dead-port" else scripted("html")
+    cause = r"connection refused" if mode == "dead-port" else r"not a JSON object \(text/html\)"
+    pytester.makepyfile(test_unusable=TESTS)
+    result = pytester.runpytest_subprocess("test_unusable.py", "--catalog-url", url, "-n", "2", "-p", "no:html",
+                                           "--ctk-timeout", "2", "--ctk-reports", "rep", timeout=120)
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == EXIT_UNUSABLE_TARGET, text
+    data = json.loads((pytester.path / "rep" / "conformance.json").read_text())
+    assert data["state"] == "unusable-target" and re.search(cause, data["problem"]), data
+    _assert_junit_fails(pytester.path / "rep" / "junit.xml", url, cause)

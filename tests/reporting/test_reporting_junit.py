@@ -7,7 +7,8 @@ import pytest
 
 from reporting_sample import build_sample
 from ctk.core.verdicts import Verdict
-from ctk.reporting.junit import add_junit_statistics, verdict_properties
+from ctk.reporting.junit import add_junit_statistics, finish_junit, verdict_properties
+from ctk.reporting.model import RunReport
 
 INNER = '''
 import pytest
@@ -108,3 +109,42 @@ def test_rejects_non_junit(tmp_path):
     with pytest.raises(ValueError, match="not JUnit XML"):
         add_junit_statistics(str(html), build_sample())
     assert html.read_text() == "<html/>"
+
+
+def _unusable_report():
+    rep = RunReport.begin("http://user:hunter2pw@127.0.0.1:9/cat")
+    rep.state, rep.problem = "unusable-target", "catalog at http://127.0.0.1:9/cat is unreachable: connection refused"
+    rep.finish()
+    return rep
+
+
+def test_unusable_target_written_when_pytest_wrote_nothing(tmp_path):
+    junit = tmp_path / "sub" / "junit.xml"
+    assert finish_junit(str(junit), _unusable_report()) == 1
+    assert finish_junit(str(junit), _unusable_report()) == 1          # twice: still one failing case
+    root = ET.parse(junit).getroot()
+    suite = root.find("testsuite")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == ["target_usable"]
+    assert (suite.get("tests"), suite.get("failures")) == ("1", "1")
+    assert "connection refused" in cases[0].find("failure").get("message")
+    assert "hunter2pw" not in junit.read_text()
+
+
+def test_unusable_target_added_to_pytests_empty_file(tmp_path):
+    junit = tmp_path / "junit.xml"
+    junit.write_text('<testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="0" '
+                     'skipped="0" tests="0" time="0.4"/></testsuites>')
+    finish_junit(str(junit), _unusable_report())
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("1", "1") and suite.get("time") == "0.4"
+    assert suite[0].tag == "properties" and suite.find("testcase/failure") is not None
+
+
+def test_usable_run_without_junit_file_writes_none(tmp_path):
+    junit = tmp_path / "junit.xml"
+    assert finish_junit(str(junit), build_sample()) == 0 and not junit.exists()
+    junit.write_text('<testsuite name="s" tests="1" failures="0"><testcase name="a"/></testsuite>')
+    finish_junit(str(junit), build_sample())
+    suite = ET.parse(junit).getroot()
+    assert suite.get("failures") == "0" and [c.get("name") for c in suite.iter("testcase")] == ["a"]
