@@ -93,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from ctk.client.transport import CatalogClient
     from ctk.client.config import TargetConfig, TargetError
     from ctk.client.discovery import DiscoveryError, discover
+    from ctk.plugin.session import advertised_separator
 
     try:
         target = TargetConfig(url=args.catalog_url, prefix=args.catalog_prefix, warehouse=args.warehouse,
@@ -105,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     parent = tuple(p for p in (args.ctk_parent_namespace or "").split(".") if p)
     with CatalogClient(target) as client:
         try:
-            discover(client)
+            # the advertised namespace-separator, as a run uses it: a nested name in a URL or a parent query
+            client.set_namespace_separator(advertised_separator(discover(client)))
             leftovers = find_leftovers(client, args.ctk_namespace_prefix, parent)
         except (DiscoveryError, RuntimeError) as exc:
             print(f"ctk cleanup: {exc}", file=sys.stderr)
