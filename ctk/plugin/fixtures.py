@@ -48,7 +48,45 @@ ctk_target = _session_part("target", "The TargetConfig of the catalog under test
 ctk_client = _session_part("client", "A CatalogClient bound to the target (records redacted exchanges, bounded "
                                      "timeouts).")
 ctk_discovery = _session_part("discovery", "What /v1/config advertised (idempotency-key-lifetime etc.).")
-ctk_namespace = _session_part("namespace", "Name of this session's run namespace (single level).")
+
+
+class RunNamespace(str):
+    """The run namespace as the ``ctk_namespace`` fixture gives it. As a string: its levels joined by ``.``
+    (what the fixture always returned; for a top-level run namespace, its one level). That string is for
+    display only: under ``--ctk-parent-namespace a.b`` it is ``a.b.ctk_<run>_<worker>``, and a level may
+    itself hold a dot. ``levels`` is the tuple of levels (what a request body's ``namespace`` takes),
+    ``child(*names)`` the levels of a namespace below it, ``path`` the URL form for the client's paths
+    (``namespaces/{ns.path}/tables``; the client puts an advertised ``namespace-separator`` in)."""
+
+    levels: tuple[str, ...]
+
+    def __new__(cls, levels: tuple[str, ...] | list[str]) -> "RunNamespace":
+        levels = tuple(levels)
+        if not levels or not all(isinstance(p, str) and p for p in levels):
+            raise ValueError(f"a namespace needs one or more non-empty levels, not {levels!r}")
+        obj = super().__new__(cls, ".".join(levels))
+        obj.levels = levels
+        return obj
+
+    def child(self, *names: str) -> tuple[str, ...]:
+        return self.levels + tuple(names)
+
+    @property
+    def path(self) -> str:
+        from ctk.client.transport import ns_path
+
+        return ns_path(self.levels)
+
+    def __repr__(self) -> str:
+        return f"RunNamespace({self.levels!r})"
+
+
+@pytest.fixture(scope="session")
+def ctk_namespace(ctk_session: CtkSession) -> RunNamespace | None:
+    """This session's run namespace (a `RunNamespace`: a str of its levels joined by '.', with ``levels``,
+    ``child()`` and ``path``); None when the target is unusable."""
+    parts = ctk_session.namespace_parts or ((ctk_session.namespace,) if ctk_session.namespace else ())
+    return RunNamespace(parts) if parts else None
 
 
 @pytest.fixture
