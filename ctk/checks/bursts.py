@@ -330,7 +330,10 @@ def inflight_verdicts(run01: Any, run02: Any | None, rounds: list[BurstRound], c
                   f"a wait-and-replay from a second execution, and no burst of {len(rounds)} had every in-flight "
                   f"duplicate rejected; {seen}")
         return both(run01.inconclusive(reason, "not visible", details), reason, "not visible")
-    v1 = run01.ok(f"in-flight duplicates: {last.cls}; executed once ({last.why}); {seen}", last.cls, details)
+    retries = len(last.attempts) - 1 if last.retries_after_burst else 0
+    split = (f"; in flight together: {', '.join(describe(a) for a in last.in_flight)}; the client's {retries} "
+             "retry(ies) went out after the burst was answered (a finalized key: replays)" if retries else "")
+    v1 = run01.ok(f"in-flight duplicates: {last.cls}; executed once ({last.why}){split}; {seen}", last.cls, details)
     if run02 is None:
         return [v1]
     if last.cls == "409 request_in_progress":
