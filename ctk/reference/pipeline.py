@@ -285,7 +285,7 @@ class Pipeline:
             if reused is not None:
                 return render(reused)
             if policy.payload_conflict(held_hash, held_origin, request_hash, origin_of(*origin)):
-                return self._payload_conflict(mutation)
+                return render(policy.payload_conflict_answer(mutation))
             if rec is not None and rec.status == FINALIZED:
                 if policy.finalized_duplicate() == "execute":
                     return await self._unkeyed(request, mutation, faults={})
@@ -321,13 +321,6 @@ class Pipeline:
         return render(error_result(503, "ServiceUnavailableException",
                                    f"could not reserve the {HEADER} (too many concurrent changes); retry",
                                    headers={"Retry-After": "1"}))
-
-    @staticmethod
-    def _payload_conflict(mutation: Mutation) -> Response:
-        return render(error_result(
-            422, "IdempotencyKeyConflict",
-            f"Unprocessable Entity: the {HEADER} was already used with another request payload "
-            f"for {mutation.operation}; use a new key for a new request"))
 
     def _in_progress(self) -> Response:
         return render(self.policy.in_flight_answer())

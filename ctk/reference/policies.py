@@ -34,8 +34,8 @@ class KeyPolicy:
 
     name = "reference"
     HOOKS = ("key_support", "advertise", "honours", "accepts_header_count", "accept_key", "key_rule", "scope",
-             "reuse", "payload_conflict", "finalized_duplicate", "unreadable_record", "replay", "in_flight",
-             "in_flight_answer", "expiry", "storable", "crashed_record")
+             "reuse", "payload_conflict", "payload_conflict_answer", "finalized_duplicate", "unreadable_record",
+             "replay", "in_flight", "in_flight_answer", "expiry", "storable", "crashed_record")
 
     def __init__(self, settings: Any):
         self.settings = settings
@@ -83,6 +83,12 @@ class KeyPolicy:
     def payload_conflict(self, held_hash: str, held_origin: str, request_hash: str, origin: str) -> bool:
         """Whether the same key with this payload is refused (422): another payload for the same request."""
         return held_hash != request_hash and held_origin == origin
+
+    def payload_conflict_answer(self, mutation: Mutation) -> OpResult:
+        """The answer that refuses it (nothing executed): 422 IdempotencyKeyConflict."""
+        return CatalogError(422, "IdempotencyKeyConflict", f"Unprocessable Entity: the {HEADER} was already used "
+                            f"with another request payload for {mutation.operation}; use a new key for a new "
+                            "request").result()
 
     # -- duplicates ---------------------------------------------------------------------------------
     def finalized_duplicate(self) -> str:

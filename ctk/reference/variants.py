@@ -58,6 +58,17 @@ class PayloadUnchecked(KeyPolicy):
         return False
 
 
+class Payload400(KeyPolicy):
+    """The same key with another payload is refused with 400 BadRequestException (as Lakekeeper answers), not
+    the design document's 422; nothing is executed."""
+
+    name = "payload-400"
+
+    def payload_conflict_answer(self, mutation: Mutation) -> OpResult:
+        return CatalogError(400, "BadRequestException", f"the {HEADER} was already used with another request "
+                            f"payload for {mutation.operation}").result()
+
+
 class KeysGlobal(KeyPolicy):
     """Keys looked up by the key alone. Another payload under the same key is still refused for the same
     operation and resource (payload_conflict compares the origins); on another one the first answer replays."""
@@ -164,6 +175,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
             Inflight503, {"in-flight": "answers 503"}, {"INFLIGHT-01": "pass", "INFLIGHT-02": "deviation"}),
     Variant("payload-unchecked", "the same key with another payload replays the first answer (no payload binding)",
             PayloadUnchecked, {"payload-mismatch": "replays the first"}, {"PAYLOAD-01": "deviation"}),
+    Variant("payload-400", "the same key with another payload is refused with 400 (not 422); nothing executed",
+            Payload400, {"payload-mismatch": "rejects with 400"}, {"PAYLOAD-01": "deviation"}),
     Variant("keys-global", "keys are looked up by the key alone (no operation or resource scope)",
             KeysGlobal, {"key-scope": "global"}, {"SCOPE-01": "deviation"}),
     Variant("replies-rebuilt", "a replay is rebuilt from the resource's current state (may reflect a newer state)",

@@ -20,7 +20,7 @@ from ctk.reference.policies import KeyPolicy
 from ctk.reference.variants import VARIANTS, KeysGlobal, for_settings, get_variant
 
 pytestmark = pytest.mark.timeout(120)
-NAMES = ["inflight-wait", "inflight-409-plain", "payload-unchecked", "keys-global", "replies-rebuilt",
+NAMES = ["inflight-wait", "inflight-409-plain", "payload-unchecked", "payload-400", "keys-global", "replies-rebuilt",
          "lifetime-grace", "any-uuid"]
 
 
@@ -94,7 +94,7 @@ def _commit(c, value, k=None, name="t"):
 
 
 def test_payload_unchecked_replays_the_first_for_another_payload(serve):
-    for variant, status in ((None, 422), ("payload-unchecked", 200)):
+    for variant, status in ((None, 422), ("payload-unchecked", 200), ("payload-400", 400)):
         c = serve(variant=variant)
         _table(c)
         k = key()
@@ -103,6 +103,13 @@ def test_payload_unchecked_replays_the_first_for_another_payload(serve):
         assert other.status_code == status, (variant, other.text)
         if status == 200:
             assert other.json()["metadata-location"] == first.json()["metadata-location"]
+        else:   # refused: the error model of that status, and the other payload not executed
+            assert other.json()["error"]["code"] == status, other.text
+            assert other.json()["error"]["type"] == ("IdempotencyKeyConflict" if status == 422 else
+                                                     "BadRequestException")
+            loaded = c.get("/namespaces/db/tables/t").json()
+            assert loaded["metadata-location"] == first.json()["metadata-location"], variant
+            assert loaded["metadata"]["properties"].get("v") == "1", variant
 
 
 def test_keys_global_replays_another_operation_for_a_reused_key(serve):
