@@ -8,6 +8,7 @@ Colour is never the only signal: every coloured cell also carries its status as 
 from __future__ import annotations
 
 import html as _html
+import json
 from typing import Any, Iterable
 
 from ctk.core.behaviours import column_order, display_name
@@ -111,6 +112,12 @@ def esc(value: Any) -> str:
     return "" if value is None else _html.escape(str(value), quote=True)
 
 
+def esc_text(value: Any) -> str:
+    """HTML-escape text that goes into element content, never an attribute: ``&``, ``<`` and ``>`` only (quotes
+    are plain there, and JSON bodies are full of them: ``&quot;`` made a page of exchanges a tenth bigger)."""
+    return "" if value is None else _html.escape(str(value), quote=False)
+
+
 def status_class(status: str | None) -> str:
     return f"s-{status}" if status in STATUS_ORDER else "s-none"
 
@@ -162,12 +169,31 @@ def matrix_heading(behaviour: str) -> str:
     return f'<th data-behaviour="{esc(behaviour)}">{esc(shown)}{sub}</th>'
 
 
-def render_exchanges_html(exchanges: list[dict[str, Any]], limit: int = 20, cut: int = 0) -> str:
-    """The exchanges, once each; ``cut``: how many the report left out (see ctk.reporting.model.cap_exchanges)."""
+def render_exchanges_html(exchanges: list[dict[str, Any]], limit: int = 20, cut: int = 0,
+                          printed: dict[str, str] | None = None, anchor: str | None = None) -> str:
+    """The exchanges, once each; ``cut``: how many the report left out (see ctk.reporting.model.cap_exchanges).
+    ``printed`` (exchange -> the anchor of the finding that printed it) makes each exchange appear once per page:
+    one that an earlier finding printed in full is a line naming it, with a link there; this one's are added
+    under ``anchor``."""
     if not exchanges:
         return '<p class="small">No HTTP exchanges recorded.</p>'
     shown = exchanges[:limit]
-    text = scrub_text(render_exchanges(shown)) or ""
+    blocks = []
+    for ex in shown:
+        key = json.dumps(ex, sort_keys=True, default=str)
+        first = printed.get(key) if printed is not None else None
+        if first is None:
+            blocks.append(esc_text(scrub_text(render_exchanges([ex])) or ""))
+            if printed is not None and anchor:
+                printed[key] = anchor
+        else:
+            head = f"--> {ex.get('method') or ''} {redact_url(ex.get('url')) or ''}"
+            if ex.get("label"):
+                head += f"   [{ex['label']}]"
+            answer = ex.get("status") if ex.get("status") is not None else (ex.get("error") or "no answer")
+            blocks.append(esc_text(scrub_text(head)) + f"\n<-- {esc_text(scrub_text(str(answer)))}   "
+                          f'(the same exchange as in <a href="#{esc(first)}">{esc(first)}</a>, shown there in full)')
+    text = "\n\n".join(blocks)
     notes = []
     if len(exchanges) > limit:
         notes.append(f"{len(exchanges) - limit} more exchanges in conformance.json.")
@@ -176,7 +202,7 @@ def render_exchanges_html(exchanges: list[dict[str, Any]], limit: int = 20, cut:
                      "last, then the latest with no answer or an error status, then with an Idempotency-Key); bodies longer "
                      "than the limit are cut where marked.")
     more = "".join(f'<p class="small">{esc(n)}</p>' for n in notes)
-    return f"<pre class=\"exchanges\">{esc(text)}</pre>{more}"
+    return f"<pre class=\"exchanges\">{text}</pre>{more}"
 
 
 # --- conformance.html -----------------------------------------------------------------------------------
@@ -297,8 +323,9 @@ def render_conformance(report: RunReport) -> str:
     out.append(f"<h2>Failures and deviations ({len(findings)})</h2>")
     if not findings:
         out.append("<p>None.</p>")
+    printed: dict[str, str] = {}
     for r in findings:
-        out.append(_finding(r, anchor[id(r)]))
+        out.append(_finding(r, anchor[id(r)], printed))
 
     # undecided ------------------------------------------------------------------------------------
     out.append(f"<h2>Inconclusive and unsupported ({len(undecided)})</h2>")
@@ -367,7 +394,7 @@ def _run_state(report: RunReport) -> str:
     return "\n".join(out)
 
 
-def _finding(r: Result, anchor: str) -> str:
+def _finding(r: Result, anchor: str, printed: dict[str, str] | None = None) -> str:
     where = " · ".join(x for x in (r.endpoint, r.behaviour, r.classification) if x)
     return (
         f'<section class="finding {status_class(r.status)}" id="{esc(anchor)}">'
@@ -375,8 +402,8 @@ def _finding(r: Result, anchor: str) -> str:
         f'<span class="small">{esc(where)}</span></h3>'
         f'<div class="small">{esc(r.statement)}</div>'
         f'<div class="small">test <code>{esc(r.nodeid)}</code> · {r.duration:.2f} s · outcome {esc(r.outcome)}</div>'
-        f"<pre class=\"message\">{esc(r.message)}</pre>"
-        f"{render_exchanges_html(r.exchanges, cut=r.exchanges_cut)}"
+        f"<pre class=\"message\">{esc_text(r.message)}</pre>"
+        f"{render_exchanges_html(r.exchanges, cut=r.exchanges_cut, printed=printed, anchor=anchor)}"
         "</section>"
     )
 

@@ -107,10 +107,27 @@ def add_junit_statistics(junit_path: str, report: RunReport) -> int:
         for name, value in stats:
             ET.SubElement(props, "property", name=name, value=value)
         suite.insert(0, props)
+        for case in suite.iter("testcase"):
+            for outcome in (*case.findall("failure"), *case.findall("error")):
+                _headline_only(outcome)
     tmp = f"{junit_path}.tmp{os.getpid()}"
     tree.write(tmp, encoding="utf-8", xml_declaration=True)
     os.replace(tmp, junit_path)
     return len(suites)
+
+
+HEADLINE = 300   # characters of a failure's ``message`` attribute when its text holds the whole message
+
+
+def _headline_only(outcome: ET.Element) -> None:
+    """pytest writes a failing check's whole text twice: as the ``message`` attribute and as the element's
+    text. When the text holds all of the message, the attribute keeps its first line (what a CI page lists)."""
+    message, text = outcome.get("message") or "", outcome.text or ""
+    lines = message.strip().splitlines()
+    if not lines or len(message) <= HEADLINE or message.strip() not in text:
+        return
+    head = lines[0] if len(lines[0]) <= HEADLINE else lines[0][:HEADLINE] + "…"
+    outcome.set("message", head + " (in full in this element's text)")
 
 
 def finish_junit(junit_path: str, report: RunReport) -> int:

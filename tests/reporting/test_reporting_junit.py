@@ -148,3 +148,17 @@ def test_usable_run_without_junit_file_writes_none(tmp_path):
     finish_junit(str(junit), build_sample())
     suite = ET.parse(junit).getroot()
     assert suite.get("failures") == "0" and [c.get("name") for c in suite.iter("testcase")] == ["a"]
+
+
+def test_failure_message_attribute_keeps_the_headline_when_the_text_holds_it(tmp_path):
+    whole = "REPLAY-01 (MUST) FAIL [createTable, finalized-duplicate]\nrequirement: ...\n" + "x" * 900
+    junit = tmp_path / "junit.xml"
+    root = ET.Element("testsuite", name="s", tests="2", failures="2")
+    ET.SubElement(ET.SubElement(root, "testcase", name="a"), "failure", message=whole).text = whole
+    ET.SubElement(ET.SubElement(root, "testcase", name="b"), "failure", message="short").text = "other text"
+    ET.ElementTree(root).write(junit)
+    add_junit_statistics(str(junit), build_sample())
+    a, b = ET.parse(junit).getroot().iter("failure")
+    assert a.get("message").startswith("REPLAY-01 (MUST) FAIL [createTable, finalized-duplicate] (in full")
+    assert a.text == whole                                            # nothing lost
+    assert (b.get("message"), b.text) == ("short", "other text")      # a message not in the text stays
