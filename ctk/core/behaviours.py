@@ -179,6 +179,10 @@ class RegisteredCheck:
 CHECKS: list[RegisteredCheck] = []
 
 
+def _qualified(fn: Callable[..., Any]) -> tuple[str, str]:
+    return getattr(fn, "__module__", "?"), getattr(fn, "__qualname__", repr(fn))
+
+
 def _requirement(rid: str, where: str) -> str:
     if rid not in REQUIREMENTS:
         raise ValueError(f"{where}: unknown requirement {rid!r} (known: {', '.join(REQUIREMENTS)})")
@@ -195,11 +199,16 @@ def check(requirement: str, behaviour: Behaviour | str,
         reg = RegisteredCheck(
             _requirement(requirement, where), Behaviour.parse(behaviour, where), fn,
             tuple((_requirement(r, where), Behaviour.parse(b, where)) for r, b in also))
+        # A module imported again (a test that drops it from sys.modules) registers the same check anew: the
+        # same module and name replace the old entry; another function on the same behaviour is an error.
+        def same(other: RegisteredCheck) -> bool:
+            return other.fn is fn or (_qualified(other.fn) == _qualified(fn))
+
         for other in CHECKS:
-            if other.behaviour is reg.behaviour and other.fn is not fn:
+            if other.behaviour is reg.behaviour and not same(other):
                 raise ValueError(f"{where}: behaviour {reg.behaviour.value!r} is already registered by "
                                  f"{other.fn.__module__}.{other.fn.__qualname__}")
-        CHECKS[:] = [c for c in CHECKS if c.fn is not fn] + [reg]
+        CHECKS[:] = [c for c in CHECKS if not same(c)] + [reg]
         fn.ctk_check = reg  # type: ignore[attr-defined]
         return fn
 

@@ -120,6 +120,7 @@ def test_every_deviation_profile_catches_registered_requirements_with_a_register
     import ctk.checks  # noqa: F401
     import ctk.checks.concurrency  # noqa: F401
     import ctk.checks.real_client  # noqa: F401
+    import ctk.fuzzing  # noqa: F401 - GEN-01, SCHEMA-01 (generated) and GEN-02 (model-based)
     from ctk.reference.deviations import PROFILES
 
     assert PROFILES
@@ -137,3 +138,22 @@ def test_network_scenarios_are_registered_under_their_requirement():
 
     reg = {b.value: rid for c in registered("network") for rid, b in c.reports}
     assert {s: reg.get(s) for s in network.SCENARIOS} == network.REQUIREMENT
+
+
+def test_a_module_imported_again_replaces_its_checks_instead_of_clashing():
+    """A test that drops a check module from sys.modules and imports it again (the plugin's tests do) registers
+    the same checks anew: one entry per behaviour, the new function, no "already registered" error."""
+    import importlib
+    import sys
+
+    import ctk.checks.concurrency  # noqa: F401
+    before = [c for c in registered() if c.fn.__module__ == "ctk.checks.concurrency"]
+    saved = sys.modules.pop("ctk.checks.concurrency")
+    try:
+        again = importlib.import_module("ctk.checks.concurrency")
+        after = [c for c in registered() if c.fn.__module__ == "ctk.checks.concurrency"]
+        assert [c.behaviour for c in after] == [c.behaviour for c in before]
+        assert all(c.fn is getattr(again, c.fn.__name__) for c in after)
+    finally:
+        sys.modules["ctk.checks.concurrency"] = saved
+        importlib.reload(saved)
