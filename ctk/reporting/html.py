@@ -191,7 +191,7 @@ def render_exchanges_html(exchanges: list[dict[str, Any]], limit: int = 20, cut:
             if ex.get("label"):
                 head += f"   [{ex['label']}]"
             answer = ex.get("status") if ex.get("status") is not None else (ex.get("error") or "no answer")
-            blocks.append(esc_text(scrub_text(head)) + f"\n<-- {esc_text(scrub_text(str(answer)))}   "
+            blocks.append(esc_text(scrub_text(head)) + f"\n&lt;-- {esc_text(scrub_text(str(answer)))}   "
                           f'(the same exchange as in <a href="#{esc(first)}">{esc(first)}</a>, shown there in full)')
     text = "\n\n".join(blocks)
     notes = []

@@ -62,3 +62,24 @@ def test_decoder_detects_a_blank_image():
            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
     w, h, rows = decode_png(png)
     assert (w, h) == (4, 2) and {px for row in rows for px in row} == {(255, 255, 255)}
+
+
+def test_shared_exchange_renders_as_a_link_to_its_first_finding(tmp_path):
+    """In Chromium: the second finding's line for an exchange the first printed links to it, and the DOM keeps
+    the arrows and the JSON body as text (quotes plain, nothing parsed as markup)."""
+    from ctk.core.verdicts import Verdict
+    from ctk.reporting.model import RunReport
+
+    shared = {"method": "POST", "url": "http://127.0.0.1:1/v1/namespaces/db/tables/t", "status": 200,
+              "label": "first attempt", "request_body": '{"marker":"SHARED-BODY"}'}
+    rep = RunReport.begin("http://127.0.0.1:1")
+    for i in range(2):
+        v = Verdict.broken("REPLAY-01", f"re-executed {i}").to_dict()
+        v["exchanges"] = [shared]
+        rep.add(v, f"t{i}")
+    paths = write_conformance(rep, str(tmp_path / "reports"))
+    png, shot, dom = render(tmp_path, paths["html"], "shared.png")
+    assert png.exists() and dom.returncode == 0, shot.stderr[-2000:]
+    html = dom.stdout
+    assert html.count("SHARED-BODY") == 1 and '{"marker":"SHARED-BODY"}' in html
+    assert '&lt;-- 200   (the same exchange as in <a href="#finding-1">finding-1</a>, shown there in full)' in html

@@ -213,4 +213,5 @@ def test_an_exchange_shared_by_findings_is_printed_once_and_linked():
     first, second = re.findall(r'<section class="finding[^"]*" id="([^"]+)"', page)
     assert f'the same exchange as in <a href="#{first}">{first}</a>' in page
     assert "[first attempt]" in page.split(f'id="{second}"', 1)[1]     # the line still names it
+    assert "<--" not in page and "-->" not in page.replace("<!--", "")   # arrows escaped like the full ones
     assert not _parse(page).errors
