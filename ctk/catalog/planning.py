@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from urllib.parse import quote
 
+from ctk.catalog.bodies import ident
 from ctk.catalog.cases import Case, CaseContext, Conflict, Endpoint, Req, case
 from ctk.catalog.facade import Catalog
 from ctk.catalog.state import load_result
@@ -60,6 +61,14 @@ class Plans:
             raise PrerequisiteError(f"observe: fetchPlanningResult answered {ex.status or ex.error}", ex)
         return body.get("status")
 
+    def pending(self, pid: str) -> list[str]:
+        """The plan tasks of a plan that fetchPlanningResult still lists (not fetched yet)."""
+        ex = self.client.request("GET", f"{self.path}/{quote(pid, safe='')}", label="observe: plan tasks not fetched")
+        body = ex.json()
+        if ex.status != 200 or not isinstance(body, dict):
+            raise PrerequisiteError(f"observe: fetchPlanningResult answered {ex.status or ex.error}", ex)
+        return list(body.get("plan-tasks") or [])
+
     def state(self) -> dict[str, str]:
         """plan-id -> status of every plan of the table the kit can see."""
         if self.listed:
@@ -73,6 +82,35 @@ class Plans:
             if st is not None:
                 out[pid] = st
         return out
+
+
+class RenamedAway:
+    """The terminal 4xx of cancelPlanning and fetchScanTasks: a plan (or plan task) of a table of its own
+    (``name``), the table then renamed to ``moved``, so a request on the path of ``name`` answers 404
+    NoSuchTableException (the merged spec lists 404 for both operations). ``clear()`` renames it back; a plan-id
+    is opaque and names its plan, not a table name, so a catalog keeps it across the rename (the reference binds
+    it to the table's name and uuid, and both are back). ``clear()`` then confirms that what the request names is
+    still there (``intact()``): a catalog that dropped it on the rename could not succeed on a re-execution, and
+    a replay could not be told from one, so that is a prerequisite that failed, not a verdict."""
+
+    def __init__(self, ctx: CaseContext, ns: tuple[str, ...], name: str):
+        self.client, self.ns, self.name, self.moved = ctx.client, ns, name, ctx.unique("tmv")
+
+    def rename(self, src: str, dst: str, label: str) -> None:
+        ex = self.client.request("POST", "tables/rename", json={"source": ident(self.ns, src),
+                                                                 "destination": ident(self.ns, dst)}, label=label)
+        if ex.status not in (200, 204):
+            raise PrerequisiteError(f"{label}: renameTable answered {ex.status or ex.error}", ex)
+
+    def away(self) -> None:
+        self.rename(self.name, self.moved, f"setup: rename table {self.name} away (its plan's requests get 404)")
+
+    def clear(self, intact, what: str) -> None:
+        self.rename(self.moved, self.name, f"clear conflict: rename table {self.moved} back to {self.name}")
+        if not intact():
+            raise PrerequisiteError(f"after table {self.name} was renamed away and back, {what} is gone on this "
+                                    "target: a re-execution could not succeed, so a replay of the stored 404 "
+                                    "cannot be told from one")
 
 
 def new_plans(before: dict[str, str], after: dict[str, str]) -> int:
@@ -155,8 +193,8 @@ def plan_table_scan(ctx: CaseContext, ep: Endpoint) -> Case:
     )
 
 
-@case("cancelPlanning", success=(204, 200), requires=("createTable", "planTableScan", "fetchPlanningResult"),
-      has_payload=False)
+@case("cancelPlanning", success=(204, 200),
+      requires=("createTable", "planTableScan", "fetchPlanningResult", "renameTable"), has_payload=False)
 def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
@@ -186,12 +224,26 @@ def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
                           f"target a re-execution (a cancel without a key after the plan's table was dropped) "
                           f"answers {control.status or control.error} like the original")
 
+    # the conflicting variant: a plan of a table of its own, renamed away (404 NoSuchTable on its old path)
+    cname = ctx.unique("tc")
+    cat.create_table(ns, cname)
+    cpid = plan_scan(cat, ns, cname)["plan-id"]
+    cplans = Plans(ctx.client, ns, cname, listed=False)
+    renamed = RenamedAway(ctx, ns, cname)
+    renamed.away()
+
     case = Case(
         ep, f"plan {pid} of table {'.'.join(ns)}.{name}",
         Req("DELETE", path),
         observe=lambda: {"p": plans.status(pid)},
         executions=cancelled,
         interfere=interfere,
+        conflicting=Conflict(
+            Req("DELETE", f"{table_path(ns, cname)}/plan/{quote(cpid, safe='')}"), (404,),
+            clear=lambda: renamed.clear(lambda: cplans.status(cpid) not in (None, "cancelled"),
+                                        f"plan {cpid} (or it was cancelled)"),
+            executed=lambda: cplans.status(cpid) in (None, "cancelled"),
+            why=f"the plan's table was renamed away ({cname} -> {renamed.moved})"),
         blind="cancelling a plan that is already cancelled leaves no trace in state",
         reexecutable=False,
         notes={"plan-id": pid},
@@ -200,7 +252,7 @@ def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
 
 
 @case("fetchScanTasks", success=(200,),
-      requires=("createTable", "loadTable", "updateTable", "planTableScan", "fetchPlanningResult"))
+      requires=("createTable", "loadTable", "updateTable", "planTableScan", "fetchPlanningResult", "renameTable"))
 def fetch_scan_tasks(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
@@ -216,24 +268,38 @@ def fetch_scan_tasks(ctx: CaseContext, ep: Endpoint) -> Case:
     plans = Plans(ctx.client, ns, name, listed=False)
     path = table_path(ns, name) + "/tasks"
 
-    def pending(pid):
-        ex = ctx.client.request("GET", f"{plans.path}/{quote(pid, safe='')}", label="observe: plan tasks not fetched")
-        body = ex.json()
-        if ex.status != 200 or not isinstance(body, dict):
-            raise PrerequisiteError(f"observe: fetchPlanningResult answered {ex.status or ex.error}", ex)
-        return list(body.get("plan-tasks") or [])
-
     def fetched(b, a, key, token):
         return 1 if token in b[key] and token not in a[key] else 0
+
+    # the conflicting variant: a plan task of a table of its own, renamed away (404 NoSuchTable on its old path)
+    cname = ctx.unique("tc")
+    cat.create_table(ns, cname)
+    append_file(ctx.client, ns, cname, [3])
+    cplan = plan_scan(cat, ns, cname)
+    ctoken = (cplan.get("plan-tasks") or [None])[0]
+    if not isinstance(ctoken, str):
+        raise PrerequisiteError(f"the target's plan of a second table with a data file carries no plan-tasks "
+                                f"({cplan.get('plan-tasks')!r}); fetchScanTasks cannot be exercised with it")
+    cplans = Plans(ctx.client, ns, cname, listed=False)
+    renamed = RenamedAway(ctx, ns, cname)
+    renamed.away()
+
+    def cpending():
+        return cplans.pending(cplan["plan-id"])
 
     return Case(
         ep, f"plan task {tokens[0]} of table {'.'.join(ns)}.{name}",
         Req("POST", path, {"plan-task": tokens[0]}),
-        observe=lambda: {"p1": pending(first["plan-id"]), "p2": pending(second["plan-id"])},
+        observe=lambda: {"p1": plans.pending(first["plan-id"]), "p2": plans.pending(second["plan-id"])},
         executions=lambda b, a: fetched(b, a, "p1", tokens[0]),
         interfere=lambda: None,
         alternative=Req("POST", path, {"plan-task": tokens[1]}),
         alt_executions=lambda b, a: fetched(b, a, "p2", tokens[1]),
+        conflicting=Conflict(
+            Req("POST", table_path(ns, cname) + "/tasks", {"plan-task": ctoken}), (404,),
+            clear=lambda: renamed.clear(lambda: ctoken in cpending(), f"plan task {ctoken} of plan {cplan['plan-id']}"),
+            executed=lambda: ctoken not in cpending(),
+            why=f"the plan task's table was renamed away ({cname} -> {renamed.moved})"),
         reexecutable=False,
         notes={"plan-ids": [first["plan-id"], second["plan-id"]]},
     )
