@@ -5,6 +5,7 @@ far as the kit can see them (`Plans`), and the setup that plans a scan (`plan_sc
 from __future__ import annotations
 
 import time
+from typing import Callable
 from urllib.parse import quote
 
 from ctk.catalog.bodies import ident
@@ -105,12 +106,13 @@ class RenamedAway:
     def away(self) -> None:
         self.rename(self.name, self.moved, f"setup: rename table {self.name} away (its plan's requests get 404)")
 
-    def clear(self, intact, what: str) -> None:
+    def clear(self, intact: Callable[[], bool], lost: str) -> None:
+        """Rename the table back; PrerequisiteError saying ``lost`` unless ``intact()``."""
         self.rename(self.moved, self.name, f"clear conflict: rename table {self.moved} back to {self.name}")
         if not intact():
-            raise PrerequisiteError(f"after table {self.name} was renamed away and back, {what} is gone on this "
-                                    "target: a re-execution could not succeed, so a replay of the stored 404 "
-                                    "cannot be told from one")
+            raise PrerequisiteError(f"after table {self.name} was renamed away and back, {lost} on this target: a "
+                                    "re-execution could not succeed, so a replay of the stored 404 cannot be told "
+                                    "from one")
 
 
 def new_plans(before: dict[str, str], after: dict[str, str]) -> int:
@@ -241,7 +243,7 @@ def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
         conflicting=Conflict(
             Req("DELETE", f"{table_path(ns, cname)}/plan/{quote(cpid, safe='')}"), (404,),
             clear=lambda: renamed.clear(lambda: cplans.status(cpid) not in (None, "cancelled"),
-                                        f"plan {cpid} (or it was cancelled)"),
+                                        f"plan {cpid} is gone or cancelled"),
             executed=lambda: cplans.status(cpid) in (None, "cancelled"),
             why=f"the plan's table was renamed away ({cname} -> {renamed.moved})"),
         blind="cancelling a plan that is already cancelled leaves no trace in state",
@@ -297,7 +299,7 @@ def fetch_scan_tasks(ctx: CaseContext, ep: Endpoint) -> Case:
         alt_executions=lambda b, a: fetched(b, a, "p2", tokens[1]),
         conflicting=Conflict(
             Req("POST", table_path(ns, cname) + "/tasks", {"plan-task": ctoken}), (404,),
-            clear=lambda: renamed.clear(lambda: ctoken in cpending(), f"plan task {ctoken} of plan {cplan['plan-id']}"),
+            clear=lambda: renamed.clear(lambda: ctoken in cpending(), f"plan task {ctoken} is no longer listed"),
             executed=lambda: ctoken not in cpending(),
             why=f"the plan task's table was renamed away ({cname} -> {renamed.moved})"),
         reexecutable=False,
