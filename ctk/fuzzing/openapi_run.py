@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from ctk.core.behaviours import Behaviour, check
 from ctk.core.verdicts import Verdict
 from ctk.client.transport import table_path
 from ctk.catalog import (ENDPOINTS, Catalog, Plans, PrerequisiteError, append_file, body_identity, create_table_body,
@@ -558,6 +559,8 @@ def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str
 # Entry point
 # --------------------------------------------------------------------------------------------------------
 
+@check(requirement="GEN-01", behaviour=Behaviour.GENERATED_REPLAY,
+       also=(("SCHEMA-01", Behaviour.GENERATED_SCHEMA),))
 def run_openapi_checks(ctx: Any, spec_path: str | Path | None = None, examples: int = 10, seed: int | None = None,
                        time_budget: float = 60.0, operations: tuple[str, ...] | list[str] | None = None,
                        options: GenOptions | None = None) -> list[Verdict]:

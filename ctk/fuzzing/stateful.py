@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctk.core.behaviours import Behaviour, check
 from ctk.core.verdicts import Verdict
 from ctk.client.transport import ns_path, table_path, view_path
 from ctk.catalog import (Catalog, PrerequisiteError, create_table_body, create_view_body, drop_tree, ident,
@@ -633,6 +634,7 @@ def _st(ex: Exchange) -> str:
 # Entry point
 # --------------------------------------------------------------------------------------------------------
 
+@check(requirement="GEN-02", behaviour=Behaviour.MODEL_BASED)
 def run_stateful_check(ctx: Any, examples: int = 10, steps: int = 12, seed: int | None = None,
                        time_budget: float = 60.0, report_dir: str | Path | None = None,
                        options: StatefulOptions | None = None) -> list[Verdict]:

@@ -85,6 +85,7 @@ def behaviours_markdown() -> str:
     import ctk.checks.network  # noqa: F401
     import ctk.checks.real_client  # noqa: F401
     import ctk.checks.spark  # noqa: F401
+    import ctk.fuzzing  # noqa: F401
 
     by_behaviour: dict[Behaviour, list[str]] = {}
     for reg in registered():

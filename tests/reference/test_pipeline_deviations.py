@@ -157,12 +157,12 @@ def test_scope_ignored(make):
 
 
 def test_short_lifetime(make):
-    good, bad = both(make, "short-lifetime", idempotency_lifetime="PT5S", sweep_interval=3600)
+    good, bad = both(make, "short-lifetime", idempotency_lifetime="PT2S", sweep_interval=3600)
     key = new_key()
     for s in (good, bad):
         s.post("/items/a", {})
         assert s.post("/items/a/bump", {}, key=key).json()["bumps"] == 1
-    time.sleep(0.7)                                      # > a tenth of 5 s, well within the lifetime
+    time.sleep(1.3)                                      # > half of 2 s, within the lifetime
     for s in (good, bad):
         s.post("/items/a/bump", {}, key=key)
     assert bumps(good.engine, "a") == 1
