@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
+
+import procs
 
 pytest.importorskip("psycopg", reason="psycopg is not installed (the reference catalog's PostgreSQL driver)")
 
@@ -25,55 +25,30 @@ pytestmark = pytest.mark.postgres
 SELECT = "updateTable and (5xx-not-stored or in-flight-duplicate or lost-answer)"
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(url: str, proc: subprocess.Popen, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args} exited with {proc.returncode}: {proc.stdout.read() if proc.stdout else ''}")
-        try:
-            if httpx.get(url, timeout=2.0).status_code < 500:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer within {seconds:.0f} s")
-
-
 class Stack:
-    """PostgreSQL <- ctk interposer (TCP) <- ctk serve (no control API); the processes a user would start."""
+    """PostgreSQL <- ctk interposer (TCP) <- ctk serve (no control API); the processes a user would start. Each
+    binds port 0 itself and says where it listens (tests/procs.py): no port can be taken between a probe and
+    the start."""
 
     def __init__(self, pg, tmp: Path, deviation: str | None = None):
-        self.procs: list[subprocess.Popen] = []
-        db_port, api_port, cat_port = _port(), _port(), _port()
-        self.link = f"http://127.0.0.1:{api_port}/proxies/catalog-db"
-        self._start([sys.executable, "-m", "ctk", "interposer", "--listen", f"127.0.0.1:{db_port}", "--upstream",
-                     f"{pg.host}:{pg.port}", "--api", f"127.0.0.1:{api_port}", "--name", "catalog-db",
-                     "--protocol", "tcp"], f"http://127.0.0.1:{api_port}/version")
-        serve = [sys.executable, "-m", "ctk", "serve", "--port", str(cat_port), "--warehouse", str(tmp / "wh"),
-                 "--database-url", pg.url_via("127.0.0.1", db_port), "--lifetime", "PT60S"]
-        if deviation:
-            serve += ["--deviation", deviation]
-        self.url = f"http://127.0.0.1:{cat_port}"
-        self._start(serve, f"{self.url}/v1/config")
-
-    def _start(self, argv: list[str], ready: str) -> None:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.procs.append(proc)
-        _wait(ready, proc)
+        self.started: list[procs.Started] = []
+        try:
+            db = procs.interposer(f"{pg.host}:{pg.port}", "--name", "catalog-db", "--protocol", "tcp")
+            self.started.append(db)
+            self.link = f"{db.api_url}/proxies/catalog-db"
+            serve = ["--warehouse", str(tmp / "wh"), "--database-url", pg.url_via(*db.listen), "--lifetime", "PT60S"]
+            if deviation:
+                serve += ["--deviation", deviation]
+            catalog = procs.serve(*serve)
+            self.started.append(catalog)
+            self.url = catalog.url
+        except BaseException:
+            self.stop()
+            raise
 
     def stop(self) -> None:
-        for proc in reversed(self.procs):
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        for proc in reversed(self.started):
+            proc.stop(15)
 
 
 def _run_kit(stack: Stack, where: Path, *extra: str) -> tuple[int, dict, str]:
@@ -143,7 +118,8 @@ def test_bad_db_link_is_a_clear_error(tmp_path):
 def test_db_link_without_its_proxy_fails_every_test_with_the_reason(tmp_path):
     where = tmp_path / "gone"
     where.mkdir()
-    link = f"http://127.0.0.1:{_port()}/proxies/catalog-db"          # nothing listens there
+    # nothing listens there, and nothing is started there: a closed port is all this needs
+    link = f"http://127.0.0.1:{procs.closed_port()}/proxies/catalog-db"
     r = subprocess.run([sys.executable, "-m", "pytest", "--ctk", "--ctk-db-link", link, "-p", "no:cacheprovider",
                         "-q", "-k", "discovery"], cwd=where, capture_output=True, text=True, timeout=300)
     out = r.stdout + r.stderr
