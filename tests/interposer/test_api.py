@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
+import procs
 from interposer_helpers import connect, recv_exactly
 
 from ctk.interposer import HttpMatch, InterposerClient, InterposerError
@@ -233,46 +232,17 @@ def test_api_survives_garbage(http_proxy, api):
     assert api.version()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_cli_standalone(http_server):
-    listen, api_port = _free_port(), _free_port()
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ctk", "interposer", "--listen", f"127.0.0.1:{listen}",
-         "--upstream", f"127.0.0.1:{http_server.address[1]}", "--api", f"127.0.0.1:{api_port}"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        client = InterposerClient(f"http://127.0.0.1:{api_port}", timeout=2)
-        while True:
-            try:
-                client.version()
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise AssertionError("CLI interposer did not come up")
-                time.sleep(0.1)
-        client.add_http_toxic("ctk", "replace_status", status=503)
-        with httpx.Client(base_url=f"http://127.0.0.1:{listen}", timeout=5) as c:
-            assert c.get("/x").status_code == 503
-            assert c.get("/x").status_code == 200
-        assert client.counters("ctk")["injected"] == {"replace_status": 1}
-        client.close()
-    finally:
-        proc.terminate()
-        try:
-            out, _ = proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, _ = proc.communicate(timeout=5)
-    assert proc.returncode == 0, out
-    assert re.search(r"control API: http://127\.0\.0\.1:\d+", out)
+    # the proxy and the API bind port 0 and print where they listen: no port probed free can be taken meanwhile
+    with procs.interposer(f"127.0.0.1:{http_server.address[1]}") as ip:
+        with InterposerClient(ip.api_url, timeout=2) as client:
+            client.add_http_toxic("ctk", "replace_status", status=503)
+            with httpx.Client(base_url=f"http://127.0.0.1:{ip.listen[1]}", timeout=5) as c:
+                assert c.get("/x").status_code == 503
+                assert c.get("/x").status_code == 200
+            assert client.counters("ctk")["injected"] == {"replace_status": 1}
+    assert ip.popen.returncode == 0, ip.output()
+    assert re.search(r"^control API: http://127\.0\.0\.1:\d+$", ip.output(), re.M)
 
 
 def test_cli_refuses_non_loopback():

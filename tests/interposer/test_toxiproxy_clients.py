@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+import procs
 from interposer_helpers import connect, recv_exactly, recv_until_closed
 
 from ctk.interposer import Interposer, InterposerClient
@@ -248,12 +248,6 @@ def test_toxiproxy_node_client(node_client_dir, control, echo_server, tmp_path):
 # ------------------------------------------------------------------ InterposerClient against a real Toxiproxy
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def real_toxiproxy():
     url = os.environ.get("TOXIPROXY_URL")
@@ -266,29 +260,20 @@ def real_toxiproxy():
     binary = shutil.which("toxiproxy-server")
     if not binary:
         pytest.skip("no real Toxiproxy: set TOXIPROXY_URL (a loopback URL) or put toxiproxy-server on PATH")
-    port = _free_port()
-    proc = subprocess.Popen([binary, "-host", "127.0.0.1", "-port", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
+
+    def answers(port: int) -> bool:
+        with InterposerClient(f"http://127.0.0.1:{port}", timeout=1) as c:
+            return bool(c.version())
+
+    # toxiproxy-server takes a port number and does not say which port it got: started again on another port
+    # when the one picked was taken meanwhile, ready once it listens there itself
     try:
-        deadline = time.monotonic() + 15
-        with InterposerClient(url, timeout=1) as c:
-            while True:
-                try:
-                    c.version()
-                    break
-                except Exception:  # noqa: BLE001 - not up yet
-                    if time.monotonic() > deadline or proc.poll() is not None:
-                        pytest.skip(f"toxiproxy-server did not come up on {url}")
-                    time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        server, port = procs.start_on_free_port(lambda p: [binary, "-host", "127.0.0.1", "-port", str(p)],
+                                                ready=answers, timeout=15)
+    except procs.StartFailed as exc:
+        pytest.skip(f"toxiproxy-server did not come up: {exc}")
+    with server:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_interposer_client_against_real_toxiproxy(real_toxiproxy, echo_server):
