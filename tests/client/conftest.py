@@ -1,18 +1,10 @@
-"""Small local servers for client tests: a hanging one, a resetting one and a free (closed) port."""
+"""Small local servers for client tests: a hanging one and a resetting one (a closed port: procs.closed_port)."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class RawServer:

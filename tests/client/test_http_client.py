@@ -9,15 +9,7 @@ from ctk.client.keys import is_valid_key, malformed_keys, new_key
 from ctk.client.config import TargetConfig
 from ctk.client.discovery import DiscoveryError, discover
 
-import socket
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+import procs
 
 
 def mock_client(handler, **kw):
@@ -160,7 +152,8 @@ def test_thread_safe_recording():
 
 
 def test_target_down_is_refused_error():
-    c = CatalogClient(TargetConfig(f"http://127.0.0.1:{free_port()}", timeout=2, connect_timeout=1))
+    # nothing listens on the port and nothing is started there: a closed port is all a refused connection needs
+    c = CatalogClient(TargetConfig(f"http://127.0.0.1:{procs.closed_port()}", timeout=2, connect_timeout=1))
     ex = c.request("POST", "namespaces", json={"namespace": ["x"]})
     assert ex.status is None and error_kind(ex) == "refused", ex.error
     assert c.exchanges == [ex]

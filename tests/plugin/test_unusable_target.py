@@ -11,6 +11,7 @@ import threading
 import xml.etree.ElementTree as ET
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import procs
 import pytest
 
 from ctk.plugin.exits import EXIT_UNUSABLE_TARGET
@@ -115,11 +116,8 @@ def not_http_url():
 
 
 def _dead_url() -> str:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return f"http://127.0.0.1:{port}"
+    """A URL nothing listens on; nothing is started there, so a closed port is all it needs."""
+    return f"http://127.0.0.1:{procs.closed_port()}"
 
 
 def _run(pytester: pytest.Pytester, url: str, *extra: str) -> tuple[pytest.RunResult, str, dict]:

@@ -123,13 +123,12 @@ class Served:
         settings.setdefault("control_api", True)
         self.settings = ReferenceSettings(warehouse=str(tmp_path), **settings)
         self.app, self.engine, self.pipeline = make_app(self.settings, str(tmp_path / "tiny.db"))
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        self.port = s.getsockname()[1]
-        s.close()
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
-                                                    log_level="critical", lifespan="off"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        # uvicorn serves the socket bound here and kept open: no port probed free and closed can be taken
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(self.app, log_level="critical", lifespan="off"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
         self.thread.start()
         deadline = time.monotonic() + 10
         while not self.server.started:
@@ -157,5 +156,6 @@ class Served:
         self.client.close()
         self.server.should_exit = True
         self.thread.join(timeout=10)
+        self.sock.close()
         self.pipeline.close()
         self.engine.dispose()
