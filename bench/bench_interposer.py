@@ -27,7 +27,6 @@ import importlib.util
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,8 +34,11 @@ import tempfile
 import threading
 import time
 
+sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))  # tests/procs.py
+import procs  # noqa: E402
+
 SERVER = r"""
-import sys, uvicorn
+import socket, sys, uvicorn
 BODY = b'{"ok": true, "namespace": ["bench"], "properties": {"owner": "ctk"}}'
 async def app(scope, receive, send):
     if scope["type"] != "http":
@@ -48,25 +50,15 @@ async def app(scope, receive, send):
     await send({"type": "http.response.start", "status": 200,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(BODY)).encode())]})
     await send({"type": "http.response.body", "body": BODY})
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False, loop=sys.argv[2])
+# a port of its own (bound to 0 here, said on stdout once it listens): no port probed free can be taken meanwhile
+sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+sock.bind(("127.0.0.1", 0))
+sock.listen(2048)
+print(f"listening on {sock.getsockname()[1]}", flush=True)
+config = uvicorn.Config(app, log_level="warning", access_log=False, loop=sys.argv[1])
+uvicorn.Server(config).run(sockets=[sock])
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"port {port} did not open")
+LISTENING = r"^listening on (?P<port>\d+)$"
 
 
 def rss_kb(pid: int) -> int:
@@ -210,18 +202,18 @@ def main() -> int:
     server_loop = args.server_loop if args.server_loop != "auto" else ("uvloop" if has_uvloop else "asyncio")
     print(f"event loops: upstream server (uvicorn) {server_loop}, interposer {loops.resolve(args.loop)}")
 
-    sport, pport = free_port(), free_port()
-    server = subprocess.Popen([sys.executable, "-c", SERVER, str(sport), args.server_loop])
+    # both bind port 0 and say which port they got (tests/procs.py): no port probed free can be taken meanwhile
+    server = procs.start([sys.executable, "-c", SERVER, args.server_loop], {"port": LISTENING})
+    sport = int(server.found["port"]["port"])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.pathsep + env.get("PYTHONPATH", "")
-    proxy = subprocess.Popen(
-        [sys.executable, "-m", "ctk", "interposer", "--listen", f"127.0.0.1:{pport}",
-         "--upstream", f"127.0.0.1:{sport}", "--api", "none", "--loop", args.loop],
-        stdout=subprocess.DEVNULL, env=env,
-    )
     try:
-        wait_port(sport)
-        wait_port(pport)
+        proxy = procs.interposer(f"127.0.0.1:{sport}", "--loop", args.loop, api=False, env=env)
+    except BaseException:
+        server.stop()
+        raise
+    pport = proxy.listen[1]
+    try:
         # warm up both paths
         one_conn_latencies(sport, 500)
         one_conn_latencies(pport, 500)
@@ -277,11 +269,7 @@ def main() -> int:
               f"delta {(mid - before) / 1024:+.1f} MiB")
     finally:
         for p in (proxy, server):
-            p.terminate()
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+            p.stop()
     return 0
 
 

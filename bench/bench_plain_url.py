@@ -2,7 +2,7 @@
 options, from an empty directory: what a catalog author's CI runs (target: under 60 s on 2 cores, overall PASS,
 exit 0).
 
-Starts `ctk serve` on a free loopback port, waits for /v1/config, runs pytest in a fresh empty directory
+Starts `ctk serve --port 0` (it prints its URL once it is up), runs pytest in a fresh empty directory
 (``--durations`` kept), and prints the wall time, pytest's own figure, the exit code, the overall verdict and
 its counts (from reports/conformance.json), the slowest suites and the load average before and after.
 
@@ -13,46 +13,26 @@ from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
 import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
-import httpx
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))   # for tests/procs.py
+import procs  # noqa: E402
 
 LINE = re.compile(r"^([0-9.]+)s (call|setup|teardown)\s+(\S+?)::\S+?(?:\[(\S+)\])?$")
 SUMMARY = re.compile(r"in ([0-9.]+)s")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_serve() -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([shutil.which("ctk") or "ctk", "serve", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"ctk serve exited with {proc.returncode}")
-        try:
-            if httpx.get(f"{url}/v1/config", timeout=1.0).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    proc.terminate()
-    raise RuntimeError("ctk serve did not answer /v1/config within 60 s")
+def start_serve() -> procs.Started:
+    """`ctk serve --port 0` (the console script): it binds a free port itself and prints its URL once it is up."""
+    return procs.serve(command=(shutil.which("ctk") or "ctk",))
 
 
 def run_once(url: str, extra: list[str], keep: str | None) -> dict:
@@ -95,7 +75,8 @@ def main() -> int:
     args = parser.parse_args()
     extra = args.extra[1:] if args.extra[:1] == ["--"] else args.extra
     print(f"pytest --catalog-url against a plain `ctk serve` ({os.cpu_count()} cores)")
-    serve, url = start_serve()
+    serve = start_serve()
+    url = serve.url
     failed = False
     try:
         for i in range(args.runs):
@@ -111,11 +92,7 @@ def main() -> int:
                 failed = True
                 print(r["tail"], file=sys.stderr)
     finally:
-        serve.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            serve.wait(10)
-        if serve.poll() is None:
-            serve.kill()
+        serve.stop()
     return 1 if failed else 0
 
 
