@@ -73,6 +73,19 @@ def interop(session: nox.Session) -> None:
 
 
 @nox.session
+def sensitivity(session: nox.Session) -> None:
+    """The sensitivity matrix as a user meets it: every deviation profile served by `ctk serve --control-api`
+    and the whole kit run against it by `ctk run` with its default workers (about a minute each, ~30 min in
+    all), each asserted to fail exactly what the profile's `catches` lists; and a conformant target's verdicts
+    with and without workers compared. Prints the matrix. Name profiles to run only those:
+    `nox -s sensitivity -- keys-partial,no-replay`."""
+    session.run("python", "-m", "pip", "install", "-q", "-e", ".[test]")
+    chosen = ",".join(session.posargs) or "all"
+    session.run("python", "-m", "pytest", "tests/checks/test_sensitivity_workers.py", "-p", "no:cacheprovider",
+                "-s", "-rA", env={"CTK_SENSITIVITY_WORKERS": chosen})
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks; each prints its figures and the ratios measured side by side in one run."""
     session.run("python", "-m", "pip", "install", "-q", "-e", ".[all]")

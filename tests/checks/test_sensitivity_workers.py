@@ -1,0 +1,101 @@
+"""Sensitivity as a user runs the kit (issue 13 item 4, issue 11 item 5): `ctk serve --control-api --deviation
+D`, then `ctk run --catalog-url` with the runner's default workers (pytest-xdist, 3), and the run fails exactly
+the requirements D's `catches` lists, each with the verdict its level calls for; the reference itself passes.
+
+This is where the checks that need the interposer run (the network's late copy: HIST-02; the design document's
+example 1b: INTEG-01), so it is the only matrix that asserts every entry of `catches`. A run of the whole kit
+takes a minute or more, so the default test run takes a representative subset (DEFAULT_PROFILES: the reference,
+which must pass overall, and keys-partial, the widest profile: eleven requirements, whose checks use the control
+API's faults, delays and execution counters - all scoped per worker - the interposer, and the generated checks).
+CTK_SENSITIVITY_WORKERS=all runs every profile and compares a conformant target's verdicts with and without
+workers; a comma list runs those profiles. `nox -s sensitivity` runs all and prints the matrix."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ctk.core.requirements import status_if_broken
+from ctk.reference.deviations import PROFILES
+
+from user_path import judge, rule_broken, run_kit, serve, status_table, verdict_diff
+
+REFERENCE = "(reference)"
+ALL_TRAFFIC = ("SCHEMA-01", "", "all-traffic")
+DEFAULT_PROFILES = (REFERENCE, "keys-partial")
+_CHOSEN = os.environ.get("CTK_SENSITIVITY_WORKERS", "").strip()
+ALL = _CHOSEN == "all"
+SELECTED = ((REFERENCE, *PROFILES) if ALL else tuple(n.strip() for n in _CHOSEN.split(",") if n.strip())
+            if _CHOSEN else DEFAULT_PROFILES)
+MATRIX: dict[str, str] = {}
+# Verdicts the runs of 2026-11-24 showed that are NOT the profile's rule but a check attributing what it saw to
+# the wrong requirement (decision (b) of the reconciliation; the checks are ctk/checks/network.py, bursts.py
+# and idempotency.py). Such a run is an expected failure naming them, until the check is fixed; any other
+# unlisted, missed or error verdict fails.
+MISATTRIBUTED = {
+    # the burst's own retrying client, after the owner's answer, re-executes: a finalized duplicate
+    # (REPLAY-01), counted as an in-flight one
+    "no-replay": {"INFLIGHT-01": "the kit's retry after the burst is counted as an in-flight duplicate"},
+    # the copy after the first answer got the wrong replay, but state and counters show one execution and the
+    # history check is valid: judged "executed again" from the answer alone; likewise the burst's retry
+    "replay-different-body": {
+        "HIST-02": "network-duplicate judges a second execution from the copy's answer (state: 1, counter: 1)",
+        "INFLIGHT-01": "the burst judges a second execution from the retry's different answer"},
+    # the first attempt's partial (non-atomic) change, made before the 404, is read after the retry and
+    # attributed to the retry (its counter delta is 0)
+    "transaction-not-atomic": {"REPLAY-02": "commitTransaction's terminal-4xx check does not observe state "
+                                            "between the first attempt and the retry"},
+}
+
+
+@pytest.mark.parametrize("name", SELECTED)
+def test_user_path_run_fails_exactly_what_the_profile_lists(tmp_path, name):
+    if name != REFERENCE and name not in PROFILES:
+        pytest.fail(f"CTK_SENSITIVITY_WORKERS names an unknown profile {name!r}; known: {', '.join(PROFILES)}")
+    deviation = None if name == REFERENCE else name
+    catches = () if deviation is None else PROFILES[name].catches
+    with serve(deviation) as url:
+        run = run_kit(url, tmp_path / "reports")
+    workers = sorted(run.workers)
+    j = judge(name, catches, run.results)
+    MATRIX[name] = (f"{run.seconds:5.0f} s  " + ("exact    " if j.exact else "NOT EXACT")
+                    + "  " + "; ".join(f"{r}: {s}" for r, s in sorted(j.caught.items()))
+                    + "".join(f"  MISSED {r}" for r in j.missed) + "".join(f"  UNLISTED {r}" for r in j.unlisted))
+    assert run.results, f"{name}: the run recorded no verdicts:\n{run.log}"
+    assert len(workers) >= 2, f"{name}: the run did not spread over workers (scopes of: {workers})"
+    known = MISATTRIBUTED.get(name, {})
+    if not j.exact and not j.missed and not j.errors and set(j.unlisted) <= set(known):
+        pytest.xfail("misattributed by a check, not the profile's rule: " + "; ".join(
+            f"{r}: {known[r]}" for r in sorted(j.unlisted)))
+    assert j.exact, j.explain() + f"\n(run of {run.seconds:.0f} s, workers {workers}, exit {run.exit_code})"
+    # the report's overall status is the worst its catches call for (pass on a conformant target)
+    levels = {status_if_broken(r) for r in catches}
+    worst = next((s for s in ("fail", "deviation") if s in levels), "pass")
+    assert run.report.get("overall") == worst, (run.report.get("overall"), worst, run.log[-2000:])
+
+
+@pytest.mark.skipif(not ALL, reason="CTK_SENSITIVITY_WORKERS=all runs it (two runs of the whole kit)")
+def test_conformant_target_gets_the_same_verdicts_with_and_without_workers(tmp_path):
+    """Per requirement + endpoint + behaviour, the statuses with the default workers equal those of --workers 0."""
+    with serve() as url:
+        with_workers = run_kit(url, tmp_path / "workers")
+        one_process = run_kit(url, tmp_path / "one", workers=0)
+    assert len(with_workers.workers) >= 2 and not one_process.workers, (with_workers.workers, one_process.workers)
+    # Under xdist the controller adds one SCHEMA-01 verdict over every worker's traffic (ctk.plugin.traffic);
+    # in one process the per-test SCHEMA-01 check already sees the whole run's traffic
+    diff = verdict_diff(with_workers.results, one_process.results, only_in_a=frozenset({ALL_TRAFFIC}))
+    assert status_table(with_workers.results).get(ALL_TRAFFIC) == "pass"
+    MATRIX["(reference) workers vs --workers 0"] = (f"{len(with_workers.results)} vs {len(one_process.results)} "
+                                                    f"verdicts, {len(diff)} differ")
+    assert not diff, "\n".join(diff)
+    assert not [r for r in with_workers.results if rule_broken(r)]
+    assert with_workers.report.get("overall") == one_process.report.get("overall") == "pass"
+
+
+def test_print_user_path_matrix():
+    """Printed last (run with -s): each profile's run under workers, and what it caught."""
+    if not MATRIX:
+        pytest.skip("no user-path run in this session")
+    print("\n\nSENSITIVITY UNDER WORKERS (ctk serve --control-api + ctk run, default workers)\n"
+          + "\n".join(f"{name:<28} | {row}" for name, row in MATRIX.items()))

@@ -1,0 +1,167 @@
+"""The kit as a user runs it, for the sensitivity matrix under workers: `ctk serve --control-api` (optionally with
+a deviation profile) in its own process, `ctk run --catalog-url` against it (default workers unless told), and
+the judgement of its conformance.json against a profile's `catches`.
+
+Used by tests/checks/test_sensitivity_workers.py (a representative subset) and bench/bench_sensitivity_workers.py
+(every profile, printed as a matrix; `nox -s sensitivity`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from ctk.core.requirements import status_if_broken
+
+# The lifetime every matrix advertises: short enough that LIFE-01 (a duplicate at 90%) and LIFE-03 (just past
+# the lifetime) wait a few seconds, and its half (short-lifetime's real one) longer than any retry delay of the
+# other checks (about a second).
+LIFETIME, GRACE = "PT4S", "PT2S"
+RUN_LIMIT = 900.0        # seconds for one `ctk run` of the whole kit (about a minute on an idle 2-core machine)
+BROKEN = ("fail", "deviation")
+
+
+@contextmanager
+def serve(deviation: str | None = None, lifetime: str = LIFETIME, grace: str = GRACE) -> Iterator[str]:
+    """`ctk serve --control-api` in its own process; yields its URL; stopped with SIGINT afterwards."""
+    cmd = [sys.executable, "-m", "ctk", "serve", "--control-api", "--lifetime", lifetime, "--grace", grace]
+    if deviation:
+        cmd += ["--deviation", deviation]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = (proc.stdout.readline() if proc.stdout else "").strip()
+        if not url.startswith("http://127.0.0.1:"):
+            raise RuntimeError(f"ctk serve {' '.join(cmd[3:])} did not print its URL (got {url!r})")
+        yield url
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+@dataclass
+class KitRun:
+    exit_code: int
+    seconds: float
+    report: dict
+    log: str
+
+    @property
+    def results(self) -> list[dict]:
+        return self.report.get("results") or []
+
+    @property
+    def workers(self) -> set[str]:
+        """The xdist workers whose run namespaces (ctk_<run>_gwN) the recorded requests name."""
+        names = {(e.get("request_headers") or {}).get("X-Ctk-Scope") or "" for r in self.results
+                 for e in r.get("exchanges") or []}
+        return {n.rsplit("_", 1)[1] for n in names if n.rsplit("_", 1)[-1].startswith("gw")}
+
+
+def run_kit(url: str, reports: Path, workers: int | None = None, limit: float = RUN_LIMIT) -> KitRun:
+    """`ctk run --catalog-url URL` (the runner's default workers unless `workers` is given); its conformance.json."""
+    cmd = [sys.executable, "-m", "ctk", "run", "--catalog-url", url, "--ctk-reports", str(reports)]
+    if workers is not None:
+        cmd += ["--workers", str(workers)]
+    cmd += ["--", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
+    t0 = time.monotonic()
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=limit,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    seconds = time.monotonic() - t0
+    path = reports / "conformance.json"
+    if not path.exists():
+        raise RuntimeError(f"ctk run wrote no {path} (exit {done.returncode}):\n{done.stdout[-3000:]}\n"
+                           f"{done.stderr[-3000:]}")
+    return KitRun(done.returncode, seconds, json.loads(path.read_text(encoding="utf-8")),
+                  done.stdout[-5000:] + done.stderr[-2000:])
+
+
+def rule_broken(result: dict) -> bool:
+    """A verdict that reports its requirement's rule broken: fail or deviation, or a pass that classifies a
+    behaviour the active profile does not judge (it carries details.rule_broken)."""
+    return result.get("status") in BROKEN or bool((result.get("details") or {}).get("rule_broken"))
+
+
+def _line(r: dict) -> str:
+    return (f"{r.get('requirement')} {r.get('endpoint')} {r.get('behaviour')}: {r.get('status')}"
+            f"{' (' + r['classification'] + ')' if r.get('classification') else ''}: "
+            f"{(r.get('message') or '')[:300]!r}")
+
+
+@dataclass
+class Judgement:
+    """What one profile's run shows against its `catches`."""
+    profile: str
+    caught: dict[str, str] = field(default_factory=dict)      # requirement -> the verdicts it got
+    missed: dict[str, list[str]] = field(default_factory=dict)  # listed, not caught with its level's verdict
+    unlisted: dict[str, list[str]] = field(default_factory=dict)  # broken, not listed
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def exact(self) -> bool:
+        return not (self.missed or self.unlisted or self.errors)
+
+    def explain(self) -> str:
+        out = [f"{self.profile}: " + ("exact" if self.exact else "NOT exact")]
+        for title, part in (("missed", self.missed), ("unlisted", self.unlisted)):
+            for req, lines in part.items():
+                out.append(f"  {title} {req}:")
+                out += [f"    {x}" for x in lines[:6]]
+        out += [f"  error: {x}" for x in self.errors[:6]]
+        return "\n".join(out)
+
+
+def judge(profile: str, catches: tuple[str, ...] | list[str], results: list[dict],
+          profile_of_run: str = "spec") -> Judgement:
+    """Exact: every listed requirement has a verdict that reports its rule broken with the verdict its level
+    calls for under the run's profile; no other requirement has one; no check ended in error."""
+    j = Judgement(profile)
+    listed = set(catches)
+    for r in results:
+        if r.get("status") == "error":
+            j.errors.append(_line(r))
+    for req in sorted(listed):
+        verdicts = [r for r in results if r.get("requirement") == req]
+        want = status_if_broken(req, profile_of_run)
+        hits = [r for r in verdicts if rule_broken(r) and r.get("status") == want]
+        if hits:
+            j.caught[req] = ",".join(sorted({r["status"] + (f"({r['classification']})" if r.get("classification")
+                                                           and r["status"] == "pass" else "") for r in hits}))
+        else:
+            j.missed[req] = [f"wanted {want}, got:"] + ([_line(r) for r in verdicts] or ["no verdict at all"])
+    for r in results:
+        req = r.get("requirement")
+        if req not in listed and rule_broken(r):
+            j.unlisted.setdefault(req, []).append(_line(r))
+    return j
+
+
+def verdict_key(r: dict) -> tuple[str, str, str]:
+    return (r.get("requirement") or "", r.get("endpoint") or "", r.get("behaviour") or "")
+
+
+def status_table(results: list[dict]) -> dict[tuple[str, str, str], str]:
+    """requirement + endpoint + behaviour -> its status (several verdicts under one key: the set of statuses)."""
+    t: dict[tuple[str, str, str], set[str]] = {}
+    for r in results:
+        t.setdefault(verdict_key(r), set()).add(r.get("status") or "?")
+    return {k: "/".join(sorted(v)) for k, v in t.items()}
+
+
+def verdict_diff(a: list[dict], b: list[dict],
+                 only_in_a: frozenset[tuple[str, str, str]] = frozenset()) -> list[str]:
+    """Where run a and run b differ, per requirement + endpoint + behaviour: another status, or a verdict one
+    run has and the other has not (except the keys in `only_in_a`, which run a has by design)."""
+    ta, tb = status_table(a), status_table(b)
+    return [f"{' '.join(k)}: {ta.get(k, '(none)')} vs {tb.get(k, '(none)')}"
+            for k in sorted(set(ta) | set(tb)) if ta.get(k) != tb.get(k) and not (k in only_in_a and k not in tb)]
