@@ -35,7 +35,9 @@ from typing import Callable, Mapping
 CTK = (sys.executable, "-m", "ctk")
 START_TIMEOUT_S = 60.0
 STOP_GRACE_S = 10.0
-PORT_TAKEN = re.compile(r"address already in use|the port is in use|EADDRINUSE|Errno 98", re.I)
+# "the port is in use": ctk serve; "port N for Master (...) is not available": SeaweedFS weed mini
+PORT_TAKEN = re.compile(r"address already in use|the port is in use|EADDRINUSE|Errno 98|port \d+ .*is not available",
+                        re.I)
 SERVE_URL = r"^(?P<url>http://\S+:\d+)$"
 INTERPOSER_PROXY = r"^interposer (?P<name>\S+): (?P<host>\S+):(?P<port>\d+) -> "
 INTERPOSER_API = r"^control API: (?P<url>http://\S+:\d+)$"

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from procs import PORT_TAKEN
+
 CACHE_ENV = "CTK_INTEROP_CACHE"
 INSTALL_TIMEOUT_S = 600.0
 
@@ -121,7 +123,8 @@ def ensure_installed(package: Package, cache: Path | None = None) -> Path:
 
 def free_port(also_plus: int = 0) -> int:
     """A port free on 127.0.0.1 now (and, with ``also_plus``, port + also_plus too: SeaweedFS puts each
-    gRPC port 10000 above its HTTP port)."""
+    gRPC port 10000 above its HTTP port). Another process may take it before the catalog binds it: see
+    ``Catalog.start``, which starts again on other ports then."""
     for _ in range(200):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -240,8 +243,38 @@ class Catalog:
         self.processes: list[Process] = []
         self.url = ""
 
+    START_ATTEMPTS = 3
+
     def start(self, deadline_s: float) -> float:
+        """Start the catalog (seconds taken). Third-party catalogs take port numbers and do not say which port
+        they got, so ports are picked free (``free_port``) and may be taken by another process before the catalog
+        binds them: when a process of an attempt exited saying its address was in use, the attempt is stopped
+        and the catalog started again on other ports, at most START_ATTEMPTS times within ``deadline_s``."""
+        began = time.monotonic()
+        for attempt in range(1, self.START_ATTEMPTS + 1):
+            try:
+                self._start(deadline_s - (time.monotonic() - began))
+                return time.monotonic() - began
+            except CatalogFailed:
+                taken = self.port_taken()
+                if attempt == self.START_ATTEMPTS or not taken:
+                    raise
+                print(f"{self.name}: {taken} said its port was taken; starting again on other ports", flush=True)
+                self.stop()
+                self.processes.clear()
+        raise AssertionError("unreachable")
+
+    def _start(self, deadline_s: float) -> None:
         raise NotImplementedError
+
+    def port_taken(self) -> str | None:
+        """The name of a process of this attempt that exited saying its address was in use, else None."""
+        for process in self.processes:
+            if not process.alive():
+                with contextlib.suppress(OSError):
+                    if PORT_TAKEN.search(process.log.read_text(errors="replace")):
+                        return process.name
+        return None
 
     def runs(self) -> list[KitRun]:
         raise NotImplementedError
@@ -261,7 +294,7 @@ class Lakana(Catalog):
     package = LAKANA_PACKAGE
     KEY_ID = "ctkinterop01"
 
-    def start(self, deadline_s: float) -> float:
+    def _start(self, deadline_s: float) -> None:
         port = free_port()
         self.secret = secrets.token_hex(18)             # 36 characters
         self.token = f"lakana_pat_{self.KEY_ID}_{self.secret}"
@@ -286,7 +319,6 @@ class Lakana(Catalog):
                             body={"name": "dev", "storage": {"scheme": "file", "root": f"file://{lake}"}})
         if status not in (200, 201):
             raise CatalogFailed(f"lakana: creating environment dev answered {status}: {body[:500]}")
-        return time.monotonic() - started
 
     def _database(self, server: str, env: dict[str, str], deadline_s: float) -> None:
         """A migrated, empty metadata database. ``lakana-server migrate`` takes 5-20 s, so its result is kept
@@ -321,7 +353,7 @@ class SeaweedFS(Catalog):
     package = SEAWEEDFS_PACKAGE
     WAREHOUSE = "warehouse"
 
-    def start(self, deadline_s: float) -> float:
+    def _start(self, deadline_s: float) -> None:
         self.access_key = "ctkak" + secrets.token_hex(4)
         self.secret_key = secrets.token_hex(16)
         ports = {flag: free_port(also_plus=10000)
@@ -366,7 +398,6 @@ class SeaweedFS(Catalog):
                 raise CatalogFailed(f"weed mini: warehouse {self.WAREHOUSE!r} not usable within {deadline_s:.0f} s "
                                     f"(last answer {status}: {body[:300]})\n{process.log_tail()}")
             time.sleep(0.25)
-        return time.monotonic() - started
 
     def stop(self) -> None:
         super().stop()
