@@ -186,6 +186,7 @@ class Case:
     conflicting: Conflict | None = None
     identity: Callable[[Exchange], Any] = body_identity
     notes: dict[str, Any] = field(default_factory=dict)
+    conflict_unavailable: str | None = None   # why this target gets no conflicting variant (None: see conflicting)
     blind: str | None = None
     copy_blind: str | None = None
     reexecutable: bool = True

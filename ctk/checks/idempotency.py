@@ -205,7 +205,8 @@ def check_terminal_4xx_replayed(run, ctx, endpoint: Endpoint):
     case = endpoint.prepare(ctx)
     conflict = case.conflicting
     if conflict is None:
-        return run.unsupported(f"the kit has no deterministic terminal 4xx variant of {endpoint.operation}")
+        return run.unsupported(f"{endpoint.operation}: {case.conflict_unavailable}" if case.conflict_unavailable
+                               else f"the kit has no deterministic terminal 4xx variant of {endpoint.operation}")
     key = new_key()
     first = case.send(ctx.client, conflict.request, key=key, label=f"first attempt ({conflict.why})")
     if first.status is None or not 400 <= first.status < 500:

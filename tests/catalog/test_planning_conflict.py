@@ -43,3 +43,4 @@ def test_what_the_rename_lost_is_a_prerequisite_not_a_verdict(ctx, op):
     with pytest.raises(PrerequisiteError, match=r"renamed away and back, plan .* (is gone or cancelled|is no longer "
                                                 r"listed) on this target: a re-execution could not succeed"):
         case.clear_conflict()
+

@@ -111,3 +111,32 @@ def test_every_key_profile_is_caught_on_plan_table_scan(make_ctx, profile, requi
             assert v.details.get("rule_broken") and v.status.value == status_if_broken(requirement), (
                 f"{requirement} not caught on planTableScan under {profile.name} ({profile.breaks}): "
                 f"{v.status.value}\n{v.message[:800]}")
+
+
+@pytest.mark.parametrize("op", ["cancelPlanning", "fetchScanTasks"])
+def test_without_an_advertised_rename_only_the_terminal_4xx_check_is_unsupported(make_ctx, op):
+    """The variant needs renameTable; a target that advertises planning but not renameTable still gets every
+    other check of the operation, and REPLAY-02 says which endpoint it lacked."""
+    import dataclasses
+
+    from ctk.checks import run_endpoint_checks
+    from ctk.client.discovery import normalize_endpoint
+    from ctk.core.verdicts import Status
+
+    from ctk.catalog import get_endpoint
+
+    ctx = make_ctx()
+    rename = get_endpoint("renameTable")
+    advertised = {e for e in ctx.discovery.endpoints} if ctx.discovery.endpoints is not None else None
+    assert advertised is not None, "the reference catalog advertises its endpoints"
+    ctx.discovery = dataclasses.replace(ctx.discovery,
+                                        endpoints=advertised - {normalize_endpoint(rename.method, rename.template)})
+    assert get_endpoint(op).supported(ctx.discovery)[0]
+    case = get_endpoint(op).prepare(ctx)
+    assert case.conflicting is None and "renameTable" not in case.conflict_unavailable
+    assert "tables/rename" in case.conflict_unavailable
+    verdicts = {v.requirement: v for v in run_endpoint_checks(ctx, op, ["terminal-4xx-replayed",
+                                                                         "finalized-duplicate"])}
+    assert verdicts["REPLAY-02"].status is Status.UNSUPPORTED
+    assert "does not advertise POST /v1/{prefix}/tables/rename" in verdicts["REPLAY-02"].message
+    assert verdicts["REPLAY-01"].status is Status.PASS, verdicts["REPLAY-01"].message
