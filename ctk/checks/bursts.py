@@ -154,6 +154,14 @@ def decisive(case: Any, cls: str, counted: int | None, answers: list[Exchange],
     return cls != "wait-and-replay" and sum(1 for a in group if a.status in case.endpoint.success) == 1
 
 
+def retries_executed(case: Any, in_flight: list[Exchange], retries: list[Exchange]) -> list[Exchange]:
+    """The `retries` (sent after the burst was answered) whose answers show their own execution: an error a
+    second execution gives, or a success whose identity differs from the in-flight success's."""
+    ok = [case.identity(a) for a in in_flight if a.status in case.endpoint.success]
+    return [a for a in retries if execution_error(a)
+            or (a.status in case.endpoint.success and ok and case.identity(a) not in ok)]
+
+
 def overlapping(requests: list[dict]) -> list[int]:
     """Indexes of the burst event's requests that were in flight together with another one: each reached the
     server before the other's answer began (no answer: still in flight), by the interposer's clock."""
@@ -212,12 +220,38 @@ class BurstRound:
         return self.attempts + self.copies
 
     @property
+    def late_retries(self) -> list[Exchange]:
+        """The client's retries sent after the burst had been answered whole (they meet a finalized key)."""
+        return self.attempts[1:] if self.retries_after_burst else []
+
+    @property
+    def retry_executions(self) -> int:
+        """Executions the late retries' own answers show: an error of a second execution, or a success naming
+        or reporting something else than the in-flight success. Those belong to the replay of a finalized key
+        (REPLAY-01), not to the in-flight question."""
+        return len(retries_executed(self.case, self.in_flight, self.late_retries))
+
+    @property
     def overlapped(self) -> bool:
         return bool(self.event and self.event.get("overlapped"))
 
     @property
     def runs(self) -> int:
         return max(self.executions_state, self.counter_delta or 0)
+
+
+def judge_round(r: BurstRound) -> tuple[str, str]:
+    """(classification, why) of a burst for the in-flight question. When the client's retries went out after
+    the burst was answered, only the requests observed in flight together are judged, and executions that the
+    late retries' own answers show are not counted: a finalized key re-executed is a replay failure."""
+    if not r.late_retries:
+        return judge_group(r.case, r.answers, r.runs)
+    late = retries_executed(r.case, r.in_flight, r.late_retries)
+    cls, why = judge_group(r.case, r.in_flight, max(0, r.runs - len(late)))
+    if late:
+        why += (f"; the client's retry after the burst was answered got {describe(late[-1])}: a finalized key "
+                f"executed again (not replayed), which is not an in-flight duplicate")
+    return cls, why
 
 
 def run_bursts(ctx: Any, endpoint: Any, options: BurstOptions, arm: Any, send: Any, event: Any, remove: Any,
@@ -261,7 +295,7 @@ def run_bursts(ctx: Any, endpoint: Any, options: BurstOptions, arm: Any, send: A
         runs = case.executions(before, after)
         r = BurstRound(case, key, list(attempts), copies, ev, runs, counted, "", "", final,
                        sent[2] if len(sent) > 2 else None)
-        r.cls, r.why = judge_group(case, r.answers, r.runs)
+        r.cls, r.why = judge_round(r)
         out.append(r)
         if (r.overlapped and decisive(case, r.cls, counted, r.answers, r.in_flight)
                 and not (want_409 and r.cls == "wait-and-replay")):
@@ -315,7 +349,9 @@ def inflight_verdicts(run01: Any, run02: Any | None, rounds: list[BurstRound], c
     if last.cls == "second execution":
         v1 = broken(run01, EXPECTED_01, f"{last.why}; {seen}", last.cls, details)
         return both(v1, "a duplicate executed; no in-flight 409 to inspect", last.cls)
-    if client_final and (last.final is None or last.final.status not in case.endpoint.success):
+    late_final = last.final is not None and any(last.final is a for a in last.late_retries)
+    if client_final and (last.final is None or last.final.status not in case.endpoint.success) \
+            and not (late_final and last.retry_executions):
         got = describe(last.final) if last.final is not None else "no answer"
         v1 = broken(run01, EXPECTED_01 + ", and the client ends with success",
                     f"the retrying client's final answer was {got}; {seen}", f"final {got}", details)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ctk.checks.bursts import BurstRound, decisive, judge_group, overlapping, timings
+from ctk.checks.bursts import BurstRound, decisive, judge_group, judge_round, overlapping, timings
 from ctk.catalog import ENDPOINTS, body_identity
 from ctk.core.exchange import Exchange
 
@@ -119,3 +119,31 @@ def test_a_second_execution_in_state_is_decisive_whatever_overlapped():
     r.executions_state = 2
     r.cls, r.why = judge_group(cancel, r.answers, r.runs)
     assert r.cls == "second execution" and decisive(cancel, r.cls, None, r.answers, r.in_flight)
+
+
+DROP_BURST = [{"role": "original", "status": 409, "sent_ms": 0.0, "answer_ms": 2.1},
+              {"role": "copy", "status": 204, "sent_ms": 0.02, "answer_ms": 4.5},
+              {"role": "copy", "status": 409, "sent_ms": 0.03, "answer_ms": 2.0}]
+
+
+def test_a_late_retry_that_re_executes_is_no_in_flight_second_execution():
+    """no-replay on dropTable: in flight, one copy won and the others got 409; the client's retry, sent after
+    the burst was answered, met the finalized key and ran again (404): state shows 2 executions. That is a
+    replay failure (REPLAY-01), not an in-flight duplicate executed."""
+    drop = FakeCase("dropTable")
+    gone = ex(404, {"error": {"message": "x", "type": "NoSuchTableException", "code": 404}})
+    r = _round(drop, [busy(), gone], [ex(204), busy()], DROP_BURST, retries_after_burst=True)
+    r.executions_state = 2
+    assert judge_group(drop, r.answers, r.runs)[0] == "second execution"   # what every answer says
+    assert r.retry_executions == 1
+    cls, why = judge_round(r)
+    assert cls == "409 request_in_progress", why
+    assert "finalized key executed again" in why and "404" in why
+    # a retry that was replayed (the in-flight success again) explains none of the executions: two stay two
+    r = _round(drop, [busy(), ex(204)], [ex(204), busy()], DROP_BURST, retries_after_burst=True)
+    r.executions_state = 2
+    assert r.retry_executions == 0 and judge_round(r)[0] == "second execution"
+    # a retry that may have met the burst in flight is judged with it
+    r = _round(drop, [busy(), gone], [ex(204), busy()], DROP_BURST, retries_after_burst=None)
+    r.executions_state = 2
+    assert judge_round(r)[0] == "second execution"
