@@ -426,15 +426,27 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
         problems.append(f"the client's final answer was {describe(final)}, not success")
     if runs >= 2:
         problems.append(f"{endpoint.operation} executed {runs} times (state: {n}, counter: {counted})")
-    if not parallel and not copy_ok:
+    ok_first = next((a for a in attempts if a.status in endpoint.success), None)
+    differs = [] if not copies else (
+        [f"got {copy} instead of the stored result"] if not copy_ok else
+        [f"names another resource ({case.identity(copies[0])!r}, not {case.identity(ok_first)!r})"]
+        if ok_first is not None and case.identity(copies[0]) != case.identity(ok_first) else [])
+    # a success answered differently while state and counters show ONE execution is a replay with another
+    # answer (REPLAY-01's finding), not a second execution: noted, not judged here
+    replayed_otherwise = (not parallel and differs and runs < 2 and copies[0].status is not None
+                          and 200 <= copies[0].status < 300 and not _execution_error(copies[0])
+                          and _invisible(case, counted, copy=True) is None)
+    if replayed_otherwise:
+        details["copy_answer_differs"] = (f"the copy's answer {differs[0]}, but state and counters show one "
+                                          f"execution (state: {n}, counter: {counted}): a replay with another "
+                                          "answer, which the replay checks judge")
+    elif not parallel and not copy_ok:
         problems.append(f"the copy, sent after the first answer, got {copy} instead of the stored result: it was "
                         "executed again")
     if parallel and copy.isdigit() and int(copy) == 404:
         problems.append("the copy got 404: it was executed after the first")
-    ok_first = next((a for a in attempts if a.status in endpoint.success), None)
-    if copies and copy_ok and ok_first is not None and case.identity(copies[0]) != case.identity(ok_first):
-        problems.append(f"the copy's answer names another resource ({case.identity(copies[0])!r}, not "
-                        f"{case.identity(ok_first)!r}): it was executed again")
+    if copies and copy_ok and differs and not replayed_otherwise:
+        problems.append(f"the copy's answer {differs[0]}: it was executed again")
     if not problems and n == 0:
         return run.inconclusive(f"{endpoint.operation} succeeded but its effect is not visible in state",
                                 "not visible", details)
@@ -455,7 +467,8 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
         return run.broken(expected, "; ".join(problems) + f"\nattempts: {_statuses(attempts)}; copy: {copy}"
                           + f"\nhistory check: {hc}", "second execution" if runs >= 2 or not copy_ok else cls,
                           details)
-    return run.ok(f"copy answered {copy}; client final {describe(final)}; executed once", cls, details)
+    note = f"; {details['copy_answer_differs']}" if replayed_otherwise else ""
+    return run.ok(f"copy answered {copy}; client final {describe(final)}; executed once{note}", cls, details)
 
 
 # ----------------------------------------------------------------------------------------------------------

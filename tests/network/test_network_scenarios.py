@@ -61,6 +61,18 @@ def test_no_replay_profile_fails_replay_and_duplicate(make_net):
     assert dup.requirement == "HIST-02" and dup.details["copy_status"] == "409"
 
 
+def test_a_copy_replayed_with_another_answer_is_no_second_execution(make_net):
+    """replay-different-body: the copy after the first answer gets another status/body, but state and counters
+    show one execution: HIST-02 (applied once) holds and notes the different answer (REPLAY-01's finding)."""
+    ctx, ip = make_net("replay-different-body")
+    out = []
+    for op in ("createTable", "dropTable", "updateTable"):
+        out += check_network_scenario(ctx, op, ip, "network-duplicate", FAST)
+    assert all(v.status == Status.PASS for v in out), _table(out)
+    assert all(v.details["executions_state"] == 1 and v.details["counter_delta"] == 1 for v in out), _table(out)
+    assert all("copy_answer_differs" in v.details and "another answer" in v.message for v in out), _table(out)
+
+
 def test_in_flight_reexecutes_profile_fails_in_flight_only(make_net):
     ctx, ip = make_net("in-flight-reexecutes")
     flight, other = [], []
