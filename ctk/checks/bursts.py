@@ -349,9 +349,12 @@ def inflight_verdicts(run01: Any, run02: Any | None, rounds: list[BurstRound], c
     if last.cls == "second execution":
         v1 = broken(run01, EXPECTED_01, f"{last.why}; {seen}", last.cls, details)
         return both(v1, "a duplicate executed; no in-flight 409 to inspect", last.cls)
-    late_final = last.final is not None and any(last.final is a for a in last.late_retries)
+    # the client's final answer came to a retry sent after the burst was answered: a finalized key that ran
+    # again or was replayed with another success is REPLAY-01's finding, not an in-flight one
+    late_final = (last.final is not None and any(last.final is a for a in last.late_retries)
+                  and (last.retry_executions > 0 or 200 <= (last.final.status or 0) < 300))
     if client_final and (last.final is None or last.final.status not in case.endpoint.success) \
-            and not (late_final and last.retry_executions):
+            and not late_final:
         got = describe(last.final) if last.final is not None else "no answer"
         v1 = broken(run01, EXPECTED_01 + ", and the client ends with success",
                     f"the retrying client's final answer was {got}; {seen}", f"final {got}", details)
@@ -369,6 +372,9 @@ def inflight_verdicts(run01: Any, run02: Any | None, rounds: list[BurstRound], c
     retries = len(last.attempts) - 1 if last.retries_after_burst else 0
     split = (f"; in flight together: {', '.join(describe(a) for a in last.in_flight)}; the client's {retries} "
              "retry(ies) went out after the burst was answered (a finalized key: replays)" if retries else "")
+    if late_final and last.final.status not in case.endpoint.success:
+        split += (f"; the client's final answer, to its retry after the burst, was {describe(last.final)} "
+                  "(the replay checks judge it)")
     v1 = run01.ok(f"in-flight duplicates: {last.cls}; executed once ({last.why}){split}; {seen}", last.cls, details)
     if run02 is None:
         return [v1]

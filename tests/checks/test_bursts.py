@@ -147,3 +147,34 @@ def test_a_late_retry_that_re_executes_is_no_in_flight_second_execution():
     r = _round(drop, [busy(), gone], [ex(204), busy()], DROP_BURST, retries_after_burst=None)
     r.executions_state = 2
     assert judge_round(r)[0] == "second execution"
+
+
+def _verdict(case, attempts, copies, requests, retries_after_burst, state=1):
+    from types import SimpleNamespace
+
+    from ctk.checks.bursts import inflight_verdicts
+    from ctk.checks.common import Run
+
+    r = _round(case, attempts, copies, requests, retries_after_burst)
+    r.executions_state = state
+    r.cls, r.why = judge_round(r)
+    ctx = SimpleNamespace(client=SimpleNamespace(exchanges=[]))
+    run = Run(ctx, "INFLIGHT-01", case.endpoint, "network-duplicate-inflight")
+    return inflight_verdicts(run, None, [r], client_final=True)[0]
+
+
+def test_a_late_retry_replayed_with_another_answer_is_not_the_in_flight_final():
+    """replay-different-body on createTable: in flight the copy won and the original got 409; the client's
+    retry after the burst got the replay with another status (201): the in-flight rule held, the final answer
+    is the replay checks' finding."""
+    table = FakeCase("createTable")
+    ok = ex(200, {"metadata": {"table-uuid": "u"}})
+    v = _verdict(table, [busy(), ex(201, {"replayed": True})], [ok, busy()], DROP_BURST, retries_after_burst=True)
+    assert v.status.value == "pass", v.message
+    assert "201" in v.message and "replay checks" in v.message
+    # the same final to a retry that may have met the burst in flight stays the in-flight rule's failure
+    v = _verdict(table, [busy(), ex(201, {"replayed": True})], [ok, busy()], DROP_BURST, retries_after_burst=None)
+    assert v.status.value != "pass" and v.classification == "final 201", v.message
+    # a late retry answered 409 in progress (the key never finalized) is still the in-flight rule's failure
+    v = _verdict(table, [busy(), busy()], [ok, busy()], DROP_BURST, retries_after_burst=True)
+    assert v.status.value != "pass", v.message
