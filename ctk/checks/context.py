@@ -52,6 +52,22 @@ class CheckContext:
         return Catalog(self.client)
 
     @classmethod
+    def bind(cls, client: CatalogClient, discovery: Discovery | None, namespace: tuple[str, ...],
+             faults: FaultInjector, options: CheckOptions) -> "CheckContext":
+        """The context of `client` and `faults`, the one place a client is bound to its injector: its requests
+        carry what the injector's rules and counters select them by (the control API's scope header). The
+        headers belong to this client, not to its target (siblings on the same target keep their own); a client
+        already bound to another scope is refused, since re-binding it would make the first context's counters
+        read zero (a check passing on no evidence)."""
+        wanted = faults.request_headers()
+        clash = {k: v for k, v in client.bound_headers.items() if k in wanted and wanted[k] != v}
+        if clash:
+            raise ValueError(f"this client is bound to another check context ({clash}); give each context its own "
+                             "client (client.sibling())")
+        client.bound_headers.update(wanted)
+        return cls(client, discovery, tuple(namespace), faults, options)
+
+    @classmethod
     def create(cls, client: CatalogClient, discovery: Discovery | None = None, namespace: tuple[str, ...] | None = None,
                interposer: "Interposer | None" = None, faults: FaultInjector | None = None,
                options: CheckOptions | None = None, create_namespace: bool = True) -> "CheckContext":
@@ -62,10 +78,7 @@ class CheckContext:
         ns = tuple(namespace) if namespace else (f"ctk_{uuid.uuid4().hex[:10]}",)
         if faults is None:
             faults = detect_injector(client, interposer, scope=".".join(ns))
-        # the one place the client is bound to its injector: its requests carry what the injector's rules and
-        # counters select them by (the control API's scope header)
-        client.target.headers.update(faults.request_headers())
-        ctx = cls(client, discovery, ns, faults, options or CheckOptions())
+        ctx = cls.bind(client, discovery, ns, faults, options or CheckOptions())
         if create_namespace:
             Catalog(client).create_namespace(ns)
         return ctx

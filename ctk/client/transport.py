@@ -159,6 +159,7 @@ class CatalogClient:
         self.storage_properties: dict[str, str] = {}        # --catalog-property: FileIO settings of the kit
         self.storage_allow_remote: bool = False             # --ctk-allow-remote: lift the storage guard
         self.placement: Any = None                          # ctk.client.placement.Placement of the run
+        self.bound_headers: dict[str, str] = {}             # this client's own headers (a fault injector's scope)
         self.exchanges: list[Exchange] = []
         self._lock = threading.Lock()
         self._auth_lock = threading.Lock()
@@ -175,7 +176,8 @@ class CatalogClient:
     # --- lifecycle ---------------------------------------------------------------------------------
     def sibling(self) -> "CatalogClient":
         """A new client on the same target with this one's settings (prefix, namespace separator, access
-        delegation, storage settings, placement), its own connections and its own exchange record."""
+        delegation, storage settings, placement), its own connections, its own exchange record and no binding
+        to a check context (``bound_headers``: the context that uses it binds it)."""
         other = CatalogClient(self.target, max_connections=self._max_connections)
         other.prefix, other.namespace_separator = self.prefix, self.namespace_separator
         other.access_delegation = self.access_delegation
@@ -283,7 +285,7 @@ class CatalogClient:
         params          query parameters (None values left out)
         """
         hdrs: list[tuple[str, str]] = [("Accept", "application/json")]
-        hdrs += list(self.target.headers.items())
+        hdrs += list(self.target.headers.items()) + list(self.bound_headers.items())
         body: bytes | None = None
         if content is not None:
             body = content.encode() if isinstance(content, str) else content

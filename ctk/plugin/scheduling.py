@@ -40,7 +40,7 @@ class LifetimeBatch:
         self.clients.append(client)
         faults = CountersOnly(base.faults.for_client(client)) if isinstance(base.faults, ControlFaults) \
             else NoFaults()
-        ctx = CheckContext(client, base.discovery, base.namespace, faults, base.options)
+        ctx = CheckContext.bind(client, base.discovery, base.namespace, faults, base.options)
         return check_lifetime(ctx, ENDPOINTS[operation])
 
     def verdicts(self, operation: str) -> "Verdict | list[Verdict]":

@@ -134,3 +134,27 @@ def test_two_kit_contexts_on_one_catalog_see_only_their_own_faults_and_execution
         assert failed.status == 502                                              # a's own request takes it
     finally:
         client_b.close()
+
+
+def test_a_client_bound_to_one_context_is_not_rebound_by_another(make_ctx):
+    """A second context on the same client would re-scope its requests, and the first context's execution
+    counters would then read zero (a check passing on no evidence): refused with the way out. A sibling client
+    keeps its own binding, and the target's shared headers stay untouched."""
+    from ctk.checks.context import CheckContext
+
+    ctx_a = make_ctx()
+    assert ctx_a.client.bound_headers and not set(ctx_a.client.bound_headers) & set(ctx_a.client.target.headers)
+    with pytest.raises(ValueError, match=r"bound to another check context .*client\.sibling\(\)"):
+        CheckContext.create(ctx_a.client, namespace=("scope_other",), options=ctx_a.options)
+    sibling = ctx_a.client.sibling()
+    try:
+        ctx_b = CheckContext.create(sibling, namespace=("scope_other",), options=ctx_a.options)
+        assert ctx_b.faults.scope != ctx_a.faults.scope
+        assert sibling.bound_headers != ctx_a.client.bound_headers
+        a0 = ctx_a.faults.executions()["total"]
+        made = ctx_a.client.request("POST", "namespaces", json={"namespace": [*ctx_a.namespace, "mine"]})
+        assert made.status == 200, made.render()
+        assert ctx_a.faults.executions()["total"] == a0 + 1                     # a still counts its own
+    finally:
+        sibling.close()
+
