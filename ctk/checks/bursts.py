@@ -193,6 +193,7 @@ class BurstRound:
     why: str
     final: Exchange | None = None
     retries_after_burst: bool | None = None   # every retry of the client was sent after the burst's event came
+    settled_runs: int | None = None    # executions seen when the burst was answered whole, before a late retry
 
     @property
     def in_flight(self) -> list[Exchange]:
@@ -247,10 +248,13 @@ def judge_round(r: BurstRound) -> tuple[str, str]:
     if not r.late_retries:
         return judge_group(r.case, r.answers, r.runs)
     late = retries_executed(r.case, r.in_flight, r.late_retries)
-    cls, why = judge_group(r.case, r.in_flight, max(0, r.runs - len(late)))
-    if late:
-        why += (f"; the client's retry after the burst was answered got {describe(late[-1])}: a finalized key "
-                f"executed again (not replayed), which is not an in-flight duplicate")
+    runs = max(0, r.runs - len(late)) if r.settled_runs is None else r.settled_runs
+    cls, why = judge_group(r.case, r.in_flight, runs)
+    if late or runs < r.runs:
+        last = (late or r.late_retries)[-1]
+        why += (f"; the client's retry after the burst was answered got {describe(last)} and state shows "
+                f"{r.runs} execution(s) after it, {runs} when the burst was answered: a finalized key executed "
+                "again (not replayed) is not an in-flight duplicate")
     return cls, why
 
 
@@ -258,8 +262,8 @@ def run_bursts(ctx: Any, endpoint: Any, options: BurstOptions, arm: Any, send: A
                counters: Any, hold: Any = None, want_409: bool = False) -> list[BurstRound]:
     """Bursts until one overlaps and decides (`decisive`), at most ``options.rounds`` of them and about
     ``options.budget`` seconds. Each round prepares a fresh case and key; ``arm(case, key, copies) -> rule``,
-    ``send(case, key) -> (final, attempts[, retries_after_burst])`` (the third: every retry of the client went
-    out after the burst's event had come), ``event(rule) -> dict | None``, ``remove(rule)``, ``counters()
+    ``send(case, key) -> (final, attempts[, retries_after_burst[, (state, counters)]])`` (the third: every
+    retry of the client went out after the burst's event had come; the fourth: observed then, before them), ``event(rule) -> dict | None``, ``remove(rule)``, ``counters()
     -> dict | None``; ``hold(case, key)`` (optional) holds the original at the server first. ``want_409``: a
     burst whose duplicates were all replayed does not end the search (INFLIGHT-02 needs an in-flight 409 to
     inspect; a replay may come from a duplicate the server took up only after the first had finished)."""
@@ -295,6 +299,9 @@ def run_bursts(ctx: Any, endpoint: Any, options: BurstOptions, arm: Any, send: A
         runs = case.executions(before, after)
         r = BurstRound(case, key, list(attempts), copies, ev, runs, counted, "", "", final,
                        sent[2] if len(sent) > 2 else None)
+        if len(sent) > 3 and sent[3] is not None:   # (state, counters) when the burst was answered whole
+            mid, c_mid = sent[3]
+            r.settled_runs = max(case.executions(before, mid), counter_delta(c0, c_mid, endpoint.operation) or 0)
         r.cls, r.why = judge_round(r)
         out.append(r)
         if (r.overlapped and decisive(case, r.cls, counted, r.answers, r.in_flight)

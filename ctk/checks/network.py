@@ -327,13 +327,15 @@ def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: Netw
     def send(case: Any, key: str) -> tuple[Any, list, bool]:
         history = History()
         histories.append(history)
-        after = {"retries": 0, "settled": 0}
+        after: dict[str, Any] = {"retries": 0, "settled": 0, "seen": None}
 
         def settled(seconds: float) -> bool:
             # a retry (after a 409 in flight) waits for the burst to be answered whole, not a fixed Retry-After
             after["retries"] += 1
             done = faults.burst(armed["rule"], seconds) is not None
             after["settled"] += done
+            if done and after["retries"] == 1:   # what the burst did, before the retry meets the finalized key
+                after["seen"] = (case.observe(), _counters(ctx))
             return done
 
         rc = _retrying(ctx, history, None, opts, settled=settled)
@@ -342,7 +344,8 @@ def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: Netw
                             "same time)")
         except IdempotencyWindowExpired:
             final = None
-        return final, list(rc.last_attempts), after["settled"] == after["retries"]
+        late = after["settled"] == after["retries"]
+        return final, list(rc.last_attempts), late, after["seen"] if late else None
 
     rounds = run_bursts(ctx, endpoint, bo, arm, send, lambda rule: faults.burst(rule[0], opts.copy_wait),
                         remove, lambda: _counters(ctx), hold, want_409=True)

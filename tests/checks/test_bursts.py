@@ -178,3 +178,19 @@ def test_a_late_retry_replayed_with_another_answer_is_not_the_in_flight_final():
     # a late retry answered 409 in progress (the key never finalized) is still the in-flight rule's failure
     v = _verdict(table, [busy(), busy()], [ok, busy()], DROP_BURST, retries_after_burst=True)
     assert v.status.value != "pass", v.message
+
+
+def test_state_seen_when_the_burst_was_answered_decides_what_ran_in_flight():
+    """no-replay on replaceView: the late retry re-executes with the same view-uuid, so its answer cannot tell;
+    the state read when the burst was answered whole (before the retry) shows one execution."""
+    view = FakeCase("replaceView")
+    ok = ex(200, {"metadata": {"view-uuid": "v"}})
+    r = _round(view, [busy(), ex(200, {"metadata": {"view-uuid": "v"}})], [ok, busy()], DROP_BURST,
+               retries_after_burst=True)
+    r.executions_state = 2
+    assert r.retry_executions == 0 and judge_round(r)[0] == "second execution"   # the answers cannot tell
+    r.settled_runs = 1
+    cls, why = judge_round(r)
+    assert cls == "409 request_in_progress" and "1 when the burst was answered" in why, why
+    r.settled_runs = 2                                  # two executions before any late retry: in flight
+    assert judge_round(r)[0] == "second execution"
