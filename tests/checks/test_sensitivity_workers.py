@@ -33,20 +33,7 @@ MATRIX: dict[str, str] = {}
 # the wrong requirement (decision (b) of the reconciliation; the checks are ctk/checks/network.py, bursts.py
 # and idempotency.py). Such a run is an expected failure naming them, until the check is fixed; any other
 # unlisted, missed or error verdict fails.
-MISATTRIBUTED = {
-    # the burst's own retrying client, after the owner's answer, re-executes: a finalized duplicate
-    # (REPLAY-01), counted as an in-flight one
-    "no-replay": {"INFLIGHT-01": "the kit's retry after the burst is counted as an in-flight duplicate"},
-    # the copy after the first answer got the wrong replay, but state and counters show one execution and the
-    # history check is valid: judged "executed again" from the answer alone; likewise the burst's retry
-    "replay-different-body": {
-        "HIST-02": "network-duplicate judges a second execution from the copy's answer (state: 1, counter: 1)",
-        "INFLIGHT-01": "the burst judges a second execution from the retry's different answer"},
-    # the first attempt's partial (non-atomic) change, made before the 404, is read after the retry and
-    # attributed to the retry (its counter delta is 0)
-    "transaction-not-atomic": {"REPLAY-02": "commitTransaction's terminal-4xx check does not observe state "
-                                            "between the first attempt and the retry"},
-}
+MISATTRIBUTED: dict[str, dict[str, str]] = {}
 
 
 @pytest.mark.parametrize("name", SELECTED)
