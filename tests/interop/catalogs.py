@@ -142,6 +142,25 @@ def free_port(also_plus: int = 0) -> int:
     raise CatalogFailed("no free port pair on 127.0.0.1")
 
 
+def free_ports(count: int, also_plus: int = 0, singles: int = 0) -> list[int]:
+    """``count`` ports from `free_port` (each with port + also_plus free too) and then ``singles`` plain ones,
+    no number used twice among all of them and their + also_plus partners: SeaweedFS refuses a port that is
+    another component's gRPC port (``port ... is reserved for gRPC calculation``)."""
+    used: set[int] = set()
+    out: list[int] = []
+    for _ in range(400):
+        if len(out) == count + singles:
+            return out
+        pair = len(out) < count
+        port = free_port(also_plus=also_plus if pair else 0)
+        taken = {port, port + also_plus} if pair and also_plus else {port}
+        if taken & used or (also_plus and port + also_plus in used) or (also_plus and port - also_plus in used):
+            continue
+        used |= taken
+        out.append(port)
+    raise CatalogFailed(f"no {count + singles} distinct free ports on 127.0.0.1")
+
+
 @dataclass
 class Process:
     """A started server process in its own session, its output in ``log``."""
@@ -356,12 +375,10 @@ class SeaweedFS(Catalog):
     def _start(self, deadline_s: float) -> None:
         self.access_key = "ctkak" + secrets.token_hex(4)
         self.secret_key = secrets.token_hex(16)
-        ports = {flag: free_port(also_plus=10000)
-                 for flag in ("master.port", "volume.port", "filer.port", "s3.port", "admin.port")}
-        # distinct ports even if the probe hands one out twice
-        if len(set(ports.values())) != len(ports):
-            raise CatalogFailed(f"port probe returned duplicates: {ports}")
-        self.iceberg_port = free_port()
+        flags = ("master.port", "volume.port", "filer.port", "s3.port", "admin.port")
+        # distinct ports, none another one's gRPC port (+10000), the Iceberg port included
+        *paired, self.iceberg_port = free_ports(len(flags), also_plus=10000, singles=1)
+        ports = dict(zip(flags, paired))
         self.s3_port = ports["s3.port"]
         self.url = f"http://127.0.0.1:{self.iceberg_port}"
         data = self.workdir / "data"

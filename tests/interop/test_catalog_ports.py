@@ -69,3 +69,14 @@ def test_attempts_are_bounded_and_the_last_failure_says_why(tmp_path, busy_first
         catalog.start(60)
     assert len(handed) == Fake.START_ATTEMPTS
     catalog.stop()
+
+
+def test_seaweedfs_ports_never_meet_another_components_grpc_port():
+    """weed mini puts each component's gRPC port 10000 above its HTTP port and refuses a port that is another
+    component's gRPC port ("reserved for gRPC calculation"): the ports picked for it, their +10000 partners and
+    the Iceberg port are all distinct numbers (one such clash failed the lane once)."""
+    for _ in range(200):
+        ports = catalogs.free_ports(5, also_plus=10000, singles=1)
+        numbers = ports + [p + 10000 for p in ports[:5]]
+        assert len(set(numbers)) == len(numbers), ports
+        assert all(p + 10000 <= 65535 for p in ports[:5])
