@@ -8,45 +8,7 @@ import socket
 import threading
 import time
 
-
-class ThreadedServer:
-    """A loopback TCP server that runs `_serve(conn)` for each connection in a thread of its own."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.sock.settimeout(0.2)
-        self.address = self.sock.getsockname()
-        self.stop_flag = threading.Event()
-        self.connections = 0
-        self.conns: list[socket.socket] = []
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
-
-    def _accept(self) -> None:
-        while not self.stop_flag.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except (TimeoutError, OSError):
-                continue
-            self.connections += 1
-            self.conns.append(conn)
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        self.stop_flag.set()
-        for c in self.conns:
-            try:
-                c.close()
-            except OSError:
-                pass
-        self.sock.close()
-        self.thread.join(2)
+from threaded_server import ThreadedServer
 
 
 class EchoServer(ThreadedServer):
@@ -181,34 +143,11 @@ class HttpServer:
         self.thread.join(2)
 
 
-class HangServer:
-    """Accepts, reads, never answers."""
+class HangServer(ThreadedServer):
+    """Accepts and never answers (the connection stays open until `close`)."""
 
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.sock.settimeout(0.2)
-        self.address = self.sock.getsockname()
-        self.conns: list[socket.socket] = []
-        self.stop_flag = threading.Event()
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
-
-    def _accept(self) -> None:
-        while not self.stop_flag.is_set():
-            try:
-                c, _ = self.sock.accept()
-                self.conns.append(c)
-            except (TimeoutError, OSError):
-                continue
-
-    def close(self) -> None:
-        self.stop_flag.set()
-        for c in self.conns:
-            c.close()
-        self.sock.close()
-        self.thread.join(2)
+    def _serve(self, conn: socket.socket) -> None:
+        pass
 
 
 def connect(address, timeout: float = 5.0) -> socket.socket:
