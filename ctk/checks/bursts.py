@@ -56,13 +56,6 @@ def execution_error(ex: Any) -> bool:
     return any(s in t for s in EXECUTION_ERRORS)
 
 
-def wait_event(ip: Any, name: str, seconds: float) -> dict | None:
-    """The interposer's report of the burst of duplicate rule `name`, polled for at most `seconds`."""
-    from ctk.interposer.faults import HttpFaults
-
-    return HttpFaults(ip).burst(name, seconds)
-
-
 def copy_exchanges(event: dict | None, like: Exchange | None) -> list[Exchange]:
     """The copies' answers as the interposer read them, as exchanges (request as the original's)."""
     out = []
