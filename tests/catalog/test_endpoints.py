@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 
@@ -11,7 +9,9 @@ from ctk.catalog import ENDPOINTS, Catalog, PrerequisiteError, body_identity, ge
 from ctk.core.exchange import Exchange
 from ctk.client.discovery import Discovery
 
-SPEC = Path("/work/shared/reference/iceberg-rest-catalog-open-api.yaml")
+from upstream import UPSTREAM_SPEC  # ../shared beside the checkout (tests/upstream.py)
+
+SPEC = UPSTREAM_SPEC
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-from pathlib import Path
 
 import pytest
 import yaml
@@ -25,7 +24,9 @@ from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
 from ctk.client.config import TargetConfig
 
-UPSTREAM = Path("/work/shared/reference/iceberg-rest-catalog-open-api.yaml")
+from upstream import UPSTREAM_SPEC  # ../shared beside the checkout (tests/upstream.py)
+
+UPSTREAM = UPSTREAM_SPEC
 PLANNING = ("planTableScan", "cancelPlanning", "fetchScanTasks")
 T = "/v1/namespaces/a/tables/t"
 DATA_FILE = {"content": "data", "file-path": "file:///w/a/t/data/f.parquet", "file-format": "parquet", "spec-id": 0,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,7 +11,9 @@ from ctk.core.exchange import Exchange
 from ctk.openapi import Spec, SpecError, default_spec_path, load_spec
 from ctk import runner
 
-SHARED = Path("/work/shared/reference/iceberg-rest-catalog-open-api.yaml")
+from upstream import UPSTREAM_SPEC  # ../shared beside the checkout (tests/upstream.py)
+
+SHARED = UPSTREAM_SPEC
 
 
 def ex(method, path, status, body=""):

@@ -10,7 +10,6 @@ import re
 import uuid
 
 import uuid6
-from pathlib import Path
 
 import httpx
 import pyarrow as pa
@@ -22,7 +21,9 @@ from ctk.reference.settings import ReferenceSettings
 
 pytestmark = pytest.mark.timeout(120)
 
-UPSTREAM = Path("/work/shared/reference/iceberg-rest-catalog-open-api.yaml")
+from upstream import UPSTREAM_SPEC  # ../shared beside the checkout (tests/upstream.py)
+
+UPSTREAM = UPSTREAM_SPEC
 # The spec's PrimitiveTypeValue is a oneOf of types that overlap (a JSON number is an IntegerTypeValue and a
 # LongTypeValue and a DoubleTypeValue...), so no partition value or bound can satisfy it under strict JSON
 # Schema; and {"status": "submitted", "plan-id": ...} is both an AsyncPlanningResult and an EmptyPlanningResult
