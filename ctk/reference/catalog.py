@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from typing import Any, Callable
 
@@ -361,6 +362,15 @@ def create_table_request(body: bytes) -> CreateTableRequest:
     return req
 
 
+def make_local_metadata_dir(location: str) -> None:
+    """A staged create on a local warehouse: make `<location>/metadata` (and so `<location>`), as a table
+    created at once has. Writers that put the first commit's manifests there without creating directories
+    (DuckDB's iceberg extension, for CREATE TABLE AS and CREATE+INSERT in one transaction) need it. A location
+    in an object store (any other scheme) has no directories to make."""
+    if location.startswith("file:") or location.startswith("/"):
+        os.makedirs(os.path.join(store.local_path(location), "metadata"), exist_ok=True)
+
+
 async def create_table(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
     resource = f"{store.ns_key(ns)}/tables"
 
@@ -379,7 +389,11 @@ async def create_table(ctx: Context, request: Request, ns: list[str], body: byte
 
         def execute(conn):
             take_name(conn, "table", ns, req.name, meta_loc)   # meta_loc None: staged, nothing to take
-            return OpResult(200, table_result(meta_loc, metadata), ref=meta_loc)
+            if meta_loc is None:
+                make_local_metadata_dir(location)
+                return OpResult(200, table_result(None, metadata))
+            return OpResult(200, table_result(meta_loc, metadata), {"ETag": etag_of(meta_loc, "snapshots=all")},
+                            ref=meta_loc)
         return execute
 
     return await ctx.submit(request, "createTable", resource, body, lazy(prepare))
@@ -397,17 +411,40 @@ async def load_pointer(ctx: Context, request: Request, kind: str, ns: list[str],
     return loc
 
 
+def etag_of(location: str, representation: str = "") -> str:
+    """The ETag of a load answer: a strong tag naming one version of the metadata (its file location: every
+    commit writes a new file) in one representation (``snapshots=refs`` gives other content than ``all``, so
+    another tag, as the spec asks)."""
+    return '"' + hashlib.sha256(f"{location}\x1f{representation}".encode()).hexdigest()[:40] + '"'
+
+
+def not_modified(request: Request, etag: str) -> Response | None:
+    """304 Not Modified (with the ETag, no body) when the request's If-None-Match names ``etag`` (weak
+    comparison, as RFC 9110 has for If-None-Match; ``*`` matches any current version), else None."""
+    header = request.headers.get("if-none-match")
+    if not header:
+        return None
+    tags = {t.strip().removeprefix("W/") for t in header.split(",")}
+    if "*" in tags or etag in tags:
+        return Response(status_code=304, headers={"ETag": etag})
+    return None
+
+
 async def load_table(ctx: Context, request: Request, ns: list[str], name: str) -> Response:
     loaded = await load_pointer(ctx, request, "table", ns, name)
     if isinstance(loaded, Response):
         return loaded
+    refs_only = request.query_params.get("snapshots") == "refs"
+    etag = etag_of(loaded, "snapshots=refs" if refs_only else "snapshots=all")
+    if (unchanged := not_modified(request, etag)) is not None:
+        return unchanged
     metadata = await run_in_threadpool(store.read_table_metadata, loaded)
     result = table_result(loaded, metadata)
-    if request.query_params.get("snapshots") == "refs":
+    if refs_only:
         keep = {ref.snapshot_id for ref in metadata.refs.values()}
         result["metadata"]["snapshots"] = [s for s in result["metadata"].get("snapshots", [])
                                            if s.get("snapshot-id") in keep]
-    return JSONResponse(result)
+    return JSONResponse(result, headers={"ETag": etag})
 
 
 class PreparedCommit:
@@ -498,7 +535,11 @@ async def commit_table(ctx: Context, request: Request, ns: list[str], name: str,
     def prepare(conn):
         req = commit_request(parse_object(body), ns, name)
         prep = prepare_commit(ctx, ns, name, req, conn)
-        return lambda c: OpResult(200, prep.apply(c, ctx.commits), ref=prep.new_location)
+
+        def execute(c):
+            body = prep.apply(c, ctx.commits)
+            return OpResult(200, body, {"ETag": etag_of(prep.new_location, "snapshots=all")}, ref=prep.new_location)
+        return execute
 
     if not ctx.commits.atomic_swap():  # check outside the transaction, then a plain write: racy on purpose
         execute = await prepared(ctx, lambda: prepare(None))

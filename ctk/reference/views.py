@@ -20,7 +20,8 @@ from starlette.responses import JSONResponse, Response
 
 from ctk.reference import store
 from ctk.reference.catalog import (Context, CatalogError, bad_request, check_identifier, check_name, check_properties,
-                                   commit_failed, dump, lazy, load_pointer, no_view, parse_model, parse_object, take_name)
+                                   commit_failed, dump, etag_of, lazy, load_pointer, no_view, not_modified, parse_model,
+                                   parse_object, take_name)
 from ctk.reference.operations import OpResult
 
 
@@ -156,7 +157,11 @@ async def load_view(ctx: Context, request: Request, ns: list[str], name: str) ->
     loc = await load_pointer(ctx, request, "view", ns, name)
     if isinstance(loc, Response):
         return loc
-    return JSONResponse(view_result(loc, await run_in_threadpool(store.read_view_metadata, loc)))
+    etag = etag_of(loc)
+    if (unchanged := not_modified(request, etag)) is not None:
+        return unchanged
+    return JSONResponse(view_result(loc, await run_in_threadpool(store.read_view_metadata, loc)),
+                        headers={"ETag": etag})
 
 
 async def replace_view(ctx: Context, request: Request, ns: list[str], name: str, body: bytes) -> Response:
