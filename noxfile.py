@@ -58,7 +58,7 @@ def tests(session: nox.Session) -> None:
     _apt_install(session)
     session.run("python", "-m", "pip", "install", "-q", "-e", ".[all]")
     session.run("ctk", "spark-jars", external=True)
-    session.run("python", "-m", "pytest", "tests", "-p", "no:cacheprovider", *session.posargs)
+    session.run("python", "-m", "pytest", "tests", "-p", "no:cacheprovider", "-rs", *session.posargs)
 
 
 @nox.session

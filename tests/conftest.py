@@ -9,8 +9,9 @@ import itertools
 import os
 
 import pytest
+from required import require
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "skip_guard"]  # skip_guard: under CI=true, a skip not allowed fails
 
 
 def pytest_runtest_setup(item):
@@ -20,7 +21,7 @@ def pytest_runtest_setup(item):
         from browser import CHROMIUM
 
         if not os.path.exists(CHROMIUM):
-            pytest.skip(f"chromium is not installed ({CHROMIUM}); `apt-get install -y chromium`")
+            require("Chromium", f"chromium is not installed ({CHROMIUM}); `apt-get install -y chromium`")
 
 
 @pytest.fixture
@@ -92,13 +93,14 @@ def start_catalog(tmp_path):
 @pytest.fixture(scope="module")
 def pg():
     """A throwaway PostgreSQL cluster from Debian's packages on 127.0.0.1 (ctk.interposer.postgres), one per
-    test module (catalogs of different modules never share a database); skips with the reason where it cannot be started."""
+    test module (catalogs of different modules never share a database); skips with the reason where it cannot be
+    started, and fails instead under CI (CI=true), which installs it."""
     from ctk.interposer.postgres import PostgresUnavailable, TemporaryPostgres
 
     server = TemporaryPostgres()
     try:
         server.start()
     except PostgresUnavailable as exc:
-        pytest.skip(f"PostgreSQL cannot be started here: {exc}")
+        require("PostgreSQL", f"PostgreSQL cannot be started here: {exc}")
     yield server
     server.stop()

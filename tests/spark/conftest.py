@@ -12,6 +12,7 @@ import importlib.util
 import time
 
 import pytest
+from required import require
 
 TIMINGS: dict[str, float] = {}
 
@@ -38,7 +39,7 @@ def pytest_collection_modifyitems(config, items):
 def spark_jars():
     reason = _spark_missing()
     if reason:
-        pytest.skip(reason)
+        require("the Spark toolchain", reason)
     from ctk.spark.jars import ensure_jars
 
     t0 = time.monotonic()
