@@ -44,8 +44,9 @@ class Plans:
     def seen(self) -> list[str]:
         """Plan ids in answers to the kit's own planTableScan requests on this table."""
         out: list[str] = []
+        sent = self.client.url_path(self.path)       # as the client puts it on the wire (namespace separator)
         for ex in self.client.exchanges[self.mark:]:
-            if ex.method == "POST" and ex.status == 200 and ex.url.split("?", 1)[0].endswith("/" + self.path):
+            if ex.method == "POST" and ex.status == 200 and ex.url.split("?", 1)[0].endswith(sent):
                 body = ex.json()
                 pid = body.get("plan-id") if isinstance(body, dict) else None
                 if isinstance(pid, str) and pid not in out:

@@ -59,9 +59,12 @@ class FaultMatch:
         r = req or case.request
         return cls(case.endpoint.operation, r.method.upper(), r.path, key)
 
-    def path_regex(self) -> str:
-        """Regular expression for the URL path (searched), anchored at the end or at the query."""
-        return re.escape("/" + self.path.lstrip("/")) + r"(?:\?|$)"
+    def path_regex(self, client: Any = None) -> str:
+        """Regular expression for the URL path (searched), anchored at the end or at the query. With the
+        ``client`` that sends the request, the path as that client puts it on the wire (``client.url_path``: its
+        prefix and the namespace separator the catalog advertised), so the rule matches what is sent."""
+        path = client.url_path(self.path) if client is not None else "/" + self.path.lstrip("/")
+        return re.escape(path) + r"(?:\?|$)"
 
 
 class FaultInjector:
@@ -229,18 +232,19 @@ class InterposerFaults(FaultInjector):
     capabilities = frozenset({"lose_answer", "lose_answer:503", "lose_answer:500", "lose_answer:reset",
                               "lose_answer:drop", "delay", "duplicate"})
 
-    def __init__(self, interposer: Any):
+    def __init__(self, interposer: Any, client: Any = None):
         self.interposer = interposer
+        self.client = client           # the client whose requests the rules select: it builds their paths
         self.http = HttpFaults(interposer)
         self.names: list[str] = []
 
     def _match(self, match: FaultMatch) -> Any:
         from ctk.interposer import HttpMatch
 
+        path = match.path_regex(self.client)
         if match.key:
-            return HttpMatch(method=match.method, path=match.path_regex(), header="Idempotency-Key",
-                             header_value=match.key)
-        return HttpMatch(method=match.method, path=match.path_regex(), header="Idempotency-Key")
+            return HttpMatch(method=match.method, path=path, header="Idempotency-Key", header_value=match.key)
+        return HttpMatch(method=match.method, path=path, header="Idempotency-Key")
 
     def _kept(self, name: str) -> str:
         self.names.append(name)
@@ -371,5 +375,5 @@ def detect_injector(client: Any, interposer: Any = None, scope: str | None = Non
     if info is not None:
         return ControlFaults(client, scope=scope, scope_header=info.get("scope-header"))
     if interposer is not None:
-        return InterposerFaults(interposer)
+        return InterposerFaults(interposer, client)
     return NoFaults()

@@ -104,13 +104,15 @@ class NetworkOptions:
 # ----------------------------------------------------------------------------------------------------------
 # helpers
 
-def _match(case: Any, key: str | None) -> Any:
+def _match(ctx: Any, case: Any, key: str | None) -> Any:
+    """The interposer's match for the case's request, its path as the context's client sends it."""
     from ctk.interposer import HttpMatch
 
     fm = FaultMatch.for_case(case, key)
+    path = fm.path_regex(ctx.client)
     if key is None:
-        return HttpMatch(method=fm.method, path=fm.path_regex())
-    return HttpMatch(method=fm.method, path=fm.path_regex(), header="Idempotency-Key", header_value=key)
+        return HttpMatch(method=fm.method, path=path)
+    return HttpMatch(method=fm.method, path=path, header="Idempotency-Key", header_value=key)
 
 
 def _counters(ctx: Any) -> dict | None:
@@ -195,10 +197,10 @@ def _learn_swallowed(faults: HttpFaults, case: Any, names: list[str], attempts: 
                                   response_body=e["body"], label=f"answer kept from the client by {name}"))
 
 
-def _arm_lost(faults: HttpFaults, case: Any, key: str, scenario: str,
+def _arm_lost(ctx: Any, faults: HttpFaults, case: Any, key: str, scenario: str,
               opts: NetworkOptions) -> tuple[list[str], str | None, float | None]:
     """(rules to remove, the rule whose kept answer shows the catalog finished, the first attempt's timeout)."""
-    m = _match(case, key)
+    m = _match(ctx, case, key)
     held = opts.timeout + opts.margin
     if scenario == "lost-drop":
         return [faults.drop_answer(m)], None, None
@@ -233,7 +235,7 @@ def _lost(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, scenario: str, opts: 
     before = case.observe()
     seen: dict[str, Any] = {}
     faults = HttpFaults(ip)
-    names, witness, first_timeout = _arm_lost(faults, case, key, scenario, opts)
+    names, witness, first_timeout = _arm_lost(ctx, faults, case, key, scenario, opts)
 
     def between() -> None:
         if scenario == "slow-link":       # the link recovers before the retry
@@ -316,7 +318,7 @@ def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: Netw
         held = None
         if link is not None:   # the database is held: the original is still in flight when the copies arrive
             held = link.db_hold(ctx.faults.hold_ms)
-        armed["rule"] = faults.duplicate_burst(_match(case, key), copies=copies)
+        armed["rule"] = faults.duplicate_burst(_match(ctx, case, key), copies=copies)
         return armed["rule"], held
 
     def remove(rule: Any) -> None:
@@ -374,7 +376,7 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
     # one visible (interfere) and observed the state the copy meets
     hold = case.blind is not None
     faults = HttpFaults(ip)
-    names = [faults.duplicate(_match(case, key), parallel=parallel, hold_copy=hold)]
+    names = [faults.duplicate(_match(ctx, case, key), parallel=parallel, hold_copy=hold)]
     rc = _retrying(ctx, history, None, opts)
     try:
         final = _mutate(rc, case, key, f"{endpoint.operation} (the network sends it twice"
@@ -541,8 +543,8 @@ def _seed_run(ctx: Any, interposer: Any, use_keys: bool, opts: NetworkOptions) -
     staged = stage_append(ctx.client, ns, name, marker=f"append-{'keys' if use_keys else 'blind'}")
     key = new_key() if use_keys else None
     fm = FaultMatch("updateTable", "POST", staged.path, key)
-    match = (HttpMatch(method="POST", path=fm.path_regex(), header="Idempotency-Key", header_value=key) if key
-             else HttpMatch(method="POST", path=fm.path_regex()))
+    match = (HttpMatch(method="POST", path=fm.path_regex(ctx.client), header="Idempotency-Key", header_value=key)
+             if key else HttpMatch(method="POST", path=fm.path_regex(ctx.client)))
     history = History()
     faults = HttpFaults(interposer)
     names = [faults.answer_503(match)]

@@ -12,6 +12,8 @@
   (`ns_path()`, `table_path()`, `view_path()`, or ``url_for(template, namespace=(...), table=...)``).
   A target that advertises another ``namespace-separator`` in /v1/config (e.g. ``%2E``) gets that one:
   `set_namespace_separator()` makes ``url_for`` put it in place of ``%1F`` in every URL it builds.
+  ``url_for`` is the one path builder: what is sent, and what a fault rule matches (``url_path()``: the
+  path as it goes on the wire, e.g. for the interposer's match patterns), both come from it.
 * Listings (namespaces, tables, views) are the catalog layer's: ``ctk.catalog.Catalog`` pages through them.
 * Table loads and creations carry ``X-Iceberg-Access-Delegation: vended-credentials``, as the Java client and
   pyiceberg send it, so that catalogs which vend storage settings do; `storage_settings()` turns a load
@@ -26,7 +28,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
-from urllib.parse import quote, unquote, urlencode
+from urllib.parse import quote, unquote, urlencode, urlsplit
 
 import httpx
 
@@ -238,6 +240,11 @@ class CatalogClient:
         if self.namespace_separator != DEFAULT_SEPARATOR and "%1F" in url:
             url = url.replace("%1F", self.namespace_separator)
         return url
+
+    def url_path(self, path: str, query: dict[str, Any] | None = None, **params: Any) -> str:
+        """The path of ``url_for(path, ...)`` as it goes on the wire (percent-encoded, the advertised namespace
+        separator in place, no query): what a fault rule on the way to the catalog matches."""
+        return urlsplit(self.url_for(path, query, **params)).path
 
     # --- auth --------------------------------------------------------------------------------------
     def _timeout(self, timeout: float | None) -> httpx.Timeout:

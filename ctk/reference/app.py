@@ -37,7 +37,7 @@ from starlette.routing import Route
 from ctk.reference import catalog, planning, store, views
 from ctk.reference.catalog import CatalogError, Context, error_response, namespace_param
 from ctk.reference.pipeline import Pipeline
-from ctk.reference.policies import KeyPolicy, policies_for
+from ctk.reference.policies import CommitPolicy, KeyPolicy, policies_for
 
 log = logging.getLogger("ctk.reference")
 
@@ -172,10 +172,13 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def config_body(settings, policy: KeyPolicy | None = None) -> dict:
+def config_body(settings, policy: KeyPolicy | None = None, commits: CommitPolicy | None = None) -> dict:
     overrides: dict[str, str] = {}
     if settings.prefix:
         overrides["prefix"] = settings.prefix
+    separator = (commits if commits is not None else policies_for(settings)[1]).namespace_separator()
+    if separator != store.SEP:     # advertised URL-encoded, as the spec asks (".": "%2E")
+        overrides["namespace-separator"] = "".join(f"%{b:02X}" for b in separator.encode())
     out: dict = {"defaults": {}, "overrides": overrides, "endpoints": advertised_endpoints()}
     key_policy = policy if policy is not None else policies_for(settings)[0]
     key_policy.advertise(out)      # the lifetime (ctk.reference.policies.KeyPolicy.advertise)
@@ -195,7 +198,7 @@ def create_app(settings) -> Starlette:
                 request.state.principal = auth.principal(request)
                 params = dict(request.path_params)
                 if "namespace" in params:
-                    params["ns"] = namespace_param(params.pop("namespace"))
+                    params["ns"] = namespace_param(params.pop("namespace"), ctx.commits.namespace_separator())
                 if "view" in params:
                     params["name"] = params.pop("view")
                 elif "table" in params and handler is not report_metrics:
@@ -215,7 +218,7 @@ def create_app(settings) -> Starlette:
             auth.principal(request)
         except CatalogError as exc:
             return error_response(exc)
-        return JSONResponse(config_body(settings, pipeline.policy))
+        return JSONResponse(config_body(settings, pipeline.policy, pipeline.commit_policy))
 
     routes = [Route("/v1/config", get_config, methods=["GET"]),
               Route("/v1/oauth/tokens", auth.tokens, methods=["POST"])]
@@ -233,7 +236,7 @@ def create_app(settings) -> Starlette:
             ns_raw, table = request.query_params.get("namespace"), request.query_params.get("table")
             if not ns_raw or not table:
                 return JSONResponse({"error": "namespace and table are required"}, status_code=400)
-            ns = ns_raw.split(store.SEP)
+            ns = namespace_param(ns_raw, ctx.commits.namespace_separator())
             plans = await ctx.aread(lambda conn: planning.list_plans(conn, ns, table))
             return JSONResponse({"plans": plans})
 

@@ -118,7 +118,11 @@ def parse_model(model: type[BaseModel], data: Any):
         raise bad_request(f"Invalid {model.__name__}: {exc}") from None
 
 
-def namespace_param(text: str) -> list[str]:
+def namespace_param(text: str, separator: str = store.SEP) -> list[str]:
+    """The levels of a namespace in a path or ``parent`` query (decoded): split on the unit separator 0x1F and
+    on the ``separator`` the catalog advertises (the spec: servers use both when decoding)."""
+    if separator and separator != store.SEP:
+        text = text.replace(separator, store.SEP)
     parts = text.split(store.SEP)
     if not text or any(p == "" for p in parts):
         raise bad_request(f"Invalid namespace: {text!r}")

@@ -133,7 +133,8 @@ class CommitPolicy:
     """The reference catalog's commit handling (ctk.reference.catalog asks these hooks)."""
 
     name = "reference"
-    HOOKS = ("atomic_swap", "validate", "atomic_transaction", "purge_target")
+    HOOKS = ("atomic_swap", "validate", "atomic_transaction", "purge_target", "namespace_separator",
+             "drop_deletes_metadata")
 
     def __init__(self, settings: Any):
         self.settings = settings
@@ -157,6 +158,17 @@ class CommitPolicy:
         committed (None: nothing, e.g. a replay). `current` reads the location the name has now."""
         return committed
 
+    def namespace_separator(self) -> str:
+        """The separator of namespace levels in paths and the ``parent`` query that /v1/config advertises as
+        ``namespace-separator`` (URL-encoded) besides the unit separator 0x1F, which every server decodes: the
+        unit separator itself (nothing to advertise)."""
+        return "\x1f"
+
+    def drop_deletes_metadata(self) -> bool:
+        """Whether dropping a view, or a table without purge, deletes its metadata files (as Iceberg's own
+        catalogs do; the spec leaves it open): no, they stay where they are."""
+        return False
+
 
 def policies_for(settings: Any) -> tuple[KeyPolicy, CommitPolicy]:
     """The strategies of a catalog's settings: its variant's, its deviation profile's, else the reference's."""
@@ -166,7 +178,8 @@ def policies_for(settings: Any) -> tuple[KeyPolicy, CommitPolicy]:
     key_cls: type[KeyPolicy] = KeyPolicy
     commit_cls: type[CommitPolicy] = CommitPolicy
     if getattr(settings, "variant", None):
-        key_cls = get_variant(settings.variant).policy
+        variant = get_variant(settings.variant)
+        key_cls, commit_cls = variant.policy, variant.commits
     elif getattr(settings, "deviation", None):
         cls = get_profile(settings.deviation).policy
         if issubclass(cls, CommitPolicy):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctk.reference.operations import CatalogError, Mutation, OpResult
-from ctk.reference.policies import HEADER, UUID_RE, KeyPolicy
+from ctk.reference.policies import HEADER, UUID_RE, CommitPolicy, KeyPolicy
 
 
 class InflightWait(KeyPolicy):
@@ -157,13 +157,30 @@ def _rebuild(engine: Any, mutation: Mutation, body: dict) -> dict | None:
     return out if same else None
 
 
+class DotSeparator(CommitPolicy):
+    """Namespace levels joined by '.' in paths and the ``parent`` query: /v1/config advertises
+    ``namespace-separator: %2E`` (the spec's example), and 0x1F is still decoded as the spec requires."""
+
+    def namespace_separator(self) -> str:
+        return "."
+
+
+class DropDeletesMetadata(CommitPolicy):
+    """Dropping a view, or a table without purge, deletes its metadata files (as Iceberg's own catalogs delete a
+    dropped view's metadata): a later registerView / registerTable of such a file finds nothing."""
+
+    def drop_deletes_metadata(self) -> bool:
+        return True
+
+
 @dataclass(frozen=True)
 class Variant:
     name: str
     path: str                          # the allowed path it takes, in one line
-    policy: type[KeyPolicy]          # the hooks it overrides
+    policy: type[KeyPolicy]          # the hooks it overrides (KeyPolicy itself: none of the key handling)
     shows: dict[str, str]              # behaviour-profile row -> what the kit must observe (a substring)
     design: dict[str, str]             # requirement -> the verdict the design document gives
+    commits: type[CommitPolicy] = CommitPolicy   # the catalog's hooks it overrides (namespaces, drops)
 
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in [
@@ -185,6 +202,10 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
             LifetimeGrace, {"lifetime": "grace after the lifetime"}, {"LIFE-01": "pass", "LIFE-03": "pass"}),
     Variant("any-uuid", "any UUID version is accepted as a key, not only UUIDv7",
             AnyUuid, {"key-formats": "any UUID"}, {"KEY-01": "pass"}),
+    Variant("separator-dot", "namespace levels are joined by '.' (advertised URL-encoded as namespace-separator; "
+            "0x1F still decoded)", KeyPolicy, {}, {}, commits=DotSeparator),
+    Variant("drop-deletes-metadata", "dropping a view, or a table without purge, deletes its metadata files",
+            KeyPolicy, {}, {}, commits=DropDeletesMetadata),
 ]}
 
 def get_variant(name: str) -> Variant:

@@ -29,11 +29,17 @@ BROKEN = ("fail", "deviation")
 
 
 @contextmanager
-def serve(deviation: str | None = None, lifetime: str = LIFETIME, grace: str = GRACE) -> Iterator[str]:
-    """`ctk serve --control-api` in its own process; yields its URL; stopped with SIGINT afterwards."""
-    cmd = [sys.executable, "-m", "ctk", "serve", "--control-api", "--lifetime", lifetime, "--grace", grace]
+def serve(deviation: str | None = None, lifetime: str = LIFETIME, grace: str = GRACE, control_api: bool = True,
+          variant: str | None = None) -> Iterator[str]:
+    """`ctk serve --control-api` (without it: a plain catalog, as a third party's) in its own process, with a
+    deviation profile or an allowed variant; yields its URL; stopped with SIGINT afterwards."""
+    cmd = [sys.executable, "-m", "ctk", "serve", "--lifetime", lifetime, "--grace", grace]
+    if control_api:
+        cmd.append("--control-api")
     if deviation:
         cmd += ["--deviation", deviation]
+    if variant:
+        cmd += ["--variant", variant]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         url = (proc.stdout.readline() if proc.stdout else "").strip()

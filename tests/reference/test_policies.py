@@ -73,9 +73,18 @@ def test_deviation_policies_are_distinct_and_reach_the_catalog(tmp_path):
 
 
 def test_variants_are_subclasses_of_the_correct_policy():
+    """Each variant overrides hooks of the key handling (its KeyPolicy), of the catalog (its CommitPolicy:
+    namespace separator, what a drop deletes), or both; never neither."""
     for variant in VARIANTS.values():
-        assert issubclass(variant.policy, KeyPolicy) and variant.policy is not KeyPolicy
-        assert overridden(variant.policy), variant.name
+        assert issubclass(variant.policy, KeyPolicy) and issubclass(variant.commits, CommitPolicy)
+        own = [cls for cls in (variant.policy, variant.commits) if cls not in BASES]
+        assert own and all(overridden(cls) for cls in own), variant.name
+
+
+def test_a_variant_reaches_the_catalog_with_both_policies(tmp_path):
+    for name, variant in VARIANTS.items():
+        key, commit = policies_for(ReferenceSettings(warehouse=str(tmp_path), variant=name))
+        assert (type(key), type(commit)) == (variant.policy, variant.commits), name
 
 
 def test_no_profile_name_in_catalog_code():

@@ -17,6 +17,7 @@ from ctk.reference.deviations import PROFILES
 from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
 from ctk.reference.policies import KeyPolicy
+from ctk.reference.policies import CommitPolicy
 from ctk.reference.variants import VARIANTS, KeysGlobal, for_settings, get_variant
 
 pytestmark = pytest.mark.timeout(120)
@@ -31,7 +32,10 @@ def key():
 def test_the_issue_variants_exist_and_say_their_path():
     assert set(NAMES) <= set(VARIANTS)
     for v in VARIANTS.values():
-        assert v.path and v.shows and v.design and issubclass(v.policy, KeyPolicy)
+        assert v.path and issubclass(v.policy, KeyPolicy)
+        # a variant of the key handling shows in the behaviour profile and has a design verdict; one of the
+        # catalog's own choices (namespace separator, what a drop deletes) changes no key verdict
+        assert (v.shows and v.design) or (v.policy is KeyPolicy and v.commits is not CommitPolicy), v.name
         assert v.name not in PROFILES            # a variant is not a deviation
 
 
