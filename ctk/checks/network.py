@@ -735,21 +735,45 @@ def check_db_link_failure(ctx: Any, db_interposer: Any, endpoint: Endpoint | str
 
 def db_link_failure(run: Run, ctx: Any, endpoint: Endpoint, db_interposer: Any, mode: str = "reset_peer",
                     opts: NetworkOptions | None = None) -> Verdict:
-    """REPLAY-03 through the database link (see `check_db_link_failure`); one verdict on `run`."""
+    """REPLAY-03 through the database link (see `check_db_link_failure`); one verdict on `run`.
+
+    With ``fail_write``, a catalog whose first attempt still succeeded although its write was cut (a pool or a
+    driver ran the write again on a fresh connection) is measured once more with ``fail_write_hold``: the link
+    stays down from the cut write until the catalog answered, so the retry meets the broken link too."""
     opts = opts or NetworkOptions()
+    link = LinkFaults(db_interposer)
+    verdict, absorbed = _db_link_attempt(run, ctx, endpoint, link, mode, opts)
+    if absorbed is None:
+        return verdict
+    verdict, _ = _db_link_attempt(run, ctx, endpoint, link, "fail_write_hold", opts, absorbed)
+    return verdict
+
+
+def _db_link_attempt(run: Run, ctx: Any, endpoint: Endpoint, link: LinkFaults, mode: str, opts: NetworkOptions,
+                     earlier: dict | None = None) -> tuple[Verdict, dict | None]:
+    """One measurement of `db_link_failure`: (verdict, None), or (an inconclusive verdict, what was seen) when a
+    ``fail_write`` cut a write and the catalog answered success all the same (the write was retried inside)."""
     case = endpoint.prepare(ctx)
     key = new_key()
     history = History()
     before = case.observe()
     seen: dict[str, Any] = {}
-    link = LinkFaults(db_interposer)
     failed: dict[str, Any] = {}
+    held = mode == "fail_write_hold"
+    front = _front_interposer(ctx) if held else None
+    http = HttpFaults(front) if front is not None else None
+    answer_rule = http.record_answer(_match(ctx, case, key)) if http is not None else None
 
     def restore() -> None:
         if "rule" in failed:
-            link.db_restore(failed.pop("rule"))
+            rule = failed.pop("rule")
+            seen["cut"] = bool(link.cuts(rule)) if rule else None
+            link.db_restore(rule)
 
     def between() -> None:
+        if held and answer_rule is not None:
+            # the link stays down until the catalog answered: the interposer in front of it saw the answer
+            seen["answered"] = http.wait_answer(answer_rule, opts.answer_wait)
         restore()
         seen["mid"] = case.observe()
         seen["n1"] = case.executions(before, seen["mid"])
@@ -757,29 +781,51 @@ def db_link_failure(run: Run, ctx: Any, endpoint: Endpoint, db_interposer: Any, 
             case.interfere()
         seen["base"] = case.observe()
 
-    # fail_write: one write fails, the link works for everything after it (a 5xx stored would be replayed)
+    # fail_write: one write fails, the link works for everything after it (a 5xx stored would be replayed);
+    # fail_write_hold: from that write on the link is down until the catalog answered
     failed["rule"] = link.db_fail(mode, write_pattern=opts.db_write_pattern)
     rc = _retrying(ctx, history, between, opts)
     try:
         final = _mutate(rc, case, key, f"{endpoint.operation} (database link {mode})", timeout=30.0)
     except IdempotencyWindowExpired as exc:
-        return run.inconclusive(f"the retrying client stopped: {exc}", "window expired", {"key": key})
+        return run.inconclusive(f"the retrying client stopped: {exc}", "window expired", {"key": key}), None
     finally:
         restore()
+        if http is not None:
+            http.remove(answer_rule)
+    cut = bool(seen.get("cut"))
     attempts = list(rc.last_attempts)
     details: dict[str, Any] = {"key": key, "mode": mode, "attempts": _statuses(attempts),
                                "history": history.to_list()}
+    if earlier is not None:
+        details["earlier"] = earlier
+    if held:
+        details["answer_seen_by_interposer"] = seen.get("answered")
     first = attempts[0]
     if "n1" not in seen:
-        return run.inconclusive(f"the database link failure did not reach the client: the first attempt got "
-                                f"{describe(first)}", "fault missed", details)
+        if mode == "fail_write" and cut and first.status in endpoint.success:
+            why = (f"the catalog's write was cut on the database link, yet the first attempt got {describe(first)}: "
+                   "the catalog (its connection pool or driver) ran the write again on a fresh connection")
+            return run.inconclusive(why, "write retried inside", details), {"attempts": details["attempts"], "why": why}
+        if held and cut and first.status in endpoint.success:
+            return run.inconclusive(
+                f"the link stayed down from the cut write until the catalog answered, yet the first attempt got "
+                f"{describe(first)}: the catalog answered without its database ({_why_earlier(earlier)})",
+                "fault missed", details), None
+        text = f"the database link failure did not reach the client: the first attempt got {describe(first)}"
+        if mode in ("fail_write", "fail_write_hold") and not cut:
+            text += f" (the catalog sent no write matching {opts.db_write_pattern!r} while the fault was armed)"
+        return run.inconclusive(text, "fault missed", details), None
     if first.status is None or first.status < 500:
-        return run.inconclusive(f"the first attempt got {describe(first)}, not a 5xx", "no 5xx", details)
+        return run.inconclusive(f"the first attempt got {describe(first)}, not a 5xx", "no 5xx", details), None
     after = case.observe()
     total = seen["n1"] + case.executions(seen["base"], after)
     details.update(executions=total, committed_before_failure=seen["n1"])
     hc = _history_check(history, key, total)
     details["history_check"] = hc.to_dict()
+    how = mode if not held else "fail_write_hold (the link down from the cut write until the catalog answered)"
+    if earlier is not None:
+        how += f"; a single cut write was retried inside the catalog ({earlier.get('attempts')})"
     problems = []
     if final.status not in endpoint.success:
         problems.append(f"the retry after the link came back got {describe(final)}, not success")
@@ -788,11 +834,23 @@ def db_link_failure(run: Run, ctx: Any, endpoint: Endpoint, db_interposer: Any, 
     if problems:
         return broken(run, f"a 5xx from a broken database link is not stored: after the link is back the retry "
                           f"with the same key executes {endpoint.operation} once and succeeds",
-                          "; ".join(problems) + f"\nattempts: {_statuses(attempts)}\nhistory check: {hc}",
+                          "; ".join(problems) + f"\nDB link {how}\nattempts: {_statuses(attempts)}"
+                          f"\nhistory check: {hc}",
                           "5xx replayed" if final.status == first.status else f"final {describe(final)}",
-                          details)
-    return run.ok(f"DB link {mode}: {describe(first)}; retry {describe(final)}; executed once",
-                  "executed once" if not seen["n1"] else "committed, replayed", details)
+                          details), None
+    return run.ok(f"DB link {how}: {describe(first)}; retry {describe(final)}; executed once",
+                  "executed once" if not seen["n1"] else "committed, replayed", details), None
+
+
+def _front_interposer(ctx: Any) -> Any:
+    """The interposer between the kit and the catalog, when the run has one (it sees the catalog's answers)."""
+    faults = getattr(ctx, "faults", None)
+    inner = getattr(faults, "inner", faults)
+    return getattr(inner, "interposer", None)
+
+
+def _why_earlier(earlier: dict | None) -> str:
+    return str((earlier or {}).get("why", "")) or "no earlier measurement"
 
 
 @check(requirement="REPLAY-04", behaviour=Behaviour.DB_COMMIT_CUT)

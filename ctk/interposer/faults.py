@@ -25,7 +25,10 @@ these classes turn that into toxics and read back what the toxics saw.
 - ``db_hold(ms)``                the database's answers are slowed (a transaction stays open longer)
 - ``db_fail(mode)``              the database link fails: ``"reset_peer"`` (connections reset), ``"down"``
                                  (refused), ``"fail_write"`` (the first write statement is dropped and its
-                                 connection cut, once); returns what `db_restore` needs
+                                 connection cut, once), ``"fail_write_hold"`` (the same, and from that moment
+                                 the link stays down - every connection cut, new ones refused - until
+                                 `db_restore`: a pool that retries the write on a fresh connection meets the
+                                 broken link too); returns what `db_restore` needs
 - ``db_cut_after_commit(pattern)``  the database's answer to the next statement matching `pattern` (the
                                  COMMIT) is cut: it commits, the catalog never hears; ``cuts`` tells what it cut
 """
@@ -39,6 +42,8 @@ from ctk.interposer.http_toxics import HttpMatch
 
 LOSE_MODES = ("503", "500", "reset", "drop")
 DB_FAILURES = ("reset_peer", "down", "fail_write")
+#: link failures that last until `LinkFaults.db_restore` (the kit restores once the catalog answered)
+DB_HOLDS = ("fail_write_hold",)
 DB_WRITE_PATTERN = r"INSERT INTO|UPDATE \S+ SET|DELETE FROM"
 
 
@@ -176,6 +181,7 @@ class LinkFaults:
     def __init__(self, link: Any):
         self.link = link
         self._seq = 0
+        self._held: set[str] = set()   # fail_write_hold rules: restoring them enables the link again
 
     def _name(self, what: str) -> str:
         self._seq += 1
@@ -198,17 +204,30 @@ class LinkFaults:
         if mode == "fail_write":   # one write fails; the link works for everything after it
             return self.link.add_toxic(self._name("fail_write"), type="cut_after", stream="upstream",
                                        attributes={"pattern": write_pattern, "deliver": 0, "times": 1})
+        if mode == "fail_write_hold":   # one write fails and the link stays down until db_restore
+            name = self.link.add_toxic(self._name("fail_write_hold"), type="cut_after", stream="upstream",
+                                       attributes={"pattern": write_pattern, "deliver": 0, "times": 1,
+                                                   "then_down": 1})
+            self._held.add(name)
+            return name
         if mode == "reset_peer":
             return self.link.add_toxic(self._name("reset"), type="reset_peer", stream="downstream",
                                        attributes={"timeout": 50})
-        raise ValueError(f"mode must be one of {', '.join(DB_FAILURES)}, not {mode!r}")
+        raise ValueError(f"mode must be one of {', '.join(DB_FAILURES + DB_HOLDS)}, not {mode!r}")
 
     def db_restore(self, failed: str | None) -> None:
         """Undo `db_fail` (its return value)."""
         if failed is None:
             self.link.enable()
-        else:
-            self.remove(failed)
+            return
+        self.remove(failed)
+        if failed in self._held:     # the cut took the link down with it: bring it back
+            self._held.discard(failed)
+            self.link.enable()
+
+    def went_down(self, name: str) -> bool:
+        """Whether a ``fail_write_hold`` rule cut a write (and so took the link down)."""
+        return bool(self.cuts(name))
 
     def db_cut_after_commit(self, pattern: str = "COMMIT") -> str:
         """The database's answer to the next statement matching `pattern` is cut (it runs, the catalog never

@@ -99,6 +99,8 @@ class Link:
         proxy.counters.injected["cut_after"] += 1
         proxy.event("cut_after", toxic=t.name, peer=self.conn.peer, sent=sent, dropped=len(data))
         self.conn.reset()
+        if t.attributes.get("then_down"):   # the link stays down (until enabled again), not just this connection
+            proxy.go_down(f"cut_after {t.name}")
 
     def _write(self, data: bytes) -> None:
         if self.closed or self.transport.is_closing():

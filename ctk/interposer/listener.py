@@ -159,6 +159,20 @@ class Proxy:
             await self.stop()
             self.counters.injected["proxy_disabled"] += 1
 
+    def go_down(self, why: str) -> None:
+        """Disable the proxy now, from inside the loop (a toxic's decision): the listener closes (new connections
+        are refused), every connection is aborted; `set_enabled(True)` brings it back on the same port."""
+        if not self.enabled:
+            return
+        self.enabled = False
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for conn in list(self.connections):
+            conn.abort()
+        self.counters.injected["proxy_disabled"] += 1
+        self.event("proxy_down", why=why)
+
     async def set_listen(self, listen: tuple[str, int]) -> None:
         check_loopback(listen[0])
         running = self._server is not None

@@ -18,7 +18,10 @@ TCP toxic types (attribute units as in Toxiproxy):
                   matches ``pattern`` is delivered, then the server's next answer on that connection is dropped
                   and both sides get a TCP RST. In front of a catalog's database: the database commits, the
                   catalog never hears the outcome. With ``deliver`` 0 the matching chunk is dropped and the
-                  connection reset at once: that write never reaches the database. (ctk only.)
+                  connection reset at once: that write never reaches the database. With ``then_down`` 1 the
+                  proxy goes down the moment it cuts (as if disabled: every connection aborted, new ones
+                  refused) and stays down until it is enabled again: a pool that retries the write on a fresh
+                  connection meets the same broken link. (ctk only.)
 
 ``stream`` is ``upstream`` (client -> server) or ``downstream`` (server -> client). ``toxicity`` is the
 probability that the toxic applies to a connection (decided once per connection, as Toxiproxy does; for the
@@ -44,7 +47,7 @@ TCP_TOXICS: dict[str, dict[str, int]] = {
     "slicer": {"average_size": 0, "size_variation": 0, "delay": 0},
     "limit_data": {"bytes": 0},
     "noop": {},
-    "cut_after": {"times": 1, "deliver": 1},
+    "cut_after": {"times": 1, "deliver": 1, "then_down": 0},
 }
 #: text attributes of TCP toxics (with their defaults)
 TEXT_ATTRIBUTES: dict[str, dict[str, str]] = {"cut_after": {"pattern": "COMMIT"}}

@@ -131,6 +131,9 @@ class Pipeline:
         # Scopes whose finalized record this process committed on the fast path (the newest ones): a duplicate
         # of one is looked up and replayed at once instead of running the mutation and rolling it back.
         self._finalized_here: OrderedDict[tuple, None] = OrderedDict()
+        # storable answers the database could not take when they were made (it was down): scope -> record row,
+        # written before the next request with that key is looked at (a policy storing 5xx)
+        self._unstored: dict[tuple, tuple] = {}
         self._stop = threading.Event()
         self._sweeper: threading.Thread | None = None
         if settings.idempotency_lifetime is not None and settings.sweep_interval and settings.sweep_interval > 0:
@@ -247,6 +250,8 @@ class Pipeline:
         first = True
         # Look the record up before anything else: for a scope finalized here (replay, or see it expired), and
         # on every poll while waiting for an original in flight (never run the mutation again meanwhile).
+        if scope in self._unstored:      # an answer of this key the database could not take then: store it now
+            await run_in_threadpool(self._flush_unstored, scope)
         look_up = scope in self._finalized_here
         while races < MAX_RACES:
             now = time.time()
@@ -420,14 +425,34 @@ class Pipeline:
             log.exception("operation %s failed", mutation.operation)
             result = error_result(500, "InternalServerError", f"{mutation.operation} failed unexpectedly")
             if self._storable(result.status):   # a policy storing 5xx stores even a failing database's 500 (once back)
-                try:
-                    with self.engine.begin() as conn:
-                        text, _wire, ref = encode_stored(result)
-                        RecordStore.reserve_in(conn, scope, request_hash, expires_at, now, origin,
-                                               status=FINALIZED, response=text, ref=ref)
-                except Exception:  # noqa: BLE001 - still failing: nothing stored
-                    pass
+                text, _wire, ref = encode_stored(result)
+                row = (scope, request_hash, expires_at, now, origin, text, ref)
+                if not self._store_unstored(row):     # the database is still down: written before the next
+                    with self._inflight_lock:         # request with this key is looked at
+                        self._unstored[scope] = row
             return result
+
+    def _store_unstored(self, row: tuple) -> bool:
+        """Write a finalized answer the database could not take when it was made; whether it is stored (or
+        another request's record holds the key)."""
+        scope, request_hash, expires_at, now, origin, text, ref = row
+        try:
+            with self.engine.begin() as conn:
+                RecordStore.reserve_in(conn, scope, request_hash, expires_at, now, origin,
+                                       status=FINALIZED, response=text, ref=ref)
+        except IntegrityError:
+            return True
+        except Exception:  # noqa: BLE001 - still failing: kept for later
+            return False
+        self._remember_finalized(scope)
+        return True
+
+    def _flush_unstored(self, scope: tuple) -> None:
+        with self._inflight_lock:
+            row = self._unstored.pop(scope, None)
+        if row is not None and not self._store_unstored(row):
+            with self._inflight_lock:
+                self._unstored.setdefault(scope, row)
 
     def _key_taken(self, scope: tuple) -> bool:
         try:

@@ -125,6 +125,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="planTableScan answers completed plans (sync, default) or submitted ones (async)")
     parser.add_argument("--plan-task-size", type=int, default=None,
                         help="file scan tasks per plan task handed out by fetchScanTasks (0: all inline; default 1)")
+    parser.add_argument("--db-statement-retries", type=int, default=None, metavar="N",
+                        help="a statement that failed on a lost database connection is silently run again on a "
+                             "fresh connection, its transaction replayed first, up to N times (as some JDBC pools "
+                             "do; with --database-url; default 0)")
 
 
 def settings_from_args(args: argparse.Namespace) -> ReferenceSettings:
@@ -135,7 +139,8 @@ def settings_from_args(args: argparse.Namespace) -> ReferenceSettings:
         prefix=args.prefix, idempotency_lifetime=None if disable else lifetime, idempotency_grace=args.grace,
         in_flight=args.in_flight, deviation=args.deviation, variant=getattr(args, "variant", None),
         control_api=args.control_api, token=args.token,
-        planning_mode=getattr(args, "planning_mode", None), plan_task_size=getattr(args, "plan_task_size", None))
+        planning_mode=getattr(args, "planning_mode", None), plan_task_size=getattr(args, "plan_task_size", None),
+        db_statement_retries=getattr(args, "db_statement_retries", None))
     if disable:
         settings.idempotency_lifetime = None
     return settings

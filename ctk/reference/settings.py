@@ -42,6 +42,10 @@ class ReferenceSettings:
     plan_task_size: int = 1                     # file scan tasks per plan task (handed out by fetchScanTasks);
                                                 # 0: every file scan task inline in the planning result
     plan_ttl: float = 86400.0                   # seconds a plan is kept (dropped by the next planTableScan after)
+    db_statement_retries: int = 0               # a statement that failed on a lost database connection is run
+                                                # again on a fresh one (the open transaction replayed first), up
+                                                # to this many times, silently (ctk.reference.retrying_pool);
+                                                # a server database (database_url) only
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -52,6 +56,8 @@ class ReferenceSettings:
             raise ValueError(f"in_flight must be 'reject' or 'wait', not {self.in_flight!r}")
         if self.planning_mode not in ("sync", "async"):
             raise ValueError(f"planning_mode must be 'sync' or 'async', not {self.planning_mode!r}")
+        if self.db_statement_retries < 0:
+            raise ValueError(f"db_statement_retries must be >= 0, not {self.db_statement_retries}")
         if self.plan_task_size < 0:
             raise ValueError(f"plan_task_size must be >= 0, not {self.plan_task_size}")
         if self.deviation is not None:

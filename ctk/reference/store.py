@@ -156,6 +156,9 @@ def make_engine(settings) -> Engine:
     else:
         engine = create_engine(url, pool_size=16, max_overflow=16, pool_timeout=30, pool_pre_ping=True,
                                connect_args={"connect_timeout": 10} if "psycopg" in url else {})
+        from ctk.reference.retrying_pool import install
+
+        install(engine, getattr(settings, "db_statement_retries", 0))   # a pool that retries a lost statement
     meta.create_all(engine)
     return engine
 

@@ -30,7 +30,7 @@ class Stack:
     binds port 0 itself and says where it listens (tests/procs.py): no port can be taken between a probe and
     the start."""
 
-    def __init__(self, pg, tmp: Path, deviation: str | None = None):
+    def __init__(self, pg, tmp: Path, deviation: str | None = None, *extra: str):
         self.started: list[procs.Started] = []
         try:
             db = procs.interposer(f"{pg.host}:{pg.port}", "--name", "catalog-db", "--protocol", "tcp")
@@ -39,6 +39,7 @@ class Stack:
             serve = ["--warehouse", str(tmp / "wh"), "--database-url", pg.url_via(*db.listen), "--lifetime", "PT60S"]
             if deviation:
                 serve += ["--deviation", deviation]
+            serve += list(extra)
             catalog = procs.serve(*serve)
             self.started.append(catalog)
             self.url = catalog.url
@@ -69,8 +70,8 @@ def _verdicts(data: dict) -> dict[tuple[str, str], str]:
 def stacks(pg, tmp_path):
     made: list[Stack] = []
 
-    def make(deviation: str | None = None) -> Stack:
-        s = Stack(pg, tmp_path / f"s{len(made)}", deviation)
+    def make(deviation: str | None = None, *extra: str) -> Stack:
+        s = Stack(pg, tmp_path / f"s{len(made)}", deviation, *extra)
         made.append(s)
         return s
 
@@ -104,6 +105,20 @@ def test_store_5xx_is_caught_through_the_db_link(stacks, tmp_path):
     got = _verdicts(data)
     assert got[("REPLAY-03", "5xx-not-stored")] == "fail", out
     assert code == 1, out
+
+
+def test_pool_that_retries_a_lost_statement_is_decided_through_the_db_link(stacks, tmp_path):
+    """A catalog whose pool runs the cut write again on a fresh connection (issue 19, item 3): the single cut write
+    is absorbed, the link held down until the catalog answered decides REPLAY-03; storing that 500 is caught."""
+    stack = stacks(None, "--db-statement-retries", "1")
+    code, data, out = _run_kit(stack, tmp_path / "run", "--ctk-db-link", stack.link)
+    by = {(v["requirement"], v["behaviour"]): v for v in data["results"]}
+    v = by[("REPLAY-03", "5xx-not-stored")]
+    assert v["status"] == "pass", out
+    assert v["details"]["mode"] == "fail_write_hold" and v["details"]["earlier"]["attempts"][0] == 200, v
+    stack = stacks("store-5xx", "--db-statement-retries", "1")
+    code, data, out = _run_kit(stack, tmp_path / "dev", "--ctk-db-link", stack.link)
+    assert _verdicts(data)[("REPLAY-03", "5xx-not-stored")] == "fail", out
 
 
 def test_bad_db_link_is_a_clear_error(tmp_path):
