@@ -3,7 +3,7 @@ renameTable (and the rename case views share)."""
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from ctk.catalog.bodies import create_table_body, ident, set_properties_commit
 from ctk.catalog.cases import Case, CaseContext, Conflict, Endpoint, Req, case
@@ -60,26 +60,75 @@ def creation_case(ep: Endpoint, kind: str, ns: tuple[str, ...], names: tuple[str
     )
 
 
+class KeptMetadata:
+    """Copies of the metadata files a registration case registers, kept through the kit's own storage (the
+    client's storage settings: pyiceberg's FileIO behind the loopback guard). The spec does not promise that a
+    dropped table's or view's metadata file stays (Iceberg's own catalogs delete a dropped view's, and a table's
+    directory with it), so after every drop the case writes back what it will register again, byte for byte.
+    Where the kit cannot read the storage (``problem`` says why) nothing is kept and nothing restored."""
+
+    def __init__(self, client: Any, loaded: list[dict]):
+        self.kept: list[tuple[Any, str, bytes]] = []      # (FileIO, location, content)
+        self.restored: list[str] = []
+        self.problem: str | None = None
+        try:
+            for result in loaded:
+                loc = result["metadata-location"]
+                io = client.storage_settings(result).file_io(loc, "metadata files")
+                with io.new_input(loc).open() as f:
+                    self.kept.append((io, loc, f.read()))
+        except Exception as exc:  # noqa: BLE001 - storage out of the kit's reach: the catalog's files only
+            self.kept, self.problem = [], f"{type(exc).__name__}: {exc}"
+
+    def restore(self) -> None:
+        """Write back each kept file the catalog deleted (a failure to: PrerequisiteError)."""
+        for io, loc, content in self.kept:
+            try:
+                if io.new_input(loc).exists():
+                    continue
+                with io.new_output(loc).create(overwrite=True) as f:
+                    f.write(content)
+            except Exception as exc:  # noqa: BLE001
+                raise PrerequisiteError(f"setup: the catalog deleted the metadata file {loc} on drop and the kit "
+                                        f"could not write its copy back: {type(exc).__name__}: {exc}") from None
+            self.restored.append(loc)
+
+
 def registration_case(ctx: CaseContext, ep: Endpoint, kind: str, path: str, source_stem: str,
                       make_source: Callable[[str, int], dict], ops: Ops, note_location: bool = False) -> Case:
     """registerTable / registerView: ``make_source(name, i)`` makes source ``i`` (1, 2) marked "source-{i}" and
-    answers its load result; both are dropped (their metadata files stay), the first one's metadata location is
-    registered and the second one's is the alternative."""
+    answers its load result; the first one's metadata location is registered and the second one's is the
+    alternative. Both sources are dropped, so the registered files are no live object's; the kit keeps a copy
+    of each (`KeptMetadata`) and writes it back after every drop of the case, for catalogs that delete a dropped
+    object's metadata."""
     ns = tuple(ctx.namespace)
     sources = (ctx.unique(source_stem), ctx.unique(source_stem))
     names = (ctx.unique(kind[0]), ctx.unique(kind[0] + "x"))
-    loc1, loc2 = (make_source(src, i).get("metadata-location") for i, src in enumerate(sources, 1))
+    loaded = [make_source(src, i) for i, src in enumerate(sources, 1)]
+    loc1, loc2 = (r.get("metadata-location") for r in loaded)
     if not loc1 or not loc2:
         raise PrerequisiteError(f"create{kind.title()} answered no metadata-location to register")
+    kept = KeptMetadata(ctx.client, loaded)
     for src in sources:
         ops.drop(src, "setup")
+    kept.restore()
+    drop = ops.drop
+
+    def drop_keeping(n: str, label: str) -> object:
+        out = drop(n, label)
+        kept.restore()
+        return out
+
+    ops = ops._replace(drop=drop_keeping)
+    notes: dict | None = {"metadata-location": loc1} if note_location else None
+    if kept.problem:
+        notes = {**(notes or {}), "metadata copies": f"not kept ({kept.problem})"}
 
     def body(n: str, role: str) -> dict:
         return {"name": n, "metadata-location": loc2 if role == "alternative" else loc1}
 
     return creation_case(ep, kind, ns, names, path, body, ops, marks=("source-2", "source-1"),
-                         why=f"a {kind} with that name already exists",
-                         notes={"metadata-location": loc1} if note_location else None)
+                         why=f"a {kind} with that name already exists", notes=notes)
 
 
 @case("createTable", success=(200,), requires=("loadTable", "dropTable"))

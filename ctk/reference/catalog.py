@@ -606,7 +606,27 @@ async def drop_table(ctx: Context, request: Request, ns: list[str], name: str, b
                                          lambda: ctx.read(lambda c: store.table_pointer(c, ns, name)))
         if target is not None:
             await run_in_threadpool(purge_table, target, ctx.pipeline.records)
+    elif dropped.get("committed") and ctx.commits.drop_deletes_metadata():   # a catalog that cleans up on drop
+        await run_in_threadpool(delete_table_metadata, dropped["committed"], ctx.pipeline.records)
     return response
+
+
+def delete_table_metadata(metadata_location: str, records) -> None:
+    """Delete the metadata files (the current one and its log) of a table dropped without purge, as catalogs that
+    clean up on drop do; data files stay. Stored answers that refer to them are copied into their records first
+    (nothing is deleted when that fails)."""
+    try:
+        metadata = store.read_table_metadata(metadata_location)
+    except Exception:  # noqa: BLE001 - already gone
+        return
+    metadata_files = {e.metadata_file for e in metadata.metadata_log} | {metadata_location}
+    try:
+        records.materialize(metadata_files, metadata_json)
+    except Exception:  # noqa: BLE001 - keep every file rather than break a replay
+        logging.getLogger("ctk.reference.catalog").exception(
+            "metadata of %s kept: stored answers referring to it could not be copied", metadata_location)
+        return
+    delete_files(store.file_io(metadata_location), metadata_files, "metadata")
 
 
 def purge_table(metadata_location: str, records) -> None:

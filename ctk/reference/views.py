@@ -200,12 +200,29 @@ async def replace_view(ctx: Context, request: Request, ns: list[str], name: str,
 
 
 async def drop_view(ctx: Context, request: Request, ns: list[str], name: str, body: bytes) -> Response:
+    dropped: dict[str, str] = {}
+
     def execute(conn):
-        if not store.delete_pointer(conn, "view", ns, name):
+        location = store.view_pointer(conn, ns, name)
+        if location is None or not store.delete_pointer(conn, "view", ns, name):
             raise no_view(ns, name)
+        dropped["location"] = location
         return OpResult(204)
 
-    return await ctx.submit(request, "dropView", view_resource(ns, name), body, execute)
+    def committed():
+        dropped["committed"] = dropped["location"]
+
+    response = await ctx.submit(request, "dropView", view_resource(ns, name), body, execute, on_commit=committed)
+    if dropped.get("committed") and ctx.commits.drop_deletes_metadata():   # as Iceberg's own catalogs do
+        await run_in_threadpool(_delete_quietly, dropped["committed"])
+    return response
+
+
+def _delete_quietly(location: str) -> None:
+    try:
+        store.file_io(location).delete(location)
+    except Exception:  # noqa: BLE001 - already gone
+        pass
 
 
 async def register_view(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
