@@ -116,6 +116,19 @@ class FaultInjector:
     def executions(self) -> dict | None:
         return None
 
+    def watch_arrivals(self, match: FaultMatch) -> Any:
+        """Start noting when each request matching `match` reached the catalog (the interposer forwarded it
+        whole); a handle for `arrivals`, or None when this injector cannot see requests arrive."""
+        return None
+
+    def arrivals(self, handle: Any) -> list[float] | None:
+        """Wall-clock times (time.time()) at which the requests a `watch_arrivals` handle selects reached the
+        catalog, oldest first; None when unknown."""
+        return None
+
+    def unwatch(self, handle: Any) -> None:
+        """Stop a `watch_arrivals` handle (None: nothing)."""
+
     def wait_applied(self, rule_id: Any, timeout: float) -> bool | None:
         """Wait until a rule added with times=1 has been taken by a request. True: taken; False: not within
         `timeout`; None: this injector cannot tell."""
@@ -216,13 +229,24 @@ class CountersOnly(FaultInjector):
     batch), where fault rules would hit the wrong request but each operation's counter is still its own."""
 
     name = "execution counters only"
-    capabilities = frozenset({"executions"})
 
-    def __init__(self, inner: FaultInjector):
+    def __init__(self, inner: FaultInjector, arrivals: FaultInjector | None = None):
         self.inner = inner
+        self.watcher = arrivals        # an injector that sees requests arrive (the interposer), when there is one
+        self.capabilities = frozenset(inner.capabilities & {"executions"})
 
     def executions(self) -> dict | None:
         return self.inner.executions()
+
+    def watch_arrivals(self, match: FaultMatch) -> Any:
+        return self.watcher.watch_arrivals(match) if self.watcher is not None else None
+
+    def arrivals(self, handle: Any) -> list[float] | None:
+        return self.watcher.arrivals(handle) if self.watcher is not None else None
+
+    def unwatch(self, handle: Any) -> None:
+        if self.watcher is not None:
+            self.watcher.unwatch(handle)
 
 
 class InterposerFaults(FaultInjector):
@@ -267,6 +291,15 @@ class InterposerFaults(FaultInjector):
 
     def swallowed(self, rule_id: Any) -> list[dict]:
         return self.http.kept_answers(rule_id)
+
+    def watch_arrivals(self, match: FaultMatch) -> Any:
+        return self.http.count_matching(self._match(match))
+
+    def arrivals(self, handle: Any) -> list[float] | None:
+        return None if handle is None else self.http.arrivals(handle)
+
+    def unwatch(self, handle: Any) -> None:
+        self.http.remove(handle)
 
     def remove(self, rule_id: str) -> None:
         """Remove one rule (used up or not)."""
@@ -346,6 +379,15 @@ class DbLinkFaults(FaultInjector):
 
     def executions(self) -> dict | None:
         return self.inner.executions()
+
+    def watch_arrivals(self, match: FaultMatch) -> Any:
+        return self.inner.watch_arrivals(match)
+
+    def arrivals(self, handle: Any) -> list[float] | None:
+        return self.inner.arrivals(handle)
+
+    def unwatch(self, handle: Any) -> None:
+        self.inner.unwatch(handle)
 
     def wait_applied(self, rule_id: Any, timeout: float) -> bool | None:
         return self.inner.wait_applied(rule_id, timeout)

@@ -558,6 +558,9 @@ class Connection(fp.FastHttpMixin):
                     self.close("client protocol error in a body")
                     return
                 meta.sent_at = asyncio.get_running_loop().time()
+                for t in toxics:   # delay_request rules (count_matching too) note when the catalog got it whole
+                    if t.type == "delay_request":
+                        proxy.event("request_forwarded", toxic=t.name, method=head.method, target=head.target)
                 if dup is not None:
                     task = asyncio.ensure_future(self._duplicate(dup, meta, raw))
                     proxy.side_tasks.add(task)

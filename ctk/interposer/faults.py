@@ -17,7 +17,8 @@ these classes turn that into toxics and read back what the toxics saw.
 - ``hold_link(seconds)``         every answer of the catalog is slowed (TCP latency); `remove` restores it
 - ``duplicate(match, ...)``      the request is sent more than once (``parallel``: as a burst); ``burst``
                                  gives the interposer's report of it (forward and answer times, answers)
-- ``count_matching(match)``      nothing changes; `matched` counts the requests it selected
+- ``count_matching(match)``      nothing changes; `matched` counts the requests it selected, `arrivals` says
+                                 when each was forwarded whole to the catalog
 
 `LinkFaults(link)`: a TCP-mode interposer in front of a catalog's DATABASE (an in-process `Interposer`, or a
 `ctk.interposer.client.ProxyLink` from ``--ctk-db-link``):
@@ -160,6 +161,15 @@ class HttpFaults:
             if now >= deadline or (now - started >= unseen_grace and not self.applied(name)):
                 return False
             time.sleep(0.01)
+
+    def arrivals(self, name: str) -> list[float]:
+        """When each request a `count_matching` (or `delay_request`) rule selected was forwarded whole to the
+        catalog (time.time(), oldest first): when the catalog got it, by the interposer's clock."""
+        try:
+            events = self.interposer.events_of(name, "request_forwarded")
+        except Exception:  # noqa: BLE001 - an interposer without events: nothing known
+            return []
+        return [float(e["time"]) for e in events if e.get("time") is not None]
 
     def burst(self, name: str, timeout: float) -> dict | None:
         """The ``duplicate_burst`` report of a `duplicate` rule (forward and answer times of the original and

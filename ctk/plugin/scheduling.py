@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING
 
 from ctk.checks.context import CheckContext
-from ctk.checks.faults import ControlFaults, CountersOnly, NoFaults
+from ctk.checks.faults import ControlFaults, CountersOnly, InterposerFaults, NoFaults
 from ctk.checks.idempotency import check_lifetime
 from ctk.catalog import ENDPOINTS
 
@@ -38,8 +38,11 @@ class LifetimeBatch:
         base = self.session.context
         client = self.session.client.sibling()   # same prefix, separator, storage settings and placement
         self.clients.append(client)
-        faults = CountersOnly(base.faults.for_client(client)) if isinstance(base.faults, ControlFaults) \
-            else NoFaults()
+        # the interposer in front of the catalog, when the run has one, says when each retry reached it (LIFE-01)
+        ip = getattr(self.session, "interposer", None)
+        watcher = InterposerFaults(ip, client) if ip is not None else None
+        faults = CountersOnly(base.faults.for_client(client) if isinstance(base.faults, ControlFaults)
+                              else NoFaults(), arrivals=watcher)
         ctx = CheckContext.bind(client, base.discovery, base.namespace, faults, base.options)
         return check_lifetime(ctx, ENDPOINTS[operation])
 
