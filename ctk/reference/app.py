@@ -26,12 +26,13 @@ import secrets
 import threading
 from contextlib import asynccontextmanager
 from typing import Awaitable, Callable
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from ctk.reference import catalog, planning, store, views
@@ -80,6 +81,27 @@ async def rename_view(ctx, request, body):
 
 
 Handler = Callable[..., Awaitable[Response]]
+
+# Routing runs on the raw path's segments: a `/` inside a namespace level or a table or view name arrives as %2F
+# (`new%2Fdb`), which the server has already decoded into `scope["path"]`, where it would split the segment and
+# miss every route. RawSegments decodes each raw segment on its own and stands SLASH in for a `/` within one while
+# routing; the route wrapper turns it back into `/` in the path parameters. A path with %00 is left as it is.
+SLASH = "\x00"
+
+
+class RawSegments:
+    """ASGI middleware: scope["path"] rebuilt from the raw path's segments (see SLASH)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        raw = scope.get("raw_path") if scope["type"] == "http" else None
+        if raw and b"%2f" in raw.lower() and b"%00" not in raw:
+            text = raw.decode("latin-1").split("?", 1)[0]
+            scope = {**scope, "path": "/".join(unquote(seg).replace("/", SLASH) for seg in text.split("/"))}
+        await self.app(scope, receive, send)
+
 
 # path below /v1/{prefix} -> {methods: handler}: the routes, each advertised in /v1/config `endpoints`. A request
 # by any method but GET and HEAD has its body read (up to settings.max_body_bytes) and passed as ``body``.
@@ -196,9 +218,11 @@ def create_app(settings) -> Starlette:
         async def endpoint(request: Request) -> Response:
             try:
                 request.state.principal = auth.principal(request)
-                params = dict(request.path_params)
+                params = {k: v.replace(SLASH, "/") if k != "namespace" else v
+                          for k, v in request.path_params.items()}
                 if "namespace" in params:
-                    params["ns"] = namespace_param(params.pop("namespace"), ctx.commits.namespace_separator())
+                    params["ns"] = [level.replace(SLASH, "/") for level in
+                                    namespace_param(params.pop("namespace"), ctx.commits.namespace_separator())]
                 if "view" in params:
                     params["name"] = params.pop("view")
                 elif "table" in params and handler is not report_metrics:
@@ -244,8 +268,9 @@ def create_app(settings) -> Starlette:
 
     async def http_error(request: Request, exc: HTTPException) -> Response:
         kind = NOT_FOUND_TYPES.get(exc.status_code, "HTTPException")
-        message = {404: f"No route for {request.method} {request.url.path}",
-                   405: f"Method {request.method} not allowed on {request.url.path}"}.get(exc.status_code, exc.detail)
+        path = request.url.path.replace(SLASH, "%2F")
+        message = {404: f"No route for {request.method} {path}",
+                   405: f"Method {request.method} not allowed on {path}"}.get(exc.status_code, exc.detail)
         return error_response(CatalogError(exc.status_code, kind, message, headers=dict(exc.headers or {})))
 
     @asynccontextmanager
@@ -258,6 +283,7 @@ def create_app(settings) -> Starlette:
             finally:
                 engine.dispose()
 
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error}, lifespan=lifespan)
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error}, lifespan=lifespan,
+                    middleware=[Middleware(RawSegments)])
     app.state.settings, app.state.engine, app.state.pipeline, app.state.ctx = settings, engine, pipeline, ctx
     return app

@@ -32,14 +32,13 @@ from pyiceberg.catalog.rest import CreateTableRequest, RegisterTableRequest
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
 from pyiceberg.table import CommitTableRequest
-from pyiceberg.table.metadata import new_table_metadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
-from pyiceberg.table.update import AssertCreate, update_table_metadata
+from pyiceberg.table.update import AssertCreate
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from ctk.reference import store
+from ctk.reference import builder, store
 from ctk.reference.operations import CatalogError, Mutation, OpResult, exists
 
 # ---------------------------------------------------------------------------------------------- errors
@@ -137,7 +136,7 @@ def check_namespace_value(value: Any) -> list[str]:
 
 
 def check_name(value: Any, what: str = "table") -> str:
-    if not isinstance(value, str) or not value or "/" in value or store.SEP in value:
+    if not isinstance(value, str) or not value or store.SEP in value:
         raise bad_request(f"Invalid {what} name: {value!r}")
     return value
 
@@ -175,7 +174,7 @@ def page(items: list, request: Request) -> tuple[list, str | None]:
 
 
 def dump(model) -> dict:
-    return json.loads(model.model_dump_json(by_alias=True, exclude_none=True))
+    return store.json_of(model)
 
 
 def metadata_json(location: str) -> dict:
@@ -249,7 +248,7 @@ async def prepared(ctx: Context, fn: Callable[[], Callable]) -> Callable:
 
 async def list_namespaces(ctx: Context, request: Request) -> Response:
     parent_raw = request.query_params.get("parent")
-    parent = namespace_param(parent_raw) if parent_raw else []
+    parent = namespace_param(parent_raw, ctx.commits.namespace_separator()) if parent_raw else []
 
     def read(conn):
         if parent and not store.namespace_exists(conn, parent):
@@ -381,11 +380,8 @@ async def create_table(ctx: Context, request: Request, ns: list[str], body: byte
     def prepare(rconn):
         req = create_table_request(body)
         location = req.location.rstrip("/") if req.location else ctx.default_location(rconn, ns, req.name)
-        try:
-            metadata = new_table_metadata(req.table_schema, req.partition_spec or UNPARTITIONED_PARTITION_SPEC,
-                                          req.write_order or UNSORTED_SORT_ORDER, location, dict(req.properties))
-        except (ValueError, TypeError) as exc:
-            raise bad_request(f"Invalid table definition: {exc}") from None
+        metadata = builder.new_table(req.table_schema, req.partition_spec or UNPARTITIONED_PARTITION_SPEC,
+                                     req.write_order or UNSORTED_SORT_ORDER, location, dict(req.properties))
         meta_loc = None
         if not req.stage_create:
             meta_loc = store.new_metadata_location(location, None)
@@ -471,7 +467,10 @@ class PreparedCommit:
         if self.base_location is None:
             if not store.namespace_exists(conn, ns):
                 raise no_namespace(ns)
-            if store.name_taken(conn, ns, name):
+            taken = store.name_taken(conn, ns, name)
+            if taken == "view":      # as Java's catalogs: the name is a view's, not a failed requirement
+                raise exists("View with same name", ns, name)
+            if taken:
                 raise commit_failed(f"Requirement failed: table already exists: {'.'.join([*ns, name])}")
             store.insert_pointer(conn, "table", ns, name, self.new_location)
         elif self.new_location != self.base_location:
@@ -504,14 +503,11 @@ def prepare_commit(ctx: Context, ns: list[str], name: str, req: CommitTableReque
             raise commit_failed(msg if msg.startswith("Requirement failed") else f"Requirement failed: {msg}")
         if base is not None and not req.updates:
             return PreparedCommit(ns, name, base_location, base_location, base)
-        try:
-            metadata = update_table_metadata(base if base is not None else MetastoreCatalog._empty_table_metadata(),
-                                             req.updates, enforce_validation=base is None,
-                                             metadata_location=base_location)
-        except CommitFailedException as exc:
-            raise commit_failed(str(exc)) from None
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise bad_request(f"Cannot apply updates: {exc}") from None
+        metadata, changed = builder.apply_updates(
+            base if base is not None else MetastoreCatalog._empty_table_metadata(), req.updates,
+            creating=base is None, metadata_location=base_location)
+        if base is not None and not changed:     # as Java: updates that change nothing write no new metadata
+            return PreparedCommit(ns, name, base_location, base_location, base)
         new_location = store.new_metadata_location(metadata.location, base_location)
         if not ctx.commits.atomic_swap() and conn is None:
             time.sleep(0.2)  # the window between check and write that this deviation leaves open
@@ -688,8 +684,10 @@ async def rename(ctx: Context, request: Request, body: bytes, kind: str) -> Resp
             raise no_namespace(dst_ns)
         if (src_ns, src) != (dst_ns, dst):
             taken = store.name_taken(conn, dst_ns, dst)
-            if taken:
-                raise exists("Table" if taken == "table" else "View", dst_ns, dst)
+            if taken:      # Java's wording: "Cannot rename ns.a to ns.b. View already exists"
+                raise CatalogError(409, "AlreadyExistsException",
+                                   f"Cannot rename {'.'.join([*src_ns, src])} to {'.'.join([*dst_ns, dst])}. "
+                                   f"{taken.capitalize()} already exists")
             store.rename_pointer(conn, kind, src_ns, src, dst_ns, dst)
         return OpResult(204)
 

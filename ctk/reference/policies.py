@@ -145,9 +145,10 @@ class CommitPolicy:
         return True
 
     def validate(self, requirements: list, base: Any) -> None:
-        """Check a commit's requirements against its base; raise pyiceberg's CommitFailedException."""
-        for requirement in requirements:
-            requirement.validate(base)
+        """Check a commit's requirements against its base; raise pyiceberg's CommitFailedException (worded as
+        Iceberg Java's requirement failures: ctk.reference.builder)."""
+        from ctk.reference.builder import check_requirements
+        check_requirements(requirements, base)
 
     def atomic_transaction(self) -> bool:
         """Whether a multi-table transaction is all or nothing (else the tables before a failing one stay)."""

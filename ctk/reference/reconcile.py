@@ -41,7 +41,7 @@ def _store():
 
 
 def _dump(model) -> dict:
-    return json.loads(model.model_dump_json(by_alias=True, exclude_none=True))
+    return _store().json_of(model)     # format version 3 included
 
 
 def _ident(doc: Any) -> tuple[list[str], str]:

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from pyiceberg.io import FileIO, load_file_io
-from pyiceberg.serializers import FromInputFile, ToOutputFile
-from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.serializers import FromInputFile
+from pyiceberg.table.metadata import TableMetadata, TableMetadataV3
+from pyiceberg.typedef import IcebergBaseModel
 from pyiceberg.view.metadata import ViewMetadata
 from sqlalchemy import (Boolean, Column, Float, Index, Integer, MetaData, String, Table, Text, create_engine,
                         delete, event, insert, select, update)
@@ -318,8 +319,23 @@ def read_table_metadata(location: str) -> TableMetadata:
     return FromInputFile.table_metadata(file_io(location).new_input(location))
 
 
+def json_text(model) -> str:
+    """The JSON form of table or view metadata, as the files and answers carry it. pyiceberg models format
+    version 3 but refuses to write it (TableMetadataV3.model_dump_json raises); its fields (next-row-id, the
+    snapshots' first-row-id and added-rows, the fields' initial-default and write-default) serialize as the
+    spec names them through the base model's serializer."""
+    if isinstance(model, TableMetadataV3):
+        return IcebergBaseModel.model_dump_json(model, by_alias=True, exclude_none=True)
+    return model.model_dump_json(by_alias=True, exclude_none=True)
+
+
+def json_of(model) -> dict:
+    return json.loads(json_text(model))
+
+
 def write_table_metadata(metadata: TableMetadata, location: str) -> None:
-    ToOutputFile.table_metadata(metadata, file_io(location).new_output(location), overwrite=False)
+    with file_io(location).new_output(location).create(overwrite=False) as f:
+        f.write(json_text(metadata).encode())
 
 
 def read_view_metadata(location: str) -> ViewMetadata:
@@ -329,7 +345,7 @@ def read_view_metadata(location: str) -> ViewMetadata:
 
 def write_view_metadata(metadata: ViewMetadata, location: str) -> None:
     with file_io(location).new_output(location).create(overwrite=False) as f:
-        f.write(metadata.model_dump_json(by_alias=True, exclude_none=True).encode())
+        f.write(json_text(metadata).encode())
 
 
 def metadata_version(location: str | None) -> int:

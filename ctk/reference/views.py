@@ -48,8 +48,23 @@ def _same_schema(a: dict, b: dict) -> bool:
     return a.get("fields") == b.get("fields") and a.get("identifier-field-ids", []) == b.get("identifier-field-ids", [])
 
 
+def check_dialects(version: dict) -> None:
+    """Java's view builder: one SQL representation per dialect (compared case-insensitively), else 400."""
+    seen: set[str] = set()
+    for rep in version.get("representations") or []:
+        if isinstance(rep, dict) and rep.get("type") == "sql" and isinstance(rep.get("dialect"), str):
+            dialect = rep["dialect"].lower()
+            if dialect in seen:
+                raise bad_request(f"Invalid view version: Cannot add multiple queries for dialect {dialect}")
+            seen.add(dialect)
+
+
 def apply_view_updates(meta: dict, updates: list) -> dict:
-    """Apply ViewUpdate objects (JSON) to view metadata (JSON); raises CatalogError 400 on a bad update."""
+    """Apply ViewUpdate objects (JSON) to view metadata (JSON) as Iceberg Java's ViewMetadata.Builder does: an
+    added schema equal to one there gets its id (and is not "last added"), else the next free id from 0; an added
+    version keeps its id or takes the next free one (an equal version is added again, not reused as in Java: a
+    re-execution must show); -1 is the last added schema or version; one SQL representation per dialect. Raises
+    CatalogError 400 on a bad update."""
     meta = {**meta, "schemas": list(meta.get("schemas", [])), "versions": list(meta.get("versions", [])),
             "version-log": list(meta.get("version-log", [])), "properties": dict(meta.get("properties", {}))}
     last_schema: int | None = None
@@ -69,9 +84,7 @@ def apply_view_updates(meta: dict, updates: list) -> dict:
             if not isinstance(schema, dict):
                 raise bad_request("add-schema needs a schema")
             same = next((s for s in meta["schemas"] if _same_schema(s, schema)), None)
-            if same is not None:
-                last_schema = same["schema-id"]
-            else:
+            if same is None:
                 last_schema = max((s["schema-id"] for s in meta["schemas"]), default=-1) + 1
                 meta["schemas"].append({**schema, "schema-id": last_schema})
         elif action == "set-location":
@@ -92,25 +105,33 @@ def apply_view_updates(meta: dict, updates: list) -> dict:
             if not isinstance(version, dict):
                 raise bad_request("add-view-version needs a view-version")
             version = dict(version)
+            given = version.get("version-id")
+            new_id = given if isinstance(given, int) else 1
+            # Java reuses an equal version (sameViewVersion); the reference adds one on every execution, so
+            # that a re-executed replaceView shows in the versions the kit reads
+            for existing in meta["versions"]:
+                if existing["version-id"] >= new_id:
+                    new_id = existing["version-id"] + 1
             if version.get("schema-id") == -1:
                 if last_schema is None:
-                    raise bad_request("add-view-version refers to the last added schema, but none was added")
+                    raise bad_request("Cannot set last added schema: no schema has been added")
                 version["schema-id"] = last_schema
             if not any(s["schema-id"] == version.get("schema-id") for s in meta["schemas"]):
-                raise bad_request(f"Unknown schema id in view version: {version.get('schema-id')!r}")
-            last_version = max((v["version-id"] for v in meta["versions"]), default=0) + 1
-            version["version-id"] = last_version
+                raise bad_request(f"Cannot add version with unknown schema: {version.get('schema-id')!r}")
+            check_dialects(version)
+            last_version = new_id
+            version["version-id"] = new_id
             version.setdefault("timestamp-ms", _now_ms())
             meta["versions"].append(version)
         elif action == "set-current-view-version":
             vid = upd.get("view-version-id")
             if vid == -1:
                 if last_version is None:
-                    raise bad_request("set-current-view-version -1 but no version was added")
+                    raise bad_request("Cannot set last version id: no current version id has been set")
                 vid = last_version
             version = next((v for v in meta["versions"] if v["version-id"] == vid), None)
             if version is None:
-                raise bad_request(f"Unknown view version id: {vid!r}")
+                raise bad_request(f"Cannot set current version to unknown version: {vid!r}")
             if meta.get("current-version-id") != vid:
                 meta["current-version-id"] = vid
                 meta["version-log"].append({"timestamp-ms": version.get("timestamp-ms", _now_ms()), "version-id": vid})
@@ -132,9 +153,11 @@ async def create_view(ctx: Context, request: Request, ns: list[str], body: bytes
         req = parse_model(CreateViewRequest, data)
         check_name(req.name, "view")
         location = req.location.rstrip("/") if req.location else ctx.default_location(rconn, ns, req.name)
-        schema = dump(req.view_schema)
+        # as Java's view builder: the first schema is 0 and the version names it, one query per dialect
+        schema = {**dump(req.view_schema), "schema-id": 0}
         version = dump(req.view_version)
-        version.update({"version-id": 1, "schema-id": schema.get("schema-id", 0)})
+        check_dialects(version)
+        version.update({"version-id": 1, "schema-id": 0})
         version.setdefault("timestamp-ms", _now_ms())
         metadata = validated({
             "view-uuid": str(uuid.uuid4()), "format-version": 1, "location": location, "schemas": [schema],
@@ -180,9 +203,9 @@ async def replace_view(ctx: Context, request: Request, ns: list[str], name: str,
         for req in requirements:
             if not isinstance(req, dict) or req.get("type") != "assert-view-uuid":
                 raise bad_request(f"Unknown view requirement: {req!r}")
-            if req.get("uuid") != base.view_uuid:
-                raise commit_failed(f"Requirement failed: view UUID does not match: expected {req.get('uuid')}, "
-                                    f"found {base.view_uuid}")
+            if str(req.get("uuid")).lower() != str(base.view_uuid).lower():
+                raise commit_failed(f"Requirement failed: view UUID does not match: expected {base.view_uuid} "
+                                    f"!= {req.get('uuid')}")
         metadata = validated(apply_view_updates(dump(base), updates))
         new_loc = store.new_metadata_location(metadata.location, base_loc)
         store.write_view_metadata(metadata, new_loc)

@@ -240,7 +240,7 @@ def test_table_paging(client):
 
 @pytest.mark.parametrize("body", [
     {"name": "t"}, {"schema": SCHEMA}, {"name": "", "schema": SCHEMA}, {"name": "t", "schema": {"type": "nope"}},
-    {"name": "t", "schema": SCHEMA, "properties": {"a": 1}}, {"name": "a/b", "schema": SCHEMA},
+    {"name": "t", "schema": SCHEMA, "properties": {"a": 1}}, {"name": "a\x1fb", "schema": SCHEMA},
 ])
 def test_create_table_bad_bodies(client, body):
     mk_ns(client, "db")

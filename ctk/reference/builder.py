@@ -1,0 +1,410 @@
+"""Table metadata as Iceberg Java's metadata builder makes it: new tables, updates, requirement checks.
+
+pyiceberg applies the spec's table updates (`update_table_metadata`) but differs from Java's
+`TableMetadata.Builder` where a REST catalog's answer shows it, so the reference applies these itself:
+
+- ids: `add-schema`, `add-spec` and `add-sort-order` get the id of an equal schema / spec / order already in the
+  metadata, else the next free one (schemas: above the current and every existing id; specs from 0, orders from 1;
+  the unsorted order is 0), whatever id the client sent. `-1` in `set-current-schema`, `set-default-spec` and
+  `set-default-sort-order` means the one the last `add-*` of this commit named (an equal one that was there
+  before the commit is not "added": -1 then fails, as in Java);
+- format version 3: `next-row-id` starts at 0 (a new table, a create transaction, an upgrade), a snapshot must
+  carry `first-row-id` and `added-rows`, a `first-row-id` behind the table's `next-row-id` is a conflict (409,
+  retryable), and the table's `next-row-id` grows by `added-rows`; fields' `initial-default` / `write-default`
+  are kept (pyiceberg's fresh-id assignment drops them) and refused before v3;
+- requirement failures are worded as Java's `UpdateRequirement` words them ("Requirement failed: current schema
+  changed: expected id 1 != 2", ...), which clients and operators match on.
+
+Every refusal is a CatalogError: 400 BadRequestException for an update Java's builder rejects, 409
+CommitFailedException for a failed requirement.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.exceptions import ValidationError as IcebergValidationError
+from pyiceberg.partitioning import PARTITION_FIELD_ID_START, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.table.metadata import TableMetadataUtil, new_table_metadata
+from pyiceberg.table.sorting import SortOrder
+from pyiceberg.table.update import (AddPartitionSpecUpdate, AddSchemaUpdate, AddSnapshotUpdate, AddSortOrderUpdate,
+                                    AssertCreate, AssertCurrentSchemaId, AssertDefaultSortOrderId,
+                                    AssertDefaultSpecId, AssertLastAssignedFieldId, AssertLastAssignedPartitionId,
+                                    AssertRefSnapshotId, AssertTableUUID, SetCurrentSchemaUpdate,
+                                    SetDefaultSortOrderUpdate, SetDefaultSpecUpdate, UpgradeFormatVersionUpdate,
+                                    _apply_table_update, _TableMetadataUpdateContext, _update_table_metadata_log)
+from pyiceberg.utils.datetime import datetime_to_millis
+
+from ctk.reference.operations import CatalogError
+
+ROW_LINEAGE_VERSION = 3          # the first format version with row lineage and default values
+MAX_FORMAT_VERSION = 3           # Java's MAX_FORMAT_VERSION (pyiceberg's constant says 2: what it writes)
+RETRY_PREFIX = "Validation failed, please retry:"
+UNSORTED_ORDER_ID = 0
+
+
+def bad(msg: str) -> CatalogError:
+    return CatalogError(400, "BadRequestException", msg)
+
+
+def conflict(msg: str) -> CatalogError:
+    return CatalogError(409, "CommitFailedException", msg)
+
+
+# ---------------------------------------------------------------------------------------------- requirements
+
+def requirement_failure(requirement: Any, base: Any) -> str | None:
+    """Java's message for a requirement that ``base`` (table metadata, or None: no table) fails, else None."""
+    r = requirement
+    if isinstance(r, AssertCreate):
+        return "table already exists" if base is not None else None
+    if base is None:
+        return "current table metadata is missing"
+    if isinstance(r, AssertTableUUID):
+        return None if r.uuid == base.table_uuid else f"UUID does not match: expected {base.table_uuid} != {r.uuid}"
+    if isinstance(r, AssertRefSnapshotId):
+        ref = base.refs.get(r.ref)
+        if ref is not None:
+            kind = "branch" if str(ref.snapshot_ref_type) == "branch" else "tag"
+            if r.snapshot_id is None:
+                return f"{kind} {r.ref} was created concurrently"
+            if r.snapshot_id != ref.snapshot_id:
+                return f"{kind} {r.ref} has changed: expected id {r.snapshot_id} != {ref.snapshot_id}"
+            return None
+        return None if r.snapshot_id is None else f"branch or tag {r.ref} is missing, expected {r.snapshot_id}"
+    checks = (
+        (AssertLastAssignedFieldId, "last_assigned_field_id", "last_column_id", "last assigned field id changed"),
+        (AssertCurrentSchemaId, "current_schema_id", "current_schema_id", "current schema changed"),
+        (AssertLastAssignedPartitionId, "last_assigned_partition_id", "last_partition_id",
+         "last assigned partition id changed"),
+        (AssertDefaultSpecId, "default_spec_id", "default_spec_id", "default partition spec changed"),
+        (AssertDefaultSortOrderId, "default_sort_order_id", "default_sort_order_id", "default sort order changed"),
+    )
+    for cls, wanted, actual, what in checks:
+        if isinstance(r, cls):
+            expected, found = getattr(r, wanted), getattr(base, actual)
+            return None if expected == found else f"{what}: expected id {expected} != {found}"
+    r.validate(base)          # a requirement type pyiceberg knows and this module does not: its own check
+    return None
+
+
+def check_requirements(requirements: list, base: Any) -> None:
+    """Raise pyiceberg's CommitFailedException, worded as Java's, for the first requirement ``base`` fails."""
+    for requirement in requirements:
+        problem = requirement_failure(requirement, base)
+        if problem is not None:
+            raise CommitFailedException(f"Requirement failed: {problem}")
+
+
+# ---------------------------------------------------------------------------------------------- new tables
+
+def _fresh_type(node: Any, next_id, ids: dict[int, int]) -> Any:
+    """A type's JSON with fresh field ids in Java's order (a struct's fields first, then their types)."""
+    if not isinstance(node, dict):
+        return node
+    kind = node.get("type")
+    if kind == "struct":
+        fields = []
+        for field in node.get("fields", []):
+            new = dict(field)
+            new["id"] = next_id()
+            ids[field["id"]] = new["id"]
+            fields.append(new)
+        for new in fields:
+            new["type"] = _fresh_type(new["type"], next_id, ids)
+        return {**node, "fields": fields}
+    if kind == "list":
+        out = {**node, "element-id": next_id()}
+        ids[node["element-id"]] = out["element-id"]
+        out["element"] = _fresh_type(node["element"], next_id, ids)
+        return out
+    if kind == "map":
+        out = {**node, "key-id": next_id(), "value-id": next_id()}
+        ids[node["key-id"]], ids[node["value-id"]] = out["key-id"], out["value-id"]
+        out["key"] = _fresh_type(node["key"], next_id, ids)
+        out["value"] = _fresh_type(node["value"], next_id, ids)
+        return out
+    return node
+
+
+def _with_defaults(requested: Schema, fresh: Schema) -> Schema:
+    """``fresh`` (pyiceberg's fresh-id schema, which drops default values) with the requested schema's
+    initial-default and write-default: the same fresh ids assigned on the JSON form, which keeps them."""
+    counter = iter(range(1, 1 << 31))
+    ids: dict[int, int] = {}
+    doc = requested.model_dump(mode="json", by_alias=True, exclude_none=True)
+    out = _fresh_type(doc, lambda: next(counter), ids)
+    out["schema-id"] = fresh.schema_id
+    out["identifier-field-ids"] = [ids.get(i, i) for i in doc.get("identifier-field-ids", [])]
+    rebuilt = Schema.model_validate(out)
+    if [f.field_id for f in rebuilt._lazy_id_to_field.values()] != [f.field_id for f in
+                                                                     fresh._lazy_id_to_field.values()]:
+        return fresh     # not the ids pyiceberg assigned: keep pyiceberg's (no defaults rather than wrong ids)
+    return rebuilt
+
+
+def has_defaults(schema: Schema) -> list[str]:
+    return [schema.find_column_name(f.field_id) or f.name for f in schema._lazy_id_to_field.values()
+            if f.initial_default is not None]
+
+
+def check_schema_version(schema: Schema, format_version: int) -> None:
+    """Java's Schema.checkCompatibility: default values need v3; pyiceberg's type checks (v3 types)."""
+    if format_version < ROW_LINEAGE_VERSION:
+        named = has_defaults(schema)
+        if named:
+            raise bad(f"Invalid schema for v{format_version}: "
+                      + "; ".join(f"Invalid initial default for {n}: non-null default is not supported until "
+                                  f"v{ROW_LINEAGE_VERSION}" for n in named))
+    try:
+        schema.check_format_version_compatibility(format_version)
+    except ValueError as exc:
+        raise bad(f"Invalid schema for v{format_version}: {exc}") from None
+
+
+def format_version_of(properties: dict) -> int:
+    raw = properties.get("format-version", "2")
+    try:
+        version = int(raw)
+    except (TypeError, ValueError):
+        raise bad(f"Invalid format-version property: {raw!r} (expected an integer)") from None
+    if version < 1 or version > MAX_FORMAT_VERSION:
+        raise bad(f"Unsupported format version: v{version} (supported: v{MAX_FORMAT_VERSION})")
+    return version
+
+
+def new_table(schema: Schema, spec: PartitionSpec, order: SortOrder, location: str, properties: dict):
+    """The metadata of a new table, as Java's TableMetadata.newTableMetadata makes it (ids fresh, the
+    format-version property taken out, v3: next-row-id 0 and default values kept)."""
+    properties = dict(properties)
+    version = format_version_of(properties)
+    check_schema_version(schema, version)
+    try:
+        metadata = new_table_metadata(schema, spec, order, location, properties)
+    except (ValueError, TypeError, KeyError, IcebergValidationError) as exc:
+        raise bad(f"Invalid table definition: {exc}") from None
+    if version >= ROW_LINEAGE_VERSION:
+        fresh = _with_defaults(schema, metadata.schemas[0])
+        metadata = metadata.model_copy(update={"schemas": [fresh], "next_row_id": 0})
+    return metadata
+
+
+# ---------------------------------------------------------------------------------------------- updates
+
+class _Added:
+    """Which schema, spec and order the updates of one commit added last (Java's lastAdded*Id) and all they
+    added."""
+
+    def __init__(self) -> None:
+        self.schema: int | None = None
+        self.spec: int | None = None
+        self.order: int | None = None
+        self.schemas: set[int] = set()
+        self.specs: set[int] = set()
+        self.orders: set[int] = set()
+
+
+def _same_schema(a: Schema, b: Schema) -> bool:
+    return a.as_struct() == b.as_struct() and sorted(a.identifier_field_ids) == sorted(b.identifier_field_ids)
+
+
+def _compatible_spec(a: PartitionSpec, b: PartitionSpec) -> bool:
+    """Java's PartitionSpec.compatibleWith: the same fields (source, transform, name) in order; ids aside."""
+    if len(a.fields) != len(b.fields):
+        return False
+    return all(x.source_id == y.source_id and str(x.transform) == str(y.transform) and x.name == y.name
+               for x, y in zip(a.fields, b.fields))
+
+
+def _same_order(a: SortOrder, b: SortOrder) -> bool:
+    if a.is_unsorted and b.is_unsorted:
+        return True
+    return list(a.fields) == list(b.fields)
+
+
+def _add_schema(update: AddSchemaUpdate, meta, context, added: _Added):
+    schema = update.schema_
+    check_schema_version(schema, meta.format_version)
+    last_column_id = meta.last_column_id if meta.last_column_id is not None else 0
+    new_last = max(last_column_id, schema.highest_field_id)
+    schemas = list(meta.schemas or [])
+    new_id = meta.current_schema_id if meta.current_schema_id is not None else 0
+    found = None
+    for existing in schemas:
+        if _same_schema(existing, schema):
+            found = existing.schema_id
+            break
+        if existing.schema_id >= new_id:
+            new_id = existing.schema_id + 1
+    if found is not None and new_last == last_column_id:
+        added.schema = found if (added.schema is not None and found in added.schemas) else None
+        return meta
+    new_id = found if found is not None else new_id
+    changes: dict[str, Any] = {"last_column_id": new_last}
+    new_schema = schema if schema.schema_id == new_id else schema.model_copy(update={"schema_id": new_id})
+    if found is None:
+        changes["schemas"] = schemas + [new_schema]
+    context.add_update(AddSchemaUpdate(schema=new_schema))
+    added.schema = new_id
+    added.schemas.add(new_id)
+    return meta.model_copy(update=changes)
+
+
+def _set_current_schema(update: SetCurrentSchemaUpdate, meta, context, added: _Added):
+    schema_id = update.schema_id
+    if schema_id == -1:
+        if added.schema is None:
+            raise bad("Cannot set last added schema: no schema has been added")
+        schema_id = added.schema
+    if schema_id == meta.current_schema_id:
+        return meta
+    if not any(s.schema_id == schema_id for s in meta.schemas or []):
+        raise bad(f"Cannot set current schema to unknown schema: {schema_id}")
+    context.add_update(SetCurrentSchemaUpdate(schema_id=schema_id))
+    return meta.model_copy(update={"current_schema_id": schema_id})
+
+
+def _add_spec(update: AddPartitionSpecUpdate, meta, context, added: _Added):
+    spec = update.spec
+    specs = list(meta.partition_specs or [])
+    new_id, found = 0, None
+    for existing in specs:
+        if _compatible_spec(spec, existing):
+            found = existing.spec_id
+            break
+        if new_id <= existing.spec_id:
+            new_id = existing.spec_id + 1
+    if found is not None:
+        added.spec = found if (added.spec is not None and added.spec in added.specs) else None
+        return meta
+    new_spec = spec if spec.spec_id == new_id else PartitionSpec(*spec.fields, spec_id=new_id)
+    start = PARTITION_FIELD_ID_START - 1
+    last = meta.last_partition_id if meta.last_partition_id is not None else start
+    last = max(last, max((f.field_id for f in new_spec.fields), default=start))
+    context.add_update(AddPartitionSpecUpdate(spec=new_spec))
+    added.spec = new_id
+    added.specs.add(new_id)
+    return meta.model_copy(update={"partition_specs": specs + [new_spec], "last_partition_id": last})
+
+
+def _set_default_spec(update: SetDefaultSpecUpdate, meta, context, added: _Added):
+    spec_id = update.spec_id
+    if spec_id == -1:
+        if added.spec is None:
+            raise bad("Cannot set last added spec: no spec has been added")
+        spec_id = added.spec
+    if spec_id == meta.default_spec_id:
+        return meta
+    if not any(s.spec_id == spec_id for s in meta.partition_specs or []):
+        raise bad(f"Cannot set default partition spec to unknown spec: {spec_id}")
+    context.add_update(SetDefaultSpecUpdate(spec_id=spec_id))
+    return meta.model_copy(update={"default_spec_id": spec_id})
+
+
+def _add_sort_order(update: AddSortOrderUpdate, meta, context, added: _Added):
+    order = update.sort_order
+    orders = list(meta.sort_orders or [])
+    if order.is_unsorted:
+        new_id, found = UNSORTED_ORDER_ID, next((o.order_id for o in orders if o.is_unsorted), None)
+    else:
+        new_id, found = 1, None
+        for existing in orders:
+            if _same_order(order, existing):
+                found = existing.order_id
+                break
+            if new_id <= existing.order_id:
+                new_id = existing.order_id + 1
+    if found is not None:
+        added.order = found if (added.order is not None and added.order in added.orders) else None
+        return meta
+    new_order = order if order.order_id == new_id else SortOrder(*order.fields, order_id=new_id)
+    context.add_update(AddSortOrderUpdate(sort_order=new_order))
+    added.order = new_id
+    added.orders.add(new_id)
+    return meta.model_copy(update={"sort_orders": orders + [new_order]})
+
+
+def _set_default_sort_order(update: SetDefaultSortOrderUpdate, meta, context, added: _Added):
+    order_id = update.sort_order_id
+    if order_id == -1:
+        if added.order is None:
+            raise bad("Cannot set last added sort order: no sort order has been added")
+        order_id = added.order
+    if order_id == meta.default_sort_order_id:
+        return meta
+    if not any(o.order_id == order_id for o in meta.sort_orders or []):
+        raise bad(f"Cannot set default sort order to unknown sort order: {order_id}")
+    context.add_update(SetDefaultSortOrderUpdate(sort_order_id=order_id))
+    return meta.model_copy(update={"default_sort_order_id": order_id})
+
+
+def _upgrade(update: UpgradeFormatVersionUpdate, meta, context, added: _Added):
+    if update.format_version > MAX_FORMAT_VERSION:
+        raise bad(f"Cannot upgrade table to unsupported format version: v{update.format_version} "
+                  f"(supported: v{MAX_FORMAT_VERSION})")
+    if meta.format_version is not None and update.format_version < meta.format_version:
+        raise bad(f"Cannot downgrade v{meta.format_version} table to v{update.format_version}")
+    if update.format_version == meta.format_version:
+        return meta
+    context.add_update(update)
+    meta = TableMetadataUtil._construct_without_validation(
+        meta.model_copy(update={"format_version": update.format_version}))
+    if meta.format_version >= ROW_LINEAGE_VERSION and getattr(meta, "next_row_id", None) is None:
+        meta = meta.model_copy(update={"next_row_id": 0})
+    return meta
+
+
+def _add_snapshot(update: AddSnapshotUpdate, meta, context, added: _Added):
+    if meta.format_version < ROW_LINEAGE_VERSION:
+        return _apply_table_update(update, meta, context)
+    snapshot = update.snapshot
+    next_row_id = getattr(meta, "next_row_id", None) or 0
+    if snapshot.first_row_id is None:
+        raise bad("Cannot add a snapshot: first-row-id is null")
+    if snapshot.added_rows is None:
+        raise bad("Cannot add a snapshot: added-rows is null")
+    if snapshot.first_row_id < next_row_id:
+        raise conflict(f"{RETRY_PREFIX} Cannot add a snapshot, first-row-id is behind table next-row-id: "
+                       f"{snapshot.first_row_id} < {next_row_id}")
+    meta = _apply_table_update(update, meta.model_copy(update={"next_row_id": next_row_id}), context)
+    return meta.model_copy(update={"next_row_id": next_row_id + snapshot.added_rows})
+
+
+HANDLERS = {
+    AddSchemaUpdate: _add_schema, SetCurrentSchemaUpdate: _set_current_schema,
+    AddPartitionSpecUpdate: _add_spec, SetDefaultSpecUpdate: _set_default_spec,
+    AddSortOrderUpdate: _add_sort_order, SetDefaultSortOrderUpdate: _set_default_sort_order,
+    UpgradeFormatVersionUpdate: _upgrade, AddSnapshotUpdate: _add_snapshot,
+}
+
+
+def apply_updates(base, updates, creating: bool = False, metadata_location: str | None = None) -> tuple[Any, bool]:
+    """(metadata, changed): ``base`` with the table ``updates`` applied as Java's metadata builder applies them (the module's
+    docstring); ``creating``: base is the empty metadata of a create transaction (validated in full at the end).
+    Raises CatalogError (400 for an update the builder rejects, 409 for a retryable conflict)."""
+    context = _TableMetadataUpdateContext()
+    added = _Added()
+    meta = base
+    try:
+        for update in updates:
+            handler = HANDLERS.get(type(update))
+            meta = handler(update, meta, context, added) if handler else _apply_table_update(update, meta, context)
+        if context.has_changes():
+            if metadata_location:
+                meta = _update_table_metadata_log(meta, metadata_location, base.last_updated_ms)
+            if base.last_updated_ms == meta.last_updated_ms:
+                meta = meta.model_copy(update={"last_updated_ms": datetime_to_millis(datetime.now().astimezone())})
+        meta.spec().check_compatible(meta.schema())
+        meta.sort_order().check_compatible(meta.schema())
+        if creating:
+            return TableMetadataUtil.parse_obj(meta.model_dump()), True
+        return meta.model_copy(deep=True), context.has_changes()
+    except CatalogError:
+        raise
+    except CommitFailedException as exc:
+        raise conflict(str(exc)) from None
+    except (ValueError, TypeError, KeyError, AttributeError, IcebergValidationError) as exc:
+        raise bad(f"Cannot apply updates: {exc}") from None
