@@ -21,13 +21,14 @@ from ctk.plugin.fixtures import (  # noqa: F401 - fixtures registered by import
     ctk_client, ctk_context, ctk_discovery, ctk_namespace, ctk_openapi, ctk_session, ctk_target, lifetime_batch,
 )
 from ctk.plugin.options import CtkOptions, add_options
-from ctk.plugin.reports import VerdictCollector
+from ctk.plugin.reports import FinalSummary, VerdictCollector
 from ctk.plugin.session import CtkSession, worker_identity
 from ctk.plugin.state import COLLECTOR_KEY, OPTIONS_KEY, SESSION_KEY, get_options, get_session
 
 VERDICTS_KEY = pytest.StashKey[list]()
 INTERRUPTS_KEY = pytest.StashKey[exits.Interrupts]()
 REPORTS_PLUGIN = "ctk-reports-to-collector"
+FINAL_SUMMARY_PLUGIN = "ctk-final-summary"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -54,6 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         config.stash[COLLECTOR_KEY] = VerdictCollector(options)
         config.pluginmanager.register(_ReportsToCollector(config), REPORTS_PLUGIN)
+        config.pluginmanager.register(FinalSummary(config, config.stash[COLLECTOR_KEY]), FINAL_SUMMARY_PLUGIN)
         if not getattr(config.option, "xmlpath", None):
             config.option.xmlpath = os.path.join(options.reports, "junit.xml")
         if config.pluginmanager.hasplugin("html") and not getattr(config.option, "htmlpath", None):
@@ -162,7 +164,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return
     if call.excinfo is not None and isinstance(call.excinfo.value, VerdictError):
         report = outcome.get_result()
-        report.longrepr = failure_text(str(call.excinfo.value))   # the verdict text, no plugin traceback
+        options = get_options(item.config)
+        # the verdict without a plugin traceback; in brief when the run writes reports that hold its evidence
+        report.longrepr = (short_failure if options is not None and options.active else failure_text)(
+            str(call.excinfo.value))
     verdicts = item.stash.get(VERDICTS_KEY, None)
     if not verdicts:
         return
@@ -181,7 +186,37 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 FAILURE_TEXT_LIMIT = 1200
-FAIL_ON_SHOWN = 20          # results --ctk-fail-on counted, listed with their reason in the terminal summary
+SHORT_LINE = 240
+SHORT_VERDICTS = 2
+
+
+def short_failure(text: str) -> str:
+    """A failing check for the terminal, junit.xml and report.html in a few lines: per failing verdict (at most
+    SHORT_VERDICTS) its heading (requirement, level, status, endpoint, behaviour), what was expected and what
+    happened (or its message's first line); the evidence (exchanges, details) is in conformance.html/json, and
+    the kit's summary at the end of the output groups the failures by root cause."""
+    blocks = [b for b in text.split("\n\n") if b.strip()]
+    heads = [i for i, b in enumerate(blocks) if " (MUST) " in b.splitlines()[0] or " (SHOULD) " in b.splitlines()[0]
+             or " (MAY) " in b.splitlines()[0]]
+    out: list[str] = []
+    for n, i in enumerate(heads[:SHORT_VERDICTS]):
+        lines = blocks[i].splitlines()
+        out.append(lines[0])
+        body = "\n".join(blocks[i:heads[n + 1] if n + 1 < len(heads) else len(blocks)])
+        picked = [ln for ln in body.splitlines() if ln.startswith(("message: expected:", "happened:"))]
+        if not picked:
+            picked = [ln for ln in lines if ln.startswith("message:")][:1]
+        for ln in picked[:2]:
+            ln = ln.removeprefix("message: ")
+            out.append("  " + (ln if len(ln) <= SHORT_LINE else ln[:SHORT_LINE] + " ..."))
+    if not out:
+        return failure_text(text)
+    if len(heads) > SHORT_VERDICTS:
+        out.append(f"  ... and {len(heads) - SHORT_VERDICTS} more failing verdict(s) of this check")
+    if "(deviation counted as a failure: --ctk-strict)" in text:
+        out.append("  (deviation counted as a failure: --ctk-strict)")
+    out.append("  evidence (exchanges, details): conformance.html / conformance.json; root causes: the last lines")
+    return "\n".join(out)
 
 
 def failure_text(text: str, limit: int = FAILURE_TEXT_LIMIT) -> str:
@@ -267,16 +302,19 @@ HYPOTHESIS_HOME_KEY = pytest.StashKey[Any]()
 
 
 def _keep_hypothesis_database_with_reports(reports: str) -> Any:
-    """The generated checks' hypothesis database under the reports directory, not .hypothesis/ in the user's
-    folder (HYPOTHESIS_STORAGE_DIRECTORY, when set, wins). Returns the previous setting, to restore."""
+    """The generated checks' hypothesis database in the kit's cache directory (ctk.plugin.caches), neither in
+    the reports directory (reports only) nor as .hypothesis/ in the user's folder (HYPOTHESIS_STORAGE_DIRECTORY,
+    when set, wins). Returns the previous setting, to restore. (``reports`` is kept for callers' signature.)"""
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         return None
     try:
         from hypothesis import configuration
     except ImportError:
         return None
+    from ctk.plugin.caches import cache_dir
+
     previous = getattr(configuration, "__hypothesis_home_directory", None)
-    configuration.set_hypothesis_home_dir(os.path.join(os.path.abspath(reports), ".hypothesis"))
+    configuration.set_hypothesis_home_dir(cache_dir("hypothesis"))
     return ("set", previous)
 
 
@@ -306,10 +344,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if own is not None and own.cleanup_problems:
         collector.cleanup_problems += list(own.cleanup_problems)
     collector.write(config.stash[OPTIONS_KEY].reports)
-    hits = exits.fail_on_hits(collector.counts().elements(), exits.fail_on(config))
-    if hits and session.exitstatus == exits.EXIT_OK:
-        collector.fail_on_hits = hits
-        session.exitstatus = exits.EXIT_MUST_BROKEN
+    code, hits, undecided = exits.decide(int(session.exitstatus), collector.report, exits.fail_on(config))
+    collector.fail_on_hits = hits if code == exits.EXIT_MUST_BROKEN and session.exitstatus == exits.EXIT_OK else {}
+    collector.undecided_musts = undecided
+    session.exitstatus = code
+    collector.exit_code = code
 
 
 TRAFFIC_KEY = pytest.StashKey[list]()
@@ -409,32 +448,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         from hypothesis.configuration import set_hypothesis_home_dir
 
         set_hypothesis_home_dir(home[1])
-    reports_plugin = config.pluginmanager.get_plugin(REPORTS_PLUGIN)
-    if reports_plugin is not None:
-        config.pluginmanager.unregister(reports_plugin)
+    for name in (REPORTS_PLUGIN, FINAL_SUMMARY_PLUGIN):
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin)
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    collector: VerdictCollector | None = config.stash.get(COLLECTOR_KEY, None)
-    if collector is None:
-        return
-    tr = terminalreporter
-    tr.section("ctk conformance")
-    for line in collector.summary_lines():
-        tr.write_line(line)
-    session = get_session(config)
-    if session is not None and session.cleanup_problems:
-        tr.write_line("cleanup problems: " + "; ".join(session.cleanup_problems), yellow=True)
-    for path in collector.written:
-        tr.write_line(f"report: {path}")
-    if collector.fail_on_hits:
-        tr.write_line("exit 1 (--ctk-fail-on): " + ", ".join(f"{n} {s}" for s, n in collector.fail_on_hits.items()),
-                      red=True)
-        hits = [(d, nodeid) for d, nodeid, *_ in collector.results if d.get("status") in collector.fail_on_hits]
-        for d, nodeid in hits[:FAIL_ON_SHOWN]:     # why: the reasons would otherwise be only in the reports
-            reason = " ".join(str(d.get("message") or "").split("\n\nexchanges:")[0].split())
-            tr.write_line(f"  {str(d.get('status')).upper()} {d.get('requirement')} {nodeid}: {reason[:300]}")
-        if len(hits) > FAIL_ON_SHOWN:
-            tr.write_line(f"  ... and {len(hits) - FAIL_ON_SHOWN} more in conformance.html")
-    for err in collector.errors:
-        tr.write_line(f"report problem: {err}", red=True)
+# The kit's summary is the end of the output: ctk.plugin.reports.FinalSummary (registered in pytest_configure)
+# writes it after pytest's own statistics line.

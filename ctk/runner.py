@@ -77,9 +77,12 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
     extra = list(getattr(args, "pytest_args", None) or [])
     if extra and extra[0] == "--":
         extra = extra[1:]
-    # pytest's cache goes with the reports, not into the user's folder (unless they chose a place)
+    # pytest's cache goes to the kit's cache directory, neither into reports/ nor the user's folder (unless they
+    # chose a place; ctk.plugin.caches)
     if not any(a.startswith("cache_dir=") or a == "no:cacheprovider" for a in extra):
-        argv += ["-o", f"cache_dir={os.path.join(getattr(args, 'ctk_reports', None) or 'reports', '.pytest_cache')}"]
+        from ctk.plugin.caches import cache_dir
+
+        argv += ["-o", f"cache_dir={cache_dir('pytest')}"]
     # pytest-benchmark, when installed, would create .benchmarks/ here and warn under xdist; the kit has no benchmarks
     if importlib.util.find_spec("pytest_benchmark") is not None and "no:benchmark" not in extra:
         argv += ["-p", "no:benchmark"]

@@ -1,7 +1,9 @@
 """`ctk run` argument handling: it never drops to one process silently, forwards the options the README
-lists, and keeps pytest's cache with the reports."""
+lists, and keeps pytest's cache out of the reports."""
 
 from __future__ import annotations
+
+import os
 
 import argparse
 
@@ -31,9 +33,12 @@ def test_forwarded_options():
     argv = runner.pytest_argv(_args("--catalog-url", "http://127.0.0.1:9", "--ctk-steps", "3", "--ctk-gen-budget",
                                     "5", "--ctk-fail-on", "deviation", "--ctk-reports", "out"))
     for pair in (["--ctk-steps", "3"], ["--ctk-gen-budget", "5"], ["--ctk-fail-on", "deviation"],
-                 ["-o", "cache_dir=out/.pytest_cache"], ["-n", "3"]):
+                 ["-n", "3"]):
         i = argv.index(pair[0])
         assert argv[i:i + 2] == pair, argv
+    # pytest's cache: the kit's cache directory, never the reports directory (reports/ holds reports only)
+    cache = argv[argv.index("-o") + 1]
+    assert cache.startswith("cache_dir=") and "out" not in cache.split("=", 1)[1].split(os.sep), argv
 
 
 def test_user_choices_win():

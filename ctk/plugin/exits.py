@@ -2,14 +2,23 @@
 
 Exit codes (the same for `pytest --catalog-url ...` and `ctk run`):
 
-    0  no MUST broken (deviations, inconclusive and unsupported results allowed, unless --ctk-fail-on names them)
-    1  a MUST broken (a check failed), or a result --ctk-fail-on names
+    0  no MUST broken and every MUST decided that this setup can decide (deviations, classified passes, not
+       applicable results and results this setup cannot decide - "needs --ctk-db-link" - allowed, unless
+       --ctk-fail-on names them)
+    1  a MUST broken (a check failed or crashed), or a result --ctk-fail-on names
     2  interrupted (Ctrl-C, SIGINT or SIGTERM); partial reports are written and marked "interrupted"
     3  internal error (pytest's own code)
     4  usage error (bad option value; pytest's own code)
     5  no tests collected (e.g. -k matched nothing; pytest's own code)
     6  the target is unusable (nothing listening, no answer, not HTTP, not JSON, credentials rejected,
        run namespace not creatable): one error naming the cause, no checks run, a report saying why
+    7  no MUST broken, but a MUST was left undecided although this setup could decide it: a setup step failed,
+       a storage setting is missing (OCC and history checks need to write table files), the outcome was
+       unclear. The terminal's last lines name the requirements and what to change.
+
+--ctk-fail-on (comma-separated): deviation, inconclusive, unsupported; ``ci`` = deviation,inconclusive: the
+strictness docs/verdicts.md recommends for CI: the reference catalog and every allowed variant pass, every
+deviation profile the setup can observe fails (results this setup cannot decide, "needs ...", do not).
 """
 
 from __future__ import annotations
@@ -26,8 +35,25 @@ EXIT_MUST_BROKEN = 1
 EXIT_INTERRUPTED = 2
 EXIT_USAGE = 4
 EXIT_UNUSABLE_TARGET = 6
+EXIT_MUST_UNDECIDED = 7
 
-FAIL_ON_CHOICES = ("deviation", "inconclusive", "unsupported")
+FAIL_ON_CHOICES = ("deviation", "inconclusive", "unsupported", "ci")
+FAIL_ON_ALIASES = {"ci": ("deviation", "inconclusive")}
+
+MEANING = {
+    0: "no MUST broken, and every MUST this setup can decide was decided",
+    1: "a MUST is broken (or a result --ctk-fail-on names)",
+    2: "interrupted: the reports are partial",
+    4: "usage error",
+    5: "no tests collected",
+    6: "the target is unusable",
+    EXIT_MUST_UNDECIDED: "no MUST broken, but a MUST was left undecided that this setup could decide (a setup "
+                         "step failed, a storage setting is missing): not a pass",
+}
+
+
+def meaning(code: int) -> str:
+    return MEANING.get(int(code), "pytest's own exit code")
 
 
 def fail_on(config: pytest.Config) -> frozenset[str]:
@@ -39,8 +65,26 @@ def fail_on(config: pytest.Config) -> frozenset[str]:
     unknown = sorted(chosen - set(FAIL_ON_CHOICES))
     if unknown or not chosen:
         raise pytest.UsageError(f"ctk: --ctk-fail-on {raw!r}: expected a comma-separated list of "
-                                f"{', '.join(FAIL_ON_CHOICES)}")
+                                f"{', '.join(FAIL_ON_CHOICES)} (ci = deviation,inconclusive)")
+    for alias, statuses in FAIL_ON_ALIASES.items():
+        if alias in chosen:
+            chosen = (chosen - {alias}) | set(statuses)
     return frozenset(chosen)
+
+
+def decide(current: int, report: Any, chosen: frozenset[str]) -> tuple[int, dict[str, int], list[str]]:
+    """The run's exit code from pytest's (``current``) and the run report: (code, --ctk-fail-on hits, undecided
+    MUSTs). Only a run pytest would end 0 changes: to 1 for a result --ctk-fail-on names, else to 7 for a MUST
+    left undecided that this setup could decide (``RunReport.undecided_musts``)."""
+    hits = fail_on_hits((r.status for r in report.results), chosen) if report is not None else {}
+    undecided = report.undecided_musts() if report is not None and report.state != "unusable-target" else []
+    if current != EXIT_OK:
+        return current, hits, undecided
+    if hits:
+        return EXIT_MUST_BROKEN, hits, undecided
+    if undecided:
+        return EXIT_MUST_UNDECIDED, hits, undecided
+    return EXIT_OK, hits, undecided
 
 
 def fail_on_hits(statuses: Iterable[str | None], chosen: frozenset[str]) -> dict[str, int]:

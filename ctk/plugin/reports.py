@@ -32,6 +32,8 @@ class VerdictCollector:
         self.selection: dict[str, Any] = {}                # -k / -m / paths / deselected: a subset run
         self.cleanup_problems: list[str] = []
         self.fail_on_hits: dict[str, int] = {}
+        self.undecided_musts: list[str] = []
+        self.exit_code: int | None = None
 
     def add_report(self, report: pytest.TestReport) -> None:
         for d in getattr(report, "ctk_verdicts", None) or []:
@@ -157,6 +159,117 @@ class VerdictCollector:
         if len(ranked) > most:
             lines.append(f"  ... and {len(ranked) - most} other reason(s): see conformance.html")
         return lines
+
+
+    def final_lines(self, exit_code: int, cleanup_problems: list[str] | None = None) -> list[tuple[str, dict]]:
+        """The last lines of the run, each with its terminal markup: the overall verdict and its counts, the
+        root causes, what was left undecided and what would decide it, where the reports are, and what the exit
+        code means."""
+        from ctk.plugin import exits
+        from ctk.reporting.html import overall_text
+
+        out: list[tuple[str, dict]] = []
+        rep = self.report
+        if rep is None:
+            out.append((self.summary_lines()[0], {}))
+        else:
+            overall = rep.overall_claim()
+            colour = {"fail": "red", "error": "red", "deviation": "yellow", "inconclusive": "yellow",
+                      "pass": "green"}.get(overall or "", "yellow")
+            out.append((f"ctk: {overall_text(rep)}", {colour: True, "bold": True}))
+            k = rep.kind_counts()
+            out.append((f"checks ({len(rep.results)}): {k['pass']} pass, {k['classified']} classified (pass), "
+                        f"{k['fail']} fail, {k['deviation']} deviation, {k['error']} error, {k['inconclusive']} "
+                        f"inconclusive, {k['needs']} not decided by this setup, {k['not-applicable']} not applicable",
+                        {}))
+            if self.interrupted:
+                out.append(("run interrupted: the results are partial", {"yellow": True}))
+            if self.selection:
+                out.append(("subset run (" + ", ".join(f"{a}={b}" for a, b in self.selection.items())
+                            + "): no overall verdict for the requirements it did not run", {}))
+            causes = rep.root_causes()
+            if causes:
+                out.append((f"root causes ({len(causes)}; fix the first, then run again):", {"bold": True}))
+                for i, rc in enumerate(causes[:ROOT_CAUSES_SHOWN], 1):
+                    out.append((f"  {i}. {rc.line()}", {"red": rc.status in ("fail", "error"),
+                                                        "yellow": rc.status == "deviation"}))
+                if len(causes) > ROOT_CAUSES_SHOWN:
+                    out.append((f"  ... and {len(causes) - ROOT_CAUSES_SHOWN} more in conformance.html", {}))
+            groups = rep.undecided()
+            if groups:
+                out.append(("undecided, and what would decide it:", {"bold": True}))
+                for g in groups[:UNDECIDED_SHOWN]:
+                    reqs = ", ".join(sorted(g["requirements"]))
+                    must = " (a MUST)" if g["must"] else ""
+                    if g["kind"] == "needs":
+                        text = f"needs {g['what']}"
+                    else:
+                        what = " ".join(str(g["what"]).split())
+                        text = "inconclusive: " + (what if len(what) <= 300 else what[:300] + " ...")
+                        if g.get("hint") and g["hint"] not in what:
+                            text += f" -> {g['hint']}"
+                    out.append((f"  {g['count']}x {reqs}{must}: {text}", {"yellow": g["must"]}))
+                if len(groups) > UNDECIDED_SHOWN:
+                    out.append((f"  ... and {len(groups) - UNDECIDED_SHOWN} more reasons in conformance.html", {}))
+        for p in cleanup_problems or []:
+            out.append((f"cleanup problem: {p}", {"yellow": True}))
+        if self.written:
+            out.append(("reports: " + ", ".join(self.written), {}))
+        for err in self.errors:
+            out.append((f"report problem: {err}", {"red": True}))
+        if self.fail_on_hits:
+            out.append(("--ctk-fail-on counted: " + ", ".join(f"{n} {st}" for st, n in self.fail_on_hits.items()),
+                        {"red": True}))
+            hits = [(d, nodeid) for d, nodeid, *_ in self.results if d.get("status") in self.fail_on_hits]
+            for d, nodeid in hits[:FAIL_ON_SHOWN]:
+                reason = " ".join(str(d.get("message") or "").split("\n\nexchanges:")[0].split())
+                out.append((f"  {str(d.get('status')).upper()} {d.get('requirement')} {nodeid}: {reason[:200]}", {}))
+            if len(hits) > FAIL_ON_SHOWN:
+                out.append((f"  ... and {len(hits) - FAIL_ON_SHOWN} more in conformance.html", {}))
+        if self.undecided_musts and exit_code == exits.EXIT_MUST_UNDECIDED:
+            out.append(("MUSTs left undecided: " + ", ".join(self.undecided_musts), {"yellow": True}))
+        colour = "green" if exit_code == 0 else ("yellow" if exit_code == exits.EXIT_MUST_UNDECIDED else "red")
+        out.append((f"exit {exit_code}: {exits.meaning(exit_code)} (docs/verdicts.md)", {colour: True, "bold": True}))
+        return out
+
+
+ROOT_CAUSES_SHOWN = 5
+UNDECIDED_SHOWN = 6
+FAIL_ON_SHOWN = 5
+
+
+class FinalSummary:
+    """Registered on the process that collects the verdicts: after pytest's own end of session (its statistics
+    line, "N failed, M passed in ...", also on the xdist controller), the kit's lines end the output."""
+
+    def __init__(self, config: pytest.Config, collector: VerdictCollector) -> None:
+        self.config, self.collector = config, collector
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
+        result = yield
+        try:
+            self.write(int(session.exitstatus))
+        except Exception as exc:  # noqa: BLE001 - the summary never hides the run's own end
+            print(f"ctk: summary not written: {type(exc).__name__}: {exc}")
+        return result
+
+    def write(self, exit_code: int) -> None:
+        from ctk.plugin.state import get_session
+
+        if self.collector.unusable and self.collector.report is None:
+            return    # said where it was found (ctk.pytest_plugin._check_target_first)
+        own = get_session(self.config)
+        problems = list(getattr(own, "cleanup_problems", None) or []) if own is not None else []
+        lines = self.collector.final_lines(exit_code, problems)
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is None:
+            for text, _ in lines:
+                print(text)
+            return
+        tr.write_sep("=", "ctk verdict", bold=True)
+        for text, markup in lines:
+            tr.write_line(text, **markup)
 
 
 # names the kit makes unique per run or per case (ctk_1a2b3c4d_gw0, occ_race_2_27c7f9): folded when reasons are grouped

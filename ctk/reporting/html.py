@@ -50,6 +50,18 @@ OVERALL_TEXT = {
     None: "NO RESULTS: no check ran",
 }
 
+KIND_TEXT = {"classified": "CLASSIFIED", "not-applicable": "NOT APPLICABLE", "needs": "NOT DECIDED (NEEDS ...)"}
+KIND_CLASS = {"classified": "k-classified", "not-applicable": "k-na", "needs": "k-needs"}
+KIND_MEANING = {
+    "classified": "a pass that records a behaviour the sources of the judging profile leave open (e.g. an "
+                  "in-flight 409 without subtype under the merged spec); the behaviour profile names it, and "
+                  "--ctk-profile design judges it",
+    "not-applicable": "UNSUPPORTED without a need: the check does not apply (the catalog does not offer the "
+                      "operation, does not advertise idempotency, the operation has no body)",
+    "needs": "UNSUPPORTED or INCONCLUSIVE because this setup cannot observe the outcome; the result names what "
+             "would decide it (--ctk-db-link, --ctk-max-wait N, the reference control API, Spark)",
+}
+
 CSS = """
 *{box-sizing:border-box}
 body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"DejaVu Sans",Helvetica,Arial,sans-serif;color:#1f2328;
@@ -80,6 +92,9 @@ th{background:#f6f8fa;font-weight:600}
 .s-unsupported{background:#e6e9ed;color:#424a53;border-color:#8c959f}
 .s-inconclusive{background:#cae8ff;color:#0a3069;border-color:#0969da}
 .s-none{background:#fff;color:#6e7781;border-color:#d0d7de}
+.k-classified{background:#eefbf1;color:#0f5323;border-color:#1a7f37;border-style:dashed}
+.k-na{background:#f3f4f6;color:#424a53;border-color:#8c959f;border-style:dashed}
+.k-needs{background:#e8f4ff;color:#0a3069;border-color:#0969da;border-style:dashed}
 td.s,th.s,td.s-none{border-color:#d0d7de}
 td.id{white-space:nowrap}
 ul.glance{margin:8px 0 0;padding-left:0;list-style:none}
@@ -87,11 +102,12 @@ ul.glance li{margin:3px 0}
 td.s-none{color:#8c959f}
 .small{font-size:12px;color:#57606a}
 .cls{display:block;font-weight:400;font-size:12px}
-.scroll{overflow:auto;max-height:85vh;border:1px solid #d0d7de;margin:6px 0 12px}
+.scroll{overflow:auto;max-width:100%;max-height:85vh;border:1px solid #d0d7de;margin:6px 0 12px}
+.scroll table.matrix{width:max-content;min-width:100%}
 .scroll table{margin:0;border-collapse:separate;border-spacing:0}
-.matrix td{text-align:center;min-width:84px;font-size:12px}
+.matrix td{text-align:center;min-width:84px;max-width:160px;font-size:12px;overflow-wrap:anywhere}
 .matrix thead th{position:sticky;top:0;z-index:2;font-size:12px}
-.matrix th.row{white-space:nowrap;position:sticky;left:0;z-index:1;background:#f6f8fa}
+.matrix th.row{white-space:nowrap;position:sticky;left:0;z-index:1;background:#f6f8fa;box-shadow:2px 0 0 #d0d7de}
 .matrix th.corner{left:0;z-index:3}
 .finding{border:1px solid #d0d7de;border-left:6px solid;border-radius:4px;padding:6px 12px;margin:10px 0}
 .finding.s-fail{border-left-color:#cf222e;background:#fff}
@@ -144,14 +160,17 @@ def page(title: str, body: str) -> str:
 def legend() -> str:
     rows = "".join(
         f"<tr>{status_cell(s)}<td>{esc(STATUS_MEANING[s])}</td></tr>" for s in (*STATUS_ORDER, None)
-    )
+    ) + "".join(
+        f'<tr><td class="{KIND_CLASS[k]}"><b>{esc(KIND_TEXT[k])}</b></td><td>{esc(KIND_MEANING[k])}</td></tr>'
+        for k in ("classified", "not-applicable", "needs"))
     return (
         "<footer><h3>Legend</h3><table class=\"legend\">" + rows + "</table>"
         "<p>A requirement's verdict is the worst of its checks, in the order "
         "error &gt; fail &gt; deviation &gt; inconclusive &gt; pass &gt; unsupported: one counterexample outweighs any "
         "number of passes, a check that could not decide keeps a requirement from counting as a pass, and "
         "an unsupported check carries no evidence. A broken MUST is a fail; a broken SHOULD or MAY is a "
-        "deviation. Credentials (Authorization headers, tokens, URL userinfo) are redacted.</p></footer>"
+        "deviation. The counts of checks set apart CLASSIFIED passes, NOT APPLICABLE and NOT DECIDED (NEEDS ...) "
+        "results; docs/verdicts.md explains every verdict and the exit codes. Credentials (Authorization headers, tokens, URL userinfo) are redacted.</p></footer>"
     )
 
 
@@ -228,6 +247,10 @@ def render_conformance(report: RunReport) -> str:
     chips_res = "".join(
         f'<span class="chip {status_class(s)}">{esc(STATUS_TEXT[s])}: {n}</span>' for s, n in counts.items() if n
     )
+    kinds = report.kind_counts()
+    chips_kind = "".join(
+        f'<span class="chip {KIND_CLASS[k]}" title="{esc(KIND_MEANING[k])}">{esc(KIND_TEXT[k])}: {n}</span>'
+        for k, n in kinds.items() if n and k in ("classified", "needs", "not-applicable"))
     out.append(
         '<header class="head"><div>'
         "<h1>Iceberg REST catalog conformance</h1>"
@@ -236,12 +259,15 @@ def render_conformance(report: RunReport) -> str:
         f' · kit <b>{esc(report.kit_version)}</b> · {len(report.results)} checks</div>'
         f'<div class="chips"><span class="small">Requirements:</span>{chips_req or "<span class=small>none</span>"}</div>'
         f'<div class="chips"><span class="small">Checks:</span>{chips_res or "<span class=small>none</span>"}</div>'
-        "</div>"
+        + (f'<div class="chips" id="kinds"><span class="small">Of these:</span>{chips_kind}</div>' if chips_kind else "")
+        + "</div>"
         f'<div class="overall {"s-fail" if report.state == "unusable-target" else status_class(overall)}" '
         f'id="overall">Overall: {esc(overall_text(report))}</div>'
         "</header>"
     )
     out.append(_run_state(report))
+    out.append(_root_causes(report, findings, anchor))
+    out.append(_undecided(report))
     if findings:
         out.append('<h3>Needs attention</h3><ul class="glance">' + "".join(
             f'<li>{badge(r.status)} <a href="#{anchor[id(r)]}"><b>{esc(r.requirement)}</b></a> '
@@ -345,6 +371,46 @@ def render_conformance(report: RunReport) -> str:
 
     out.append(legend())
     return page(f"CTK conformance: {report.label}", "\n".join(out))
+
+
+def _root_causes(report: RunReport, findings: list[Result], anchor: dict[int, str]) -> str:
+    """Root causes first: each broken rule, where, and the findings it explains (links to their evidence)."""
+    causes = report.root_causes()
+    if not causes:
+        return ""
+    index = {i: r for i, r in enumerate(report.results)}
+    items = []
+    for n, rc in enumerate(causes, 1):
+        first = next((anchor[id(index[i])] for i in rc.findings if id(index[i]) in anchor), None)
+        reqs = ", ".join(f"{r}" + (f" ×{k}" if k > 1 else "") for r, k in rc.requirements.items())
+        where = f" on <b>{esc(', '.join(rc.endpoints))}</b>" if rc.endpoints else ""
+        link = f' <a href="#{esc(first)}">evidence →</a>' if first else ""
+        items.append(f'<li id="cause-{n}" data-rule="{esc(rc.rule.id)}">{badge(rc.status)} <b>{esc(rc.rule.requirement)}'
+                     f'</b> ({esc(rc.level)}): {esc(rc.rule.title)}{where}. <span class="small">Explains '
+                     f'{len(rc.findings)} finding(s): {esc(reqs)}</span>{link}</li>')
+    return (f'<section id="root-causes"><h3>Root causes ({len(causes)})</h3><p class="small">Each finding below is '
+            "grouped under the broken rule that explains it; fix the first and run again.</p>"
+            f'<ol class="glance">{"".join(items)}</ol></section>')
+
+
+def _undecided(report: RunReport) -> str:
+    """What was left undecided and what would decide it."""
+    groups = report.undecided()
+    if not groups:
+        return ""
+    items = []
+    for g in groups[:15]:
+        reqs = ", ".join(f"{r}" + (f" ×{k}" if k > 1 else "") for r, k in g["requirements"].items())
+        must = " <b>(a MUST)</b>" if g["must"] else ""
+        if g["kind"] == "needs":
+            text = f"not decided by this setup: needs {esc(g['what'])}"
+        else:
+            text = f"inconclusive: {esc(_first_line(g['what'], 300))}" + (
+                f" <b>→ {esc(g['hint'])}</b>" if g.get("hint") else "")
+        items.append(f"<li>{g['count']}× {esc(reqs)}{must}: {text}</li>")
+    more = f"<li>… and {len(groups) - 15} more reasons below</li>" if len(groups) > 15 else ""
+    return (f'<section id="undecided-top"><h3>Undecided, and what would decide it</h3>'
+            f'<ul class="glance">{"".join(items)}{more}</ul></section>')
 
 
 def _endpoint_registry() -> dict[str, Any]:

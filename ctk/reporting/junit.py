@@ -49,6 +49,7 @@ def verdict_properties(verdict: Verdict | dict[str, Any]) -> list[tuple[str, str
         ("classification", d.get("classification")),
         ("endpoint", d.get("endpoint")),
         ("behaviour", d.get("behaviour")),
+        ("needs", d.get("needs")),
     ]
     return [(PREFIX + k, str(v)) for k, v in pairs if v not in (None, "")]
 
@@ -73,6 +74,10 @@ def statistics(report: RunReport) -> list[tuple[str, str]]:
     ]
     pairs += [(f"{PREFIX}count.{s}", str(n)) for s, n in report.counts().items()]
     pairs += [(f"{PREFIX}requirements.{s}", str(n)) for s, n in report.requirement_counts().items()]
+    pairs += [(f"{PREFIX}kind.{k}", str(n)) for k, n in report.kind_counts().items()]
+    # the broken rules, the one to fix first as ctk.root_cause.1 (ctk.reporting.rootcause)
+    for i, rc in enumerate(report.root_causes(), 1):
+        pairs += [(f"{PREFIX}root_cause.{i}", rc.line()), (f"{PREFIX}root_cause.{i}.rule", rc.rule.id)]
     return pairs
 
 

@@ -65,6 +65,22 @@ FULL_EVIDENCE_PER_KIND = 3
 BODY_LIMIT = FINDING_BODY
 EXCHANGE_LIMIT = FINDING_EXCHANGES
 
+# The kinds the summaries count (Result.kind): the statuses, with classified passes and the two sorts of
+# unsupported ("not-applicable", "needs") apart. docs/verdicts.md explains each.
+KINDS: tuple[str, ...] = ("error", "fail", "deviation", "inconclusive", "needs", "pass", "classified",
+                          "not-applicable")
+# names the kit makes unique per run or per case (ctk_1a2b3c4d_gw0, occ_race_2_27c7f9): folded when reasons are grouped
+_RUN_UNIQUE = re.compile(r"\b\w*?_[0-9a-f]{6,}(?:_\w+)?\b|\b\d{4,}\b")
+# what a user can change, as the checks' reasons name it (an option or a catalog property)
+_OPTION = re.compile(r"(--(?:ctk|catalog)-[a-z-]+(?: [A-Za-z0-9_.:/=-]+)?)")
+
+
+def _hint(reason: str) -> str | None:
+    """The option a reason names ("pass --catalog-property s3.endpoint=..."), for the undecided list."""
+    found = _OPTION.findall(reason or "")
+    return ", ".join(dict.fromkeys(found)) if found else None
+
+
 # Worst first. See the module docstring for why.
 STATUS_ORDER: tuple[str, ...] = ("error", "fail", "deviation", "inconclusive", "pass", "unsupported")
 _RANK = {s: i for i, s in enumerate(STATUS_ORDER)}
@@ -236,6 +252,20 @@ class Result:
     duration: float = 0.0
     outcome: str = ""
     exchanges_cut: int = 0                  # exchanges of this result left out of the report (EXCHANGE_LIMIT)
+    needs: str | None = None                # not decided by this setup: what would decide it (Verdict.needs)
+
+    @property
+    def kind(self) -> str:
+        """The status as the summaries count it: a pass that only classifies a behaviour no source of the
+        profile judges is "classified"; an unsupported result is "not-applicable", or "needs" (this setup
+        could not decide it; ``needs`` says what would); an inconclusive one with ``needs`` is "needs" too."""
+        if self.status == "pass" and is_classified(self):
+            return "classified"
+        if self.status in ("unsupported", "inconclusive") and self.needs:
+            return "needs"
+        if self.status == "unsupported":
+            return "not-applicable"
+        return self.status
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Result":
@@ -252,6 +282,13 @@ class RequirementSummary:
     status: str | None                      # worst status, None when nothing ran
     counts: dict[str, int]                  # per status
     results: list[Result]
+
+
+def is_classified(r: Any) -> bool:
+    """A pass that records a broken rule no source of the active profile judges (ctk.checks.judging)."""
+    details = (r.get("details") if isinstance(r, dict) else getattr(r, "details", None)) or {}
+    message = (r.get("message") if isinstance(r, dict) else getattr(r, "message", "")) or ""
+    return bool(details.get("rule_broken")) or message.startswith("classified, not judged")
 
 
 def worst(statuses: Iterable[str]) -> str | None:
@@ -401,6 +438,47 @@ class RunReport:
             out[rid] = RequirementSummary(rid, worst(r.status for r in results), c, results)
         return out
 
+    def kind_counts(self) -> dict[str, int]:
+        """How many results of each kind (``Result.kind``): plain passes apart from classified ones, not
+        applicable apart from not decided for want of something this setup lacks ("needs")."""
+        c = {k: 0 for k in KINDS}
+        for r in self.results:
+            c[r.kind] = c.get(r.kind, 0) + 1
+        return c
+
+    def root_causes(self) -> list[Any]:
+        """The findings grouped by the broken rule that explains them, first the one to fix first
+        (ctk.reporting.rootcause)."""
+        from ctk.reporting.rootcause import root_causes
+
+        return root_causes(self.results)
+
+    def undecided(self) -> list[dict[str, Any]]:
+        """What was left undecided and what would decide it: one entry per distinct ``needs`` (this setup cannot
+        observe it) and per distinct reason of the inconclusive results without one (a setup step failed, a
+        storage setting is missing, ...), MUSTs first, then the most results."""
+        groups: dict[tuple[str, str], dict[str, Any]] = {}
+        for r in self.results:
+            if r.kind not in ("needs", "inconclusive"):
+                continue
+            if r.kind == "needs":
+                key, what = ("needs", r.needs or ""), r.needs or ""
+            else:
+                first = strip_rendered_exchanges(r.message or "", True).strip().splitlines()
+                what = first[0] if first else "(no reason given)"
+                key = ("inconclusive", _RUN_UNIQUE.sub("<name>", what))
+            g = groups.setdefault(key, {"kind": key[0], "what": what, "hint": _hint(what) if key[0] ==
+                                        "inconclusive" else None, "count": 0, "requirements": {}, "must": False})
+            g["count"] += 1
+            g["requirements"][r.requirement] = g["requirements"].get(r.requirement, 0) + 1
+            g["must"] = g["must"] or r.level == "MUST"
+        return sorted(groups.values(), key=lambda g: (not g["must"], g["kind"] != "inconclusive", -g["count"]))
+
+    def undecided_musts(self) -> list[str]:
+        """MUST requirements with an inconclusive result that names nothing this setup lacks (a setup that
+        failed, a missing storage setting): the run's exit code is 7 for them when nothing failed."""
+        return sorted({r.requirement for r in self.results if r.kind == "inconclusive" and r.level == "MUST"})
+
     def requirement_counts(self) -> dict[str, int]:
         """How many requirements have each summary status, plus "not-run"."""
         c = _zero_counts()
@@ -528,7 +606,10 @@ class RunReport:
             "overall": self.overall_claim(),
             "worst_observed": self.overall(),
             "counts": self.counts(),
+            "kinds": self.kind_counts(),
             "requirement_counts": self.requirement_counts(),
+            "root_causes": [rc.to_dict() for rc in self.root_causes()],
+            "undecided": self.undecided(),
             "status_order": list(STATUS_ORDER),
             "requirements": {
                 rid: {"status": s.status, "counts": s.counts} for rid, s in summary.items()

@@ -1,5 +1,6 @@
-"""Exit codes: 0 no MUST broken, 1 a MUST broken or a status --ctk-fail-on names, 4 a bad option value; and
-recorded exchanges name the user's URL, not the internal interposer's port."""
+"""Exit codes: 0 no MUST broken, 1 a MUST broken or a status --ctk-fail-on names, 4 a bad option value, 7 a MUST
+left undecided that the setup could decide; the kit's summary is the end of the output; and recorded exchanges
+name the user's URL, not the internal interposer's port."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 
 import pytest
 
-from ctk.plugin.exits import EXIT_MUST_BROKEN, EXIT_OK, EXIT_USAGE
+from ctk.plugin.exits import EXIT_MUST_BROKEN, EXIT_MUST_UNDECIDED, EXIT_OK, EXIT_USAGE
 
 MIXED = """
 import pytest
@@ -21,11 +22,31 @@ def test_deviation(ctk_client):
 
 @pytest.mark.ctk
 def test_inconclusive(ctk_client):
-    return Verdict.inconclusive("INFLIGHT-01", "no overlap observed")
+    return Verdict.inconclusive("INFLIGHT-02", "no overlap observed")
 
 @pytest.mark.ctk
 def test_pass(ctk_client):
     return Verdict.ok("KEY-01", "fine")
+"""
+
+UNDECIDED = """
+import pytest
+from ctk.core.verdicts import Verdict
+
+@pytest.mark.ctk
+def test_setup_failed(ctk_client):
+    return Verdict.inconclusive("OCC-01", "a setup step failed, so the requirement could not be exercised: table "
+                                "files live at s3://bucket/t; no s3.endpoint is set, so pyiceberg would contact the "
+                                "public AWS endpoint; pass --catalog-property s3.endpoint=http://127.0.0.1:PORT")
+
+@pytest.mark.ctk
+def test_not_decidable_here(ctk_client):
+    return Verdict.unsupported("REPLAY-03", "a 5xx before anything is persisted needs one of: the catalog's "
+                               "database link (--ctk-db-link http://HOST:PORT/proxies/NAME: ...)")
+
+@pytest.mark.ctk
+def test_pass(ctk_client):
+    return Verdict.ok("REPLAY-01", "fine")
 """
 
 MUST = """
@@ -53,6 +74,7 @@ def test_deviation_and_inconclusive_exit_0(pytester: pytest.Pytester, reference_
     ("deviation", EXIT_MUST_BROKEN),
     ("inconclusive", EXIT_MUST_BROKEN),
     ("deviation,inconclusive,unsupported", EXIT_MUST_BROKEN),
+    ("ci", EXIT_MUST_BROKEN),
     ("unsupported", EXIT_OK),
 ])
 def test_fail_on(pytester: pytest.Pytester, reference_url, fail_on, code):
@@ -62,9 +84,35 @@ def test_fail_on(pytester: pytest.Pytester, reference_url, fail_on, code):
     result.assert_outcomes(passed=2, skipped=1, warnings=1)        # outcomes unchanged, only the exit code
     if code:
         out = result.stdout.str()
-        assert "exit 1 (--ctk-fail-on)" in out
-        if "inconclusive" in fail_on:      # the reason is in the output, not only in the reports
-            assert "INCONCLUSIVE INFLIGHT-01 test_codes.py::test_inconclusive: no overlap observed" in out
+        assert "--ctk-fail-on counted:" in out
+        assert out.rstrip().splitlines()[-1].startswith("exit 1: ")
+        if "inconclusive" in fail_on or fail_on == "ci":   # the reason is in the output, not only in the reports
+            assert "INCONCLUSIVE INFLIGHT-02 test_codes.py::test_inconclusive: no overlap observed" in out
+
+
+def test_undecided_must_exit_7_and_what_would_decide_it(pytester: pytest.Pytester, reference_url):
+    """A MUST left inconclusive by a setup that failed (here: a storage setting missing) is not a green build:
+    exit 7; a MUST this setup cannot decide (REPLAY-03 without --ctk-db-link) is listed with what would decide
+    it, and alone keeps exit 0. The kit's lines end the output, after pytest's statistics line."""
+    pytester.makepyfile(test_codes=UNDECIDED)
+    result = _run(pytester, reference_url)
+    out = result.stdout.str()
+    assert result.ret == EXIT_MUST_UNDECIDED, out
+    tail = out[out.rindex("ctk verdict"):]
+    assert "passed" not in tail and "skipped" not in tail, tail          # pytest's statistics line is above
+    assert "1x OCC-01 (a MUST): inconclusive: a setup step failed" in tail
+    assert "--catalog-property s3.endpoint" in tail
+    assert "1x REPLAY-03 (a MUST): needs --ctk-db-link" in tail
+    assert "MUSTs left undecided: OCC-01" in tail
+    assert tail.rstrip().splitlines()[-1].startswith("exit 7: no MUST broken, but a MUST was left undecided")
+    report = json.loads((pytester.path / "rep" / "conformance.json").read_text())
+    assert report["kinds"]["needs"] == 1 and report["kinds"]["inconclusive"] == 1
+    assert [g["requirements"] for g in report["undecided"]] == [{"OCC-01": 1}, {"REPLAY-03": 1}]
+
+    pytester.makepyfile(test_codes=UNDECIDED.replace('Verdict.inconclusive("OCC-01"', 'Verdict.ok("OCC-01"'))
+    result = _run(pytester, reference_url)
+    assert result.ret == EXIT_OK, result.stdout.str()
+    assert result.stdout.str().rstrip().splitlines()[-1].startswith("exit 0: ")
 
 
 def test_fail_on_bad_value_is_a_usage_error(pytester: pytest.Pytester, reference_url):

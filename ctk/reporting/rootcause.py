@@ -1,0 +1,260 @@
+"""Root causes: a run's findings grouped by the broken rule that explains them.
+
+One rule broken on an endpoint shows up in many checks: a catalog that executes every duplicate again fails
+REPLAY-01 (finalized duplicate), REPLAY-04 (lost answer), RECON-01 (unreadable record), LIFE-01, GEN-01 and
+GEN-02 on each endpoint. A user needs the rule first, then the checks it shows in. ``root_causes(results)``
+gives that list, worst and broadest first; conformance.json (``root_causes``), conformance.html (top of the
+page), the terminal's last lines and junit.xml's suite properties (``ctk.root_cause.N``) all show it.
+
+How a finding (fail, deviation or error) finds its rule:
+
+1. its *symptom*, read from what the check observed (its classification, else its message): the retry was
+   executed again, a replay answered differently, a 5xx was replayed, ... (``symptom``);
+2. the rule for (requirement, symptom) in ``RULES_BY_SYMPTOM``: the rule whose sentence states it (e.g. a
+   REPLAY-04 retry executed again breaks REPLAY-01's rule: a duplicate is replayed, not executed);
+   a requirement's own rule otherwise (``Rule.of_requirement``);
+3. per endpoint, a rule the evidence there explains better: a duplicate that executes again both after the
+   first answer and while the first is in flight means the key is ignored on that operation (KEY_IGNORED); a
+   LIFE-01, RECON-01 or REPLAY-02 retry executed again on an endpoint where a plain duplicate already executes
+   again is that same rule, not a short lifetime or a missing reconcile;
+4. a finding without an endpoint of its own (the model-based GEN-02, history checks) joins the root cause
+   that already holds a finding with its symptom, else its requirement's rule.
+
+The deviation profiles of the reference catalog (ctk/reference/deviations.py) each break one rule; under each,
+the first root cause is that rule (tests/reporting/test_root_causes.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from ctk.core.requirements import REQUIREMENTS
+
+FINDING_STATUSES = ("error", "fail", "deviation")
+_STATUS_RANK = {"error": 0, "fail": 1, "deviation": 2}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule a catalog can break: an id (stable, for JSON and tests), one sentence, and the requirement whose
+    statement states it."""
+
+    id: str
+    title: str
+    requirement: str
+
+    @classmethod
+    def of_requirement(cls, rid: str) -> "Rule":
+        req = REQUIREMENTS.get(rid)
+        return cls(f"req:{rid}", req.statement if req else f"{rid} (a requirement this kit does not know)", rid)
+
+
+# -- the rules findings are explained by ----------------------------------------------------------------------
+DUPLICATE_EXECUTED = Rule("duplicate-executed-again", "A retry with the same Idempotency-Key executes the request "
+                          "again instead of replaying the first answer", "REPLAY-01")
+KEY_IGNORED = Rule("key-ignored", "The Idempotency-Key has no effect on this operation although support is "
+                   "advertised: duplicates execute again after the first answer and while it is in flight",
+                   "REPLAY-01")
+REPLAY_DIFFERS = Rule("replay-differs", "A replay answers with another status or body than the first answer",
+                      "REPLAY-01")
+TERMINAL_4XX = Rule("terminal-4xx-not-finalized", "A terminal 4xx is not finalized: after its cause is removed, "
+                    "the retry with the same key executes", "REPLAY-02")
+STORED_5XX = Rule("5xx-stored", "A 5xx is stored and replayed instead of executing the retry", "REPLAY-03")
+INFLIGHT_TWICE = Rule("in-flight-executed-twice", "A duplicate arriving while the first is in flight executes a "
+                      "second time", "INFLIGHT-01")
+FORGOTTEN_EARLY = Rule("key-forgotten-early", "A key is forgotten before the advertised lifetime: a later duplicate "
+                       "executes again", "LIFE-01")
+UNREADABLE_REEXECUTES = Rule("unreadable-record-reexecutes", "A finalized record whose answer cannot be produced "
+                             "makes the retry execute again instead of answering 5xx", "RECON-01")
+CRASH_REEXECUTES = Rule("crash-record-reexecuted", "A record left IN_PROGRESS by a crash is executed again instead "
+                        "of reconciled from state", "RECON-02")
+REQUIREMENTS_UNCHECKED = Rule("commit-requirements-unchecked", "A commit whose requirements do not hold is "
+                              "accepted instead of answered 409", "OCC-01")
+NOT_SERIALIZED = Rule("concurrent-commits-not-serialized", "Concurrent commits on the same base are not serialized: "
+                      "more than one succeeds and an update is lost", "OCC-02")
+TRANSACTION_PARTIAL = Rule("transaction-not-atomic", "A multi-table transaction is applied in part", "OCC-04")
+CHECK_CRASHED = Rule("check-crashed", "A check of the kit crashed: its requirement went unjudged (a kit problem, "
+                     "not evidence against the catalog)", "(kit)")
+
+# (requirement or "*", symptom) -> rule; first match wins
+RULES_BY_SYMPTOM: tuple[tuple[str, str, Rule], ...] = (
+    ("INFLIGHT-01", "executed-again", INFLIGHT_TWICE),
+    ("RECON-02", "executed-again", CRASH_REEXECUTES),
+    ("RECON-01", "executed-again", UNREADABLE_REEXECUTES),
+    ("LIFE-01", "executed-again", FORGOTTEN_EARLY),
+    ("*", "4xx-executed-again", TERMINAL_4XX),
+    ("REPLAY-03", "5xx-replayed", STORED_5XX),
+    ("*", "5xx-replayed", STORED_5XX),
+    ("*", "executed-again", DUPLICATE_EXECUTED),
+    ("*", "replay-differs", REPLAY_DIFFERS),
+)
+# a requirement's findings that one rule explains whatever their symptom
+BY_REQUIREMENT = {"OCC-01": REQUIREMENTS_UNCHECKED, "OCC-02": NOT_SERIALIZED, "OCC-03": NOT_SERIALIZED,
+                  "HIST-01": NOT_SERIALIZED, "OCC-04": TRANSACTION_PARTIAL}
+# where the first rule is broken at all, it explains the findings of the others (a catalog that does not check
+# a commit's requirements also loses concurrent updates and applies stale transactions)
+EXPLAINED_BY = {REQUIREMENTS_UNCHECKED: {NOT_SERIALIZED, TRANSACTION_PARTIAL}}
+# where a plain duplicate already executes again on the same endpoint, these are that rule
+EXPLAINED_BY_DUPLICATE = {FORGOTTEN_EARLY, UNREADABLE_REEXECUTES, TERMINAL_4XX}
+
+
+_EXECUTED = re.compile(r"re-?executed|executed (?:again|twice|a second time)|second execution|forgotten"
+                       r"|duplicated|applied twice", re.I)
+_DIFFERS = re.compile(r"different response|replay-status|replay-body|^retry \d{3}$|replays? (?:with )?another",
+                      re.I)
+_5XX_REPLAYED = re.compile(r"5xx replayed|stored (?:and replayed|5xx)|replayed the stored 5", re.I)
+
+
+_4XX_EXECUTED = re.compile(r"answered 4\d\d but executed again", re.I)
+_5XX_KEPT = re.compile(r"fails before persisting\): the retry with the same key answered 5\d\d", re.I)
+_MODEL_DIFFERS = re.compile(r"the retry with the same key answered (2\d\d); the model expects (2\d\d)", re.I)
+_FIRST_ANSWER = re.compile(r"^<-- (\d{3})", re.M)
+_PROBLEM_LINE = re.compile(r"^(\(replay\) )?[A-Z]+ /\S* -> \d{3}", re.M)
+
+
+def symptom(result: Any) -> str | None:
+    """What the check observed, in a few words the rules are keyed by: "executed-again", "4xx-executed-again"
+    (the retry of a 4xx answer), "replay-differs", "5xx-replayed", or None (the requirement's own rule)."""
+    sym = _symptom(result)
+    if sym == "executed-again":
+        message = str(_get(result, "message") or "")
+        first = _FIRST_ANSWER.search(message.split("minimal failing example", 1)[-1]) \
+            if "minimal failing example" in message else None
+        if _get(result, "requirement") == "REPLAY-02" or _4XX_EXECUTED.search(_happened(message)) \
+                or (first and first.group(1).startswith("4")):
+            return "4xx-executed-again"
+    return sym
+
+
+def _symptom(result: Any) -> str | None:
+    message = str(_get(result, "message") or "")
+    happened = _happened(message)
+    if _5XX_KEPT.search(happened):
+        return "5xx-replayed"
+    m = _MODEL_DIFFERS.search(happened)
+    if m and m.group(1) != m.group(2):
+        return "replay-differs"
+    if _get(result, "requirement") == "SCHEMA-01":      # every nonconforming answer was a replay's
+        lines = _PROBLEM_LINE.findall(message.split("\n\nexchanges:")[0])
+        if lines and all(lines):
+            return "replay-differs"
+        return None
+    cls = str(_get(result, "classification") or "")
+    if cls:
+        for pattern, name in ((_5XX_REPLAYED, "5xx-replayed"), (_EXECUTED, "executed-again"),
+                              (_DIFFERS, "replay-differs")):
+            if pattern.search(cls):
+                return name
+    for pattern, name in ((_5XX_REPLAYED, "5xx-replayed"), (_EXECUTED, "executed-again")):
+        if pattern.search(happened):
+            return name
+    return None
+
+
+def rule_of(result: Any) -> Rule:
+    """The rule a finding breaks by its own evidence (steps 1-2 of the module docstring)."""
+    rid = str(_get(result, "requirement") or "?")
+    if _get(result, "status") == "error":
+        return CHECK_CRASHED
+    if rid in BY_REQUIREMENT:
+        return BY_REQUIREMENT[rid]
+    sym = symptom(result)
+    for req, s, rule in RULES_BY_SYMPTOM:
+        if sym == s and req in ("*", rid):
+            return rule
+    return Rule.of_requirement(rid)
+
+
+@dataclass
+class RootCause:
+    """One broken rule and the findings it explains."""
+
+    rule: Rule
+    status: str                                   # the worst status of its findings
+    level: str                                    # the level of the rule's requirement ("MUST", ...)
+    endpoints: list[str] = field(default_factory=list)
+    findings: list[int] = field(default_factory=list)             # indexes into the run's results
+    requirements: dict[str, int] = field(default_factory=dict)    # requirement -> findings
+
+    def line(self) -> str:
+        """One line for the terminal and junit.xml."""
+        where = ""
+        if self.endpoints:
+            shown = ", ".join(self.endpoints[:4]) + (f" and {len(self.endpoints) - 4} more"
+                                                     if len(self.endpoints) > 4 else "")
+            where = f" on {shown}"
+        reqs = ", ".join(f"{r}" + (f" x{n}" if n > 1 else "") for r, n in self.requirements.items())
+        return (f"{self.status.upper()} {self.rule.requirement} ({self.level}): {self.rule.title}{where}; "
+                f"{len(self.findings)} finding(s): {reqs}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule.id, "title": self.rule.title, "requirement": self.rule.requirement,
+                "level": self.level, "status": self.status, "endpoints": list(self.endpoints),
+                "findings": len(self.findings), "requirements": dict(self.requirements),
+                "results": list(self.findings)}
+
+
+def root_causes(results: Iterable[Any]) -> list[RootCause]:
+    """The run's findings grouped by the rule that explains them; worst status first, then the most findings,
+    then the most requirements."""
+    results = list(results)
+    findings = [(i, r) for i, r in enumerate(results) if _get(r, "status") in FINDING_STATUSES]
+    own = {i: rule_of(r) for i, r in findings}
+    by_endpoint: dict[str, set[Rule]] = {}
+    for i, r in findings:
+        if _get(r, "endpoint"):
+            by_endpoint.setdefault(str(_get(r, "endpoint")), set()).add(own[i])
+
+    def refined(i: int, r: Any) -> Rule:
+        rule, ep = own[i], _get(r, "endpoint")
+        there = by_endpoint.get(str(ep), set()) if ep else set()
+        reexecutes = DUPLICATE_EXECUTED in there
+        if INFLIGHT_TWICE in there and DUPLICATE_EXECUTED in there and "executed-again" in (symptom(r) or ""):
+            return KEY_IGNORED
+        if reexecutes and rule in EXPLAINED_BY_DUPLICATE:
+            return DUPLICATE_EXECUTED
+        return rule
+
+    chosen = {i: refined(i, r) for i, r in findings}
+    for first, explained in EXPLAINED_BY.items():
+        if first in chosen.values():
+            chosen = {i: first if rule in explained else rule for i, rule in chosen.items()}
+    # a finding without an endpoint joins a rule that already explains its symptom elsewhere
+    seen_symptoms: dict[str, list[Rule]] = {}
+    for i, r in findings:
+        if _get(r, "endpoint") and symptom(r):
+            seen_symptoms.setdefault(symptom(r) or "", []).append(chosen[i])
+    for i, r in findings:
+        if not _get(r, "endpoint") and symptom(r) in seen_symptoms and chosen[i] is not CHECK_CRASHED:
+            rules = seen_symptoms[symptom(r) or ""]
+            chosen[i] = max(set(rules), key=lambda x: (rules.count(x), x.id))
+
+    groups: dict[Rule, RootCause] = {}
+    for i, r in findings:
+        rule = chosen[i]
+        req = REQUIREMENTS.get(rule.requirement)
+        rc = groups.setdefault(rule, RootCause(rule, str(_get(r, "status")),
+                                               req.level.value if req else "MUST"))
+        rc.findings.append(i)
+        if _STATUS_RANK[str(_get(r, "status"))] < _STATUS_RANK[rc.status]:
+            rc.status = str(_get(r, "status"))
+        ep = _get(r, "endpoint")
+        if ep and ep not in rc.endpoints:
+            rc.endpoints.append(str(ep))
+        rid = str(_get(r, "requirement") or "?")
+        rc.requirements[rid] = rc.requirements.get(rid, 0) + 1
+    return sorted(groups.values(), key=lambda rc: (_STATUS_RANK[rc.status], -len(rc.findings),
+                                                   -len(rc.requirements), rc.rule.id))
+
+
+def _get(result: Any, name: str) -> Any:
+    return result.get(name) if isinstance(result, dict) else getattr(result, name, None)
+
+
+def _happened(message: str) -> str:
+    for line in message.split("\n\nexchanges:")[0].splitlines():
+        if line.startswith("happened:"):
+            return line
+    return ""
