@@ -449,8 +449,11 @@ def _serial(ctx: Any, runs: dict, name: str, writers: int, appends: int, max_att
     elif present == 0:
         out.append(r.inconclusive("0 acknowledged appends: nothing to judge" + unknown_text + setup_text, cls,
                                   details))
+    elif (why := result.duplicates_vacuous_reason("append")) is not None:
+        out.append(r.inconclusive(why + unknown_text + setup_text, "nothing visible", details))
     else:
-        out.append(r.ok(f"no append applied twice ({present} appends){unknown_text}" + setup_text, cls, details))
+        out.append(r.ok(f"no append applied twice ({result.present} appends in the table){unknown_text}"
+                        + setup_text, cls, details))
 
     r = runs["INTEG-01"]
     if present == 0:
@@ -460,6 +463,8 @@ def _serial(ctx: Any, runs: dict, name: str, writers: int, appends: int, max_att
     idetails = {**details, "integrity": integrity.to_dict()}
     if integrity.error and "unreadable" in integrity.error:
         out.append(r.inconclusive(f"integrity not checked: {integrity.error}", "state unreadable", idetails))
+    elif (why := integrity.vacuous_reason(acked)) is not None:
+        out.append(r.inconclusive(why + setup_text, "nothing to check", idetails))
     elif not integrity.ok:
         out.append(r.broken("every snapshot's manifest list and manifests exist", str(integrity), cls, idetails))
     else:

@@ -605,7 +605,10 @@ def run_seed_example(ctx: Any, interposer: Any, variants: tuple[str, ...] = ("1a
                 rrun.mark = run.mark
                 out.append(rrun.inconclusive(why, "state unreadable", details))
             continue
-        if integ.ok:
+        if (why := integ.vacuous_reason(1 if final.status in ep.success else None)) is not None:
+            out.append(run.inconclusive(f"example {variant}: attempts {_statuses(r['attempts'])}; {why}",
+                                        "nothing to check", details))
+        elif integ.ok:
             out.append(run.ok(f"example {variant}: attempts {_statuses(r['attempts'])}; table {integ}", "intact",
                               details))
         else:

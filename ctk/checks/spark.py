@@ -94,6 +94,10 @@ def check_appends(spark: Any, namespace: str | None = None, *, writers: int = 3,
         total = writers * inserts
         cls = f"{res.ok_inserts}/{total} INSERTs, {_stats_text(st)}"
         problems = list(res.errors) + list(res.integrity.problems)
+        if not problems and not res.ok_inserts:    # nothing passes on nothing
+            return [Verdict.inconclusive("SPARK-01", "0 INSERTs succeeded: nothing to judge", endpoint="updateTable",
+                                         behaviour=Behaviour.CONCURRENT_APPENDS, classification=cls,
+                                         details=details)]
         return [_verdict("SPARK-01", Behaviour.CONCURRENT_APPENDS, not problems,
                          f"all {total} INSERTs succeed and land once; one linear history; every file exists",
                          "; ".join(problems[:8]),

@@ -17,7 +17,8 @@ chain, sequence numbers not strictly increasing along it. `check_table()` runs b
 
 Nothing is judged from state the catalog could not give: an unreadable state (5xx, no answer) yields only
 the ``unreadable`` category (``CheckResult.judgeable`` false), never "lost" or "nonlinear". A history with no
-operation to judge (``CheckResult.acknowledged`` 0) is not a pass either: `vacuous_reason()` says why.
+operation to judge (``CheckResult.acknowledged`` 0) is not a pass either: `vacuous_reason()` says why; nor is
+"nothing duplicated" when no operation's value is in the state at all (`duplicates_vacuous_reason()`).
 """
 
 from __future__ import annotations
@@ -56,6 +57,23 @@ class CheckResult:
     def acknowledged(self) -> int:
         """Operations the catalog acknowledged (ok), present or lost."""
         return self.count("ok_present") + self.count("lost")
+
+    @property
+    def present(self) -> int:
+        """Operations whose value the final state shows (acknowledged, recovered after an unknown outcome, or
+        reported failed): the evidence a duplication check has to look at."""
+        return self.count("ok_present") + self.count("recovered") + self.count("failed_present")
+
+    def duplicates_vacuous_reason(self, op: str = "operation") -> str | None:
+        """Why "nothing applied twice" cannot be a pass (None when it can): unreadable state, or no operation's
+        value in the final state to be seen twice (acknowledged ones missing are HIST-01's lost writes)."""
+        if not self.judgeable:
+            return "; ".join(map(str, self.details.get("unreadable", []))) or "state unreadable"
+        if not self.present:
+            lost = self.count("lost")
+            return (f"none of the {op}s is in the final state" + (f" ({lost} acknowledged: lost, see HIST-01)"
+                                                                 if lost else "") + ", so none can be seen twice")
+        return None
 
     def vacuous_reason(self, op: str = "operation") -> str | None:
         """Why this result cannot support a pass (None when it can): unreadable state, or nothing acknowledged."""

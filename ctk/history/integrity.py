@@ -40,6 +40,16 @@ class IntegrityResult:
     def ok(self) -> bool:
         return not self.missing and self.error is None
 
+    def vacuous_reason(self, acknowledged: int | None = None) -> str | None:
+        """Why this result cannot support a pass (None when it can): no snapshot was there to check. With
+        `acknowledged` (appends the catalog acknowledged on this table) the reason names the lost writes."""
+        if self.error is not None or self.missing or self.snapshots:
+            return None
+        if acknowledged:
+            return (f"0 snapshots to check: the table records no snapshot although {acknowledged} append(s) were "
+                    "acknowledged (lost writes: see HIST-01)")
+        return "0 snapshots to check: the table records no snapshot"
+
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "snapshots": self.snapshots, "manifest_lists": self.manifest_lists,
                 "manifests": self.manifests, "data_files": self.data_files, "rows": self.rows,

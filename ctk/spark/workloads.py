@@ -146,7 +146,10 @@ def check_table_integrity(spark: Any, table: str, *, expected_rows: int | None =
         report.problems.append(f"row count {report.rows} != expected {expected_rows}")
     if report.rows != report.distinct_ids:
         report.problems.append(f"{report.rows - report.distinct_ids} duplicated row ids")
-    if expected_appends is not None and report.append_snapshots != expected_appends:
+    if expected_appends and not report.snapshots:   # the first cause: acknowledged, nothing recorded
+        report.problems.insert(0, f"the table records no snapshot although {expected_appends} INSERT(s) succeeded "
+                                  "(acknowledged appends lost)")
+    elif expected_appends is not None and report.append_snapshots != expected_appends:
         report.problems.append(f"{report.append_snapshots} append snapshots != {expected_appends} successful INSERTs")
     report.ok = not report.problems
     return report

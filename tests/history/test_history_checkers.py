@@ -102,3 +102,23 @@ def test_summary_marker_detects_reexecution():
         s["summary"]["ctk.op"] = "m1"
     r = check_table(ops, st, summary_key="ctk.op")
     assert r.count("duplicated") == 1
+
+
+def test_nothing_present_is_no_evidence_of_no_duplicate():
+    """Issue 19, item 6: acknowledged appends, none in the state: "none duplicated" is not a pass."""
+    r = check_effects(hist((1, [200]), (2, [200])), [])
+    assert r.valid is False and r.count("lost") == 2 and r.present == 0
+    why = r.duplicates_vacuous_reason("append")
+    assert why is not None and "none of the appends" in why and "2 acknowledged: lost" in why
+    r = check_effects(hist((1, [200]), (2, [200])), [1])
+    assert r.present == 1 and r.duplicates_vacuous_reason("append") is None
+
+
+def test_integrity_of_a_table_without_snapshots_is_no_evidence():
+    from ctk.history.integrity import IntegrityResult
+
+    empty = IntegrityResult()
+    assert empty.ok                                   # nothing missing ...
+    assert "0 snapshots to check" in empty.vacuous_reason()      # ... and nothing checked
+    assert "3 append(s) were acknowledged" in empty.vacuous_reason(3)
+    assert IntegrityResult(snapshots=1, manifest_lists=1).vacuous_reason(3) is None

@@ -1,0 +1,47 @@
+"""Odd-server rules of issue 19 (items 6 and 7): a catalog that acknowledges appends and records nothing, and
+one that drops the properties given at createNamespace. Used with `odd.OddServer`."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+from odd import TABLE, Answer, Req, Rule
+
+NAMESPACES = r"/namespaces$"
+
+
+class acks_appends_records_nothing(Rule):
+    """updateTable with an ``add-snapshot`` update answers 200 with the table as it was (its current metadata):
+    the append is acknowledged, no snapshot is ever recorded."""
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__()
+        self.upstream = upstream
+
+    def before(self, req: Req) -> Answer | None:
+        if not req.is_("POST", TABLE):
+            return None
+        body = req.json()
+        updates = body.get("updates") if isinstance(body, dict) else None
+        if not any(isinstance(u, dict) and u.get("action") == "add-snapshot" for u in updates or []):
+            return None
+        r = httpx.get(self.upstream + req.path, timeout=10)
+        if r.status_code != 200:
+            return None
+        loaded = r.json()
+        self.hit()
+        return Answer.of(200, {"metadata-location": loaded["metadata-location"], "metadata": loaded["metadata"]})
+
+
+class drops_namespace_properties(Rule):
+    """createNamespace creates the namespace without the properties it was given (and answers none)."""
+
+    def before(self, req: Req) -> Answer | None:
+        if req.is_("POST", NAMESPACES):
+            body = req.json()
+            if isinstance(body, dict) and body.get("properties"):
+                body["properties"] = {}
+                req.body = json.dumps(body).encode()
+                self.hit()
+        return None
