@@ -10,6 +10,13 @@ import time
 
 from threaded_server import ThreadedServer
 
+# Where a test checks that a toxic does NOT delay (removed, reset, toxicity 0), the toxic is long (SLOW_MS) and
+# "not delayed" is a bound of half of it: applying it would take SLOW_MS, and half leaves a loaded 2-core
+# machine room. No test bounds a fast path tightly; that a delay IS applied is a lower bound, which load
+# cannot break.
+SLOW_MS = 2000
+NOT_DELAYED_S = SLOW_MS / 1000 / 2
+
 
 class EchoServer(ThreadedServer):
     """Threaded TCP echo server; `greeting` is sent first when set (a server-speaks-first protocol)."""

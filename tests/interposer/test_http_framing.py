@@ -10,7 +10,8 @@ import time
 
 import httpx
 import pytest
-from interposer_helpers import ThreadedServer, connect, recv_exactly, recv_until_closed
+from required import require
+from interposer_helpers import NOT_DELAYED_S, SLOW_MS, ThreadedServer, connect, recv_exactly, recv_until_closed
 
 from ctk.interposer import HttpMatch, Interposer
 
@@ -91,13 +92,14 @@ def _has_uvloop() -> bool:
     params=[
         {"fast_path": True, "loop": "asyncio"},
         {"fast_path": False, "loop": "asyncio"},
-        pytest.param({"fast_path": True, "loop": "uvloop"},
-                     marks=pytest.mark.skipif(not _has_uvloop(), reason="uvloop is not installed (optional)")),
+        {"fast_path": True, "loop": "uvloop"},
     ],
     ids=["fast", "coroutine", "fast-uvloop"],
 )
 def fast(request) -> dict:
-    """Every test here runs on the fast path, with the coroutine path forced, and on uvloop when installed."""
+    """Every test here runs on the fast path, with the coroutine path forced, and on uvloop (required under CI)."""
+    if request.param["loop"] == "uvloop" and not _has_uvloop():
+        require("uvloop", "uvloop is not installed (the fast extra: pip install -e '.[fast]')")
     return request.param
 
 
@@ -329,14 +331,14 @@ def test_bad_requests_close_the_connection(http_proxy, http_server, raw):
 def test_tcp_latency_on_an_open_keep_alive_connection(http_proxy, http_server):
     with httpx.Client(base_url=http_proxy.url, timeout=5) as c:
         first = c.get("/a").json()["conn"]
-        http_proxy.add_toxic("lat", type="latency", stream="downstream", attributes={"latency": 200})
+        http_proxy.add_toxic("lat", type="latency", stream="downstream", attributes={"latency": SLOW_MS})
         t0 = time.perf_counter()
         assert c.get("/b").json()["conn"] == first
-        assert time.perf_counter() - t0 >= 0.19
+        assert time.perf_counter() - t0 >= SLOW_MS / 1000 - 0.01
         http_proxy.remove_toxic("lat")
         t0 = time.perf_counter()
         assert c.get("/c").json()["conn"] == first
-        assert time.perf_counter() - t0 < 0.15
+        assert time.perf_counter() - t0 < NOT_DELAYED_S     # the removed toxic would take SLOW_MS again
         # and again, on the same connection
         http_proxy.add_toxic("lat", type="latency", stream="upstream", attributes={"latency": 200})
         t0 = time.perf_counter()
@@ -546,11 +548,11 @@ def test_latency_toxic_inside_a_tunnel(scripted, fast):
             assert read_n(s, buf, len(payload)) == payload
             return time.perf_counter() - t0
 
-        assert echo(b"one") < 0.15
-        ip.add_toxic("lat", type="latency", stream="downstream", attributes={"latency": 200})
-        assert echo(b"two") >= 0.19
+        echo(b"one")
+        ip.add_toxic("lat", type="latency", stream="downstream", attributes={"latency": SLOW_MS})
+        assert echo(b"two") >= SLOW_MS / 1000 - 0.01
         ip.remove_toxic("lat")
-        assert echo(b"three") < 0.15
+        assert echo(b"three") < NOT_DELAYED_S     # the removed toxic would take SLOW_MS again
         s.shutdown(socket.SHUT_WR)
         data, how = recv_until_closed(s, timeout=5)
         s.close()

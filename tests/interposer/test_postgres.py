@@ -7,6 +7,7 @@ import time
 import pytest
 
 from ctk.interposer import Interposer
+from interposer_helpers import NOT_DELAYED_S, SLOW_MS
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
 
@@ -47,24 +48,24 @@ def test_queries_pass_through(pg, pg_proxy):
 def test_latency_slows_queries(pg, pg_proxy):
     with psycopg.connect(pg.dsn_via(*pg_proxy.address), autocommit=True) as conn:
         base = _query_time(conn)
-        pg_proxy.add_toxic("lat", type="latency", stream="downstream", attributes={"latency": 200})
+        pg_proxy.add_toxic("lat", type="latency", stream="downstream", attributes={"latency": SLOW_MS})
         slow = _query_time(conn)
         pg_proxy.remove_toxic("lat")
         fast = _query_time(conn)
-    assert slow >= 0.19, slow
-    assert base < 0.15 and fast < 0.15, (base, fast)
+    assert slow >= SLOW_MS / 1000 - 0.01, slow
+    assert base < NOT_DELAYED_S and fast < NOT_DELAYED_S, (base, fast)   # the toxic would add SLOW_MS
 
 
 def test_reset_peer_breaks_the_connection(pg, pg_proxy):
     conn = psycopg.connect(pg.dsn_via(*pg_proxy.address), autocommit=True)
-    assert _query_time(conn) < 1
+    _query_time(conn)
     pg_proxy.add_toxic("rst", type="reset_peer", attributes={"timeout": 100})
     with pytest.raises(psycopg.OperationalError):
         conn.execute("select pg_sleep(0.5)")
     conn.close()
     pg_proxy.remove_toxic("rst")
     with psycopg.connect(pg.dsn_via(*pg_proxy.address), autocommit=True) as conn2:
-        assert _query_time(conn2) < 1  # the interposer survived
+        _query_time(conn2)  # the interposer survived: the query answers
     assert pg_proxy.counters["injected"]["reset_peer"] == 1
 
 
@@ -76,7 +77,7 @@ def test_timeout_toxic_hangs_then_closes(pg, pg_proxy):
         conn.execute("select 1")
     took = time.perf_counter() - t0
     conn.close()
-    assert 0.35 <= took < 5, took
+    assert 0.35 <= took < 5, took    # the upper bound only catches a toxic that never fires (generous: load)
     pg_proxy.remove_toxic("to")
     with psycopg.connect(pg.dsn_via(*pg_proxy.address), autocommit=True) as conn2:
         assert _query_time(conn2) < 1
