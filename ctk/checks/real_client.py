@@ -12,9 +12,11 @@ Judging (what is observed, for the observed cause):
   pointing clients at a non-loopback URI, storage or the connection failing (an OSError, not a catalog
   answer) - is inconclusive with the reason;
 * the table created but an append, the reload or the read failing, or rows missing/extra, fails, naming the
-  step and the error; when the catalog's load answer for the committed table lacks ``metadata-location``
-  (e.g. calls it ``metadata_location`` or ``metadataLocation``), the finding names that as the cause: clients
-  compare metadata locations to refresh and then commit on a stale base.
+  step and the error, and the causes in the order they happen: first appends the catalog acknowledged but the
+  table it loads does not record (fewer snapshots than acknowledged appends: the rows were never committed),
+  then a load answer for the committed table that lacks ``metadata-location`` (e.g. calls it
+  ``metadata_location`` or ``metadataLocation``): clients compare metadata locations to refresh and then commit
+  on a stale base.
 """
 
 from __future__ import annotations
@@ -89,6 +91,26 @@ def misnamed_location(body: Any) -> str | None:
             "unless the metadata is not yet committed), so clients cannot tell the metadata changed")
 
 
+def unrecorded_appends(acknowledged: int, body: Any) -> str | None:
+    """The cause when appends the catalog acknowledged are not in the table it loads: its load answer after the
+    appends records fewer snapshots than appends were acknowledged (None when it cannot tell or they are)."""
+    if not acknowledged or not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
+        return None
+    snaps = body["metadata"].get("snapshots") or []
+    if len(snaps) >= acknowledged:
+        return None
+    return (f"the catalog acknowledged {acknowledged} append(s) (each commit answered success) but the table it "
+            f"loads afterwards records {'no snapshot' if not snaps else f'{len(snaps)} snapshot(s)'}: the appended "
+            "rows were never recorded")
+
+
+def _cause_class(unrecorded: str | None, misnamed: str | None) -> str | None:
+    """The classification of the first cause."""
+    if unrecorded:
+        return "appends not recorded"
+    return "metadata-location missing" if misnamed else None
+
+
 def _with_kit_io(table: Any, client: Any, ns: tuple[str, ...], name: str) -> tuple[Any, Any]:
     """pyiceberg's table with the kit's guarded FileIO (vended settings + --catalog-property) and the kit's
     own load answer for it (recorded, asked with the access-delegation header)."""
@@ -141,6 +163,7 @@ def _pyiceberg(run: Any, ctx: Any, endpoint: Any, budget_s: float) -> Verdict:
             for i, ids in enumerate(ROWS, 1):
                 steps.append(f"append {i}")
                 table.append(pa.table({"id": pa.array(ids, pa.int64()), "data": pa.array([f"r{x}" for x in ids])}))
+                state["appended"] = i          # pyiceberg's commit of this append was acknowledged
             steps.append("reload")
             table, body = _with_kit_io(catalog.load_table((*ns, name)), client, ns, name)
             state["after_appends"] = body
@@ -159,7 +182,14 @@ def _pyiceberg(run: Any, ctx: Any, endpoint: Any, budget_s: float) -> Verdict:
     if worker.is_alive():
         return run.inconclusive(f"pyiceberg did not finish within {budget_s:.0f} s (at step: {step})",
                                 "timed out", details)
-    cause = misnamed_location(state.get("after_appends")) or misnamed_location(state.get("after_create"))
+    # the causes in the order they happen: appends acknowledged but never recorded come before how the load
+    # answer spells the metadata location
+    unrecorded = unrecorded_appends(state.get("appended", 0), state.get("after_appends"))
+    misnamed = misnamed_location(state.get("after_appends")) or misnamed_location(state.get("after_create"))
+    causes = [c for c in (unrecorded, misnamed) if c]
+    cause = "\ncause: ".join(causes) if causes else None
+    if unrecorded:
+        details["appends_acknowledged"] = state.get("appended", 0)
     exc = state.get("error")
     if isinstance(exc, StorageGuardError):
         return run.inconclusive(f"the real client's table files were not touched: {exc}", "storage guard", details)
@@ -178,16 +208,17 @@ def _pyiceberg(run: Any, ctx: Any, endpoint: Any, budget_s: float) -> Verdict:
         if cause:
             happened += f"\ncause: {cause}"
         return run.broken("pyiceberg creates a table, appends twice, reloads and reads every row back", happened,
-                          "metadata-location missing" if cause else f"failed at {step}", details)
+                          _cause_class(unrecorded, misnamed) or f"failed at {step}", details)
     want = sorted(ROWS[0] + ROWS[1])
     if state.get("rows") != want:
         happened = f"read back ids {state.get('rows')}, not {want}"
         if cause:
             happened += f"\ncause: {cause}"
-        return run.broken(f"the {len(want)} appended rows read back", happened, "rows differ", details)
+        return run.broken(f"the {len(want)} appended rows read back", happened,
+                          _cause_class(unrecorded, misnamed) or "rows differ", details)
     if cause:
         return run.broken("the load answer of a committed table carries `metadata-location`", cause,
-                          "metadata-location missing", details)
+                          _cause_class(unrecorded, misnamed), details)
     return run.ok(f"pyiceberg created a table, appended twice ({state.get('snapshots')} snapshots), reloaded it and "
                   f"read all {len(want)} rows back", "round trip", details)
 

@@ -45,3 +45,16 @@ class drops_namespace_properties(Rule):
                 req.body = json.dumps(body).encode()
                 self.hit()
         return None
+
+
+class camel_case_metadata_location(Rule):
+    """loadTable answers name the field ``metadataLocation`` instead of ``metadata-location``."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        if req.is_("GET", TABLE) and answer.status == 200:
+            body = answer.json()
+            if isinstance(body, dict) and "metadata-location" in body:
+                body["metadataLocation"] = body.pop("metadata-location")
+                self.hit()
+                return Answer.of(200, body)
+        return None

@@ -1,0 +1,32 @@
+"""Issue 19, item 7 (a), (b): blame what was seen.
+
+(b) CLIENT-01 on a catalog that acknowledges appends, records no snapshot and misspells `metadata-location`
+    as `metadataLocation`: the rows are missing because nothing was recorded; the first cause named is the
+    acknowledged appends with no snapshot, the misspelling comes after it.
+(a) DISC-04 on a catalog (no idempotency advertised) that drops the properties given at createNamespace: the
+    namespace exists, so the key was processed normally (pass, decided from existence); the dropped
+    properties are a finding of their own (SEM-02, classified: the merged spec stores them "if supported by
+    the server")."""
+
+from __future__ import annotations
+
+import pytest
+from odd_lost_writes import acks_appends_records_nothing, camel_case_metadata_location, drops_namespace_properties
+
+from ctk.core.verdicts import Status
+
+
+def test_client01_names_the_unrecorded_appends_first(make_odd):
+    pytest.importorskip("pyiceberg")
+    from ctk.checks.real_client import check_pyiceberg
+
+    ctx, odd = make_odd(lambda up: [acks_appends_records_nothing(up), camel_case_metadata_location()])
+    [v] = check_pyiceberg(ctx)
+    assert odd.rules[0].hits == 2, v.message                        # both appends acknowledged, not recorded
+    assert v.status is Status.FAIL, v.message
+    assert v.classification == "appends not recorded", v.message
+    # before: "cause: the load answer ... names the field `metadataLocation`" was the only cause named
+    msg = v.message
+    assert "acknowledged 2 append(s)" in msg and "records no snapshot" in msg, msg
+    assert msg.index("records no snapshot") < msg.index("`metadataLocation`")   # the misspelling still named, after
+    assert v.details["appends_acknowledged"] == 2
