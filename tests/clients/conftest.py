@@ -1,0 +1,52 @@
+"""The real-client lane (issue 21 item 8): clients nobody here wrote do their everyday round trip against the
+reference catalog started as a user starts it, `ctk serve` (port 0, it says where: tests/procs.py), on a local
+file warehouse. Each asserts what it reads back, not only that nothing raised.
+
+- PyIceberg: the installed one (pyproject.toml pins the range; 0.12.0 is the newest there is).
+- DuckDB 1.5.5 with its iceberg extension from the package index: the `clients` extra installs `duckdb` and the
+  PyPI packages that ship the extension binaries (duckdb-extension-iceberg, -avro, -httpfs); each is LOADed from
+  its file, with DuckDB's own extension download switched off (its host is not reachable, and never contacted).
+- iceberg-js 1.0.0 from npm, installed into a cache directory (``$CTK_CLIENTS_CACHE``, default
+  ``~/.cache/ctk-clients``) by `node_client.ensure_iceberg_js`, run with node.
+- Spark 3.5 with Iceberg 1.10.2 (`ctk spark-jars`) through PySpark (ctk.spark.session): few statements, it is slow.
+
+One catalog serves the lane; every client works in namespaces of its own. A client that cannot be had skips with
+the reason on a developer's machine and fails under CI (tests/required.py). Only loopback is contacted: the
+catalog is on 127.0.0.1 and every table lives in the warehouse directory.
+
+    python -m pytest tests/clients -q -p no:cacheprovider -rs --durations=0
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import procs
+import pytest
+
+
+@dataclass(frozen=True)
+class Served:
+    url: str              # base URL, without /v1
+    warehouse: Path
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory):
+    """`ctk serve --port 0 --warehouse DIR`, one for the lane."""
+    warehouse = tmp_path_factory.mktemp("clients-warehouse")
+    with procs.serve("--warehouse", str(warehouse)) as started:
+        yield Served(started.url, warehouse)
+
+
+@pytest.fixture(scope="session")
+def pyiceberg_catalog(served):
+    """PyIceberg's RestCatalog on the lane's catalog."""
+    from pyiceberg.catalog import load_catalog
+
+    catalog = load_catalog("clients", type="rest", uri=served.url)
+    yield catalog
+    with contextlib.suppress(Exception):
+        catalog._session.close()  # noqa: SLF001 - requests.Session, closed so no socket outlives the lane
