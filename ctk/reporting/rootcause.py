@@ -18,7 +18,9 @@ How a finding (fail, deviation or error) finds its rule:
    LIFE-01, RECON-01 or REPLAY-02 retry executed again on an endpoint where a plain duplicate already executes
    again is that same rule, not a short lifetime or a missing reconcile;
 4. a finding without an endpoint of its own (the model-based GEN-02, history checks) joins the root cause
-   that already holds a finding with its symptom, else its requirement's rule.
+   that already holds a finding with its symptom, else its requirement's rule; where duplicates execute again
+   and no REPLAY-02 finding stands on its own, a terminal 4xx's retry executed again is that rule too; where
+   commit requirements are not checked, lost concurrent updates and partial transactions are that rule.
 
 The deviation profiles of the reference catalog (ctk/reference/deviations.py) each break one rule; under each,
 the first root cause is that rule (tests/reporting/test_root_causes.py).
@@ -218,6 +220,13 @@ def root_causes(results: Iterable[Any]) -> list[RootCause]:
         return rule
 
     chosen = {i: refined(i, r) for i, r in findings}
+    # a terminal 4xx's retry executed again where no REPLAY-02 shows it as a rule of its own (each is explained
+    # by a duplicate executing again on its endpoint) and duplicates execute again: that rule
+    duplicates = [rule for rule in chosen.values() if rule in (DUPLICATE_EXECUTED, KEY_IGNORED)]
+    if duplicates and not any(chosen[i] is TERMINAL_4XX and _get(r, "requirement") == "REPLAY-02"
+                              for i, r in findings):
+        widest = max(set(duplicates), key=lambda x: (duplicates.count(x), x.id))
+        chosen = {i: widest if rule is TERMINAL_4XX else rule for i, rule in chosen.items()}
     for first, explained in EXPLAINED_BY.items():
         if first in chosen.values():
             chosen = {i: first if rule in explained else rule for i, rule in chosen.items()}

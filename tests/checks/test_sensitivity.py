@@ -123,6 +123,13 @@ def test_profile_fails_exactly_what_it_catches(make_ctx, profile):
                                            f"{v.message[:400]}" for v in everything
                                            if _rule_broken(v) and v.requirement not in catches))
     assert set(EXPECTED[profile.name]) == set(profile.catches), profile.name
+    # the reports' first root cause is the rule the profile breaks (tests/reporting/test_root_causes.py)
+    from ctk.reporting.rootcause import root_causes
+    from tests.reporting.test_root_causes import FIRST_ROOT_CAUSE
+
+    causes = root_causes([v.to_dict() for v in everything])
+    assert (causes[0].rule.id if causes else None) == FIRST_ROOT_CAUSE[profile.name], \
+        [(c.rule.id, c.requirements) for c in causes]
     for v in everything:     # whatever is broken gets the verdict its level calls for
         if _rule_broken(v):
             assert v.status.value == status_if_broken(v.requirement), (v.requirement, v.status, v.message[:400])

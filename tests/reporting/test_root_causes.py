@@ -1,0 +1,88 @@
+"""Root causes: under each deviation profile of the reference catalog, the first root cause the reports show is
+the rule that profile breaks (ctk/reference/deviations.py: each breaks one rule).
+
+Fast: the findings are those the whole-kit run of tests/checks/test_sensitivity.py gets under each profile,
+recorded in data/root_cause_findings.json (requirement, status, endpoint, behaviour, classification and the
+lines of the message the grouping reads). test_sensitivity.py asserts the same first root cause on its live
+verdicts, so a change of the checks' wording that the grouping no longer reads fails there."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctk.core.requirements import status_if_broken
+from ctk.core.verdicts import Status, Verdict
+from ctk.reference.deviations import PROFILES
+from ctk.reporting.model import RunReport
+from ctk.reporting.rootcause import root_causes
+
+FINDINGS = json.loads((Path(__file__).parent / "data" / "root_cause_findings.json").read_text())
+
+# the rule each profile breaks, as the first root cause shows it; None: the profile breaks only rules the merged
+# spec leaves open (CLASSIFIED), so under the spec profile there is no finding at all
+FIRST_ROOT_CAUSE: dict[str, str | None] = {
+    "lifetime-in-overrides": "req:DISC-02", "lifetime-weeks": "req:DISC-03",
+    "no-discovery-rejects-key": "req:DISC-04", "accept-malformed-key": "req:KEY-01",
+    "accept-repeated-key": "req:KEY-02",
+    "no-replay": "duplicate-executed-again", "keys-partial": "key-ignored",
+    "replay-different-body": "replay-differs", "replay-purges": "duplicate-executed-again",
+    "terminal-4xx-not-stored": "terminal-4xx-not-finalized", "store-5xx": "5xx-stored",
+    "in-flight-reexecutes": "in-flight-executed-twice", "in-flight-plain-409": None,
+    "no-payload-check": None, "scope-ignored": None, "reuse-5xx": "req:SCOPE-02",
+    "short-lifetime": "key-forgotten-early", "replay-failed-reexecutes": "unreadable-record-reexecutes",
+    "no-reconcile": "crash-record-reexecuted", "stale-requirement-accepted": "commit-requirements-unchecked",
+    "no-atomic-swap": "concurrent-commits-not-serialized", "transaction-not-atomic": "transaction-not-atomic",
+}
+
+
+def test_every_profile_names_its_rule():
+    assert set(FIRST_ROOT_CAUSE) == set(PROFILES), "a new deviation profile needs the rule it breaks here"
+    assert set(FINDINGS) == set(PROFILES), "record the new profile's findings (see the module docstring)"
+
+
+@pytest.mark.parametrize("name", sorted(FIRST_ROOT_CAUSE))
+def test_first_root_cause_is_the_rule_the_profile_breaks(name):
+    causes = root_causes(FINDINGS[name])
+    expected = FIRST_ROOT_CAUSE[name]
+    if expected is None:
+        assert all(status_if_broken(r) == "pass" for r in PROFILES[name].catches if r in ("INFLIGHT-02",
+                                                                                         "PAYLOAD-01", "SCOPE-01"))
+        assert causes == []
+        return
+    assert causes and causes[0].rule.id == expected, [(c.rule.id, c.requirements) for c in causes]
+    # the first root cause explains most of the profile's findings, and every one of them belongs to one cause
+    assert sum(len(c.findings) for c in causes) == len(FINDINGS[name])
+    assert len(causes[0].findings) * 2 > len(FINDINGS[name]), [(c.rule.id, len(c.findings)) for c in causes]
+
+
+def test_one_rule_broken_everywhere_is_one_root_cause():
+    """no-replay: REPLAY-01, REPLAY-04, LIFE-01, RECON-01 and the generated checks on every endpoint are one
+    rule, not a dozen findings to read one by one."""
+    [first, *_] = root_causes(FINDINGS["no-replay"])
+    assert {"REPLAY-01", "REPLAY-04", "LIFE-01", "RECON-01", "GEN-02"} <= set(first.requirements)
+    assert first.status == "fail" and first.rule.requirement == "REPLAY-01"
+    assert {"createTable", "updateTable"} <= set(first.endpoints)
+
+
+def test_root_causes_in_json_junit_and_html(tmp_path):
+    from ctk.reporting.conformance import write_conformance
+    from ctk.reporting.junit import statistics
+
+    rep = RunReport.begin("http://127.0.0.1:8181")
+    for i, d in enumerate(FINDINGS["store-5xx"]):
+        rep.add(Verdict(d["requirement"], Status(d["status"]), d["message"], endpoint=d["endpoint"],
+                        behaviour=d["behaviour"], classification=d["classification"]), f"t{i}")
+    rep.add(Verdict.ok("REPLAY-01", "replayed"), "t-pass")
+    rep.finish()
+    data = rep.to_dict()
+    assert data["root_causes"][0]["rule"] == "5xx-stored" and data["root_causes"][0]["findings"] == 3
+    props = dict(statistics(rep))
+    assert props["ctk.root_cause.1.rule"] == "5xx-stored"
+    assert props["ctk.root_cause.1"].startswith("FAIL REPLAY-03 (MUST): A 5xx is stored and replayed")
+    html = Path(write_conformance(rep, str(tmp_path))["html"]).read_text()
+    top = html.index('id="root-causes"')
+    assert top < html.index("Needs attention") and top < html.index("Endpoint × behaviour matrix")
+    assert 'data-rule="5xx-stored"' in html
