@@ -1,4 +1,5 @@
-"""Discovery checks: DISC-01..04, from ``ctx.discovery`` (`ctk.client.discovery.Discovery`)."""
+"""Discovery checks: DISC-01..04, from ``ctx.discovery`` (`ctk.client.discovery.Discovery`); and what the target
+showed about nested namespaces (SEM-02: one it acknowledged creating loads back)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from ctk.checks.common import describe, guarded
 from ctk.checks.judging import broken
 from ctk.core.behaviours import Behaviour, check, registered
 from ctk.catalog import ENDPOINTS, Endpoint
+from ctk.catalog.facade import probe_nesting
 from ctk.client.keys import new_key
 
 KEY = "idempotency-key-lifetime"
@@ -66,7 +68,8 @@ def check_discovery_java(run, d):
                       f"{d.lifetime_raw!r} is rejected by Duration.parse", "not parseable", details)
 
 
-@check(requirement="DISC-04", behaviour=Behaviour.KEY_IGNORED_WHEN_UNSUPPORTED)
+@check(requirement="DISC-04", behaviour=Behaviour.KEY_IGNORED_WHEN_UNSUPPORTED,
+       also=(("SEM-02", Behaviour.KEY_IGNORED_WHEN_UNSUPPORTED),))
 @guarded(needs_support=False, needs_endpoint=False)
 def check_key_ignored_when_unsupported(run, ctx, endpoint: Endpoint | None = None):
     endpoint = endpoint or ENDPOINTS["createNamespace"]
@@ -77,10 +80,18 @@ def check_key_ignored_when_unsupported(run, ctx, endpoint: Endpoint | None = Non
     case = endpoint.prepare(ctx)
     before = case.observe()
     ex = case.send(ctx.client, key=new_key(), label="mutation with a key to a target that does not advertise support")
-    n = case.executions(before, case.observe())
+    after = case.observe()
+    n = case.executions(before, after)
     details = {"status": ex.status, "executions": n}
     if ex.status in endpoint.success and n == 1:
         return run.ok(f"processed normally ({describe(ex)}); executed once", "ignored", details)
+    if ex.status in endpoint.success and n == 0 and (made := _appeared(before, after)):
+        # the resource exists, only what the kit marks it with is not there (e.g. a catalog that does not store
+        # namespace properties): decided from existence; what was dropped is a finding of its own
+        details["exists"] = made
+        v = run.ok(f"processed normally ({describe(ex)}); {case.resource} exists (its properties were not stored: "
+                   "see SEM-02)", "ignored", details)
+        return [v, _properties_not_stored(ctx, endpoint, case, ex, after, made, run.mark)]
     if ex.status in endpoint.success and n == 0:
         # success, but no effect visible: a control without a key tells a key problem from a state the kit
         # cannot observe on this target (e.g. a nested namespace that is created but cannot be loaded)
@@ -99,6 +110,29 @@ def check_key_ignored_when_unsupported(run, ctx, endpoint: Endpoint | None = Non
                       "Idempotency-Key as an ordinary request",
                       f"{endpoint.operation} with a key got {describe(ex)}; executions visible in state: {n}",
                       "rejected" if (ex.status or 0) >= 400 else describe(ex), details)
+
+
+def _appeared(before: dict, after: dict) -> list[str]:
+    """The observed resources that did not exist before and exist after (whatever their properties)."""
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return []
+    return [k for k, v in after.items() if v is not None and before.get(k) is None]
+
+
+def _properties_not_stored(ctx, endpoint: Endpoint, case, ex, after: dict, made: list[str], mark: int):
+    """SEM-02's finding: the created resource exists without the properties it was created with. The merged spec
+    stores namespace properties "if supported by the server": classified (a pass that names it), never failed."""
+    from ctk.checks.common import Run
+
+    run = Run(ctx, "SEM-02", endpoint, Behaviour.KEY_IGNORED_WHEN_UNSUPPORTED)
+    run.mark = mark
+    sent = (case.request.json or {}).get("properties") if isinstance(case.request.json, dict) else None
+    stored = {k: (after.get(k) or {}).get("properties") for k in made}
+    details = {"sent_properties": sent, "stored_properties": stored, "status": ex.status}
+    return run.ok(f"{endpoint.operation} answered {describe(ex)} and {case.resource} exists, but the properties it "
+                  f"was created with ({sent}) were not stored (read back: {stored}); the merged spec allows it "
+                  "(\u201cProperties stored on the namespace, if supported by the server\u201d)",
+                  "namespace properties not stored at create", details)
 
 
 DISCOVERY_CHECKS = [(c.behaviour, c.fn) for c in registered("discovery")]   # (behaviour, function), column order

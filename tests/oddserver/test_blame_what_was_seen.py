@@ -30,3 +30,30 @@ def test_client01_names_the_unrecorded_appends_first(make_odd):
     assert "acknowledged 2 append(s)" in msg and "records no snapshot" in msg, msg
     assert msg.index("records no snapshot") < msg.index("`metadataLocation`")   # the misspelling still named, after
     assert v.details["appends_acknowledged"] == 2
+
+
+def test_disc04_decided_from_existence_and_dropped_properties_are_their_own_finding(make_odd):
+    from ctk.catalog import ENDPOINTS
+    from ctk.checks.discovery import check_key_ignored_when_unsupported
+
+    ctx, odd = make_odd([drops_namespace_properties()], idempotency_lifetime=None)
+    got = check_key_ignored_when_unsupported(ctx, ENDPOINTS["createNamespace"])
+    assert odd.rules[0].hits >= 1
+    by = {v.requirement: v for v in got}
+    v = by["DISC-04"]
+    # before: inconclusive "... reading namespace ... back shows nothing" although the namespace exists
+    assert v.status is Status.PASS, v.message
+    assert "exists" in v.message and "shows nothing" not in v.message
+    f = by["SEM-02"]
+    assert f.status is Status.PASS and f.classification == "namespace properties not stored at create", f.message
+    assert "if supported by the server" in f.message
+    assert f.details["sent_properties"] and f.details["stored_properties"] == {"ns": {}}
+
+
+def test_disc04_on_a_catalog_that_stores_properties_has_no_such_finding(make_odd):
+    from ctk.catalog import ENDPOINTS
+    from ctk.checks.discovery import check_key_ignored_when_unsupported
+
+    ctx, _ = make_odd([], idempotency_lifetime=None)
+    got = check_key_ignored_when_unsupported(ctx, ENDPOINTS["createNamespace"])
+    assert [v.requirement for v in got] == ["DISC-04"] and got[0].status is Status.PASS, got[0].message
