@@ -195,6 +195,9 @@ class VerdictCollector:
                                                         "yellow": rc.status == "deviation"}))
                 if len(causes) > ROOT_CAUSES_SHOWN:
                     out.append((f"  ... and {len(causes) - ROOT_CAUSES_SHOWN} more in conformance.html", {}))
+            for note in rep.attention():
+                out.append((f"needs attention: {note['count']}x {note['what']} ("
+                            + ", ".join(f"{k} x{v}" for k, v in note["requirements"].items()) + ")", {"yellow": True}))
             groups = rep.undecided()
             if groups:
                 out.append(("undecided, and what would decide it:", {"bold": True}))

@@ -2,7 +2,7 @@
 
 Each pytest process (an xdist worker, or the only process) validates every response its session's client
 recorded against the OpenAPI document when its session ends, and keeps a small summary (responses checked,
-the first problems with their exchanges). A worker hands its summary to the controller through xdist's
+every problem counted by operation and kind, an example exchange of each kind). A worker hands its summary to the controller through xdist's
 ``workeroutput``; the controller (or the only process) turns all summaries into one SCHEMA-01 verdict,
 behaviour ``all-traffic``, that the run report carries next to the per-test ones. Without it each worker's
 ``test_schema_recorded`` sees only its own worker's traffic.
@@ -14,6 +14,8 @@ from typing import Any
 
 from ctk.checks.common import not_routed
 from ctk.core.verdicts import Status, Verdict
+
+import re
 
 REQ = "SCHEMA-01"
 KEY = "ctk_schema_traffic"
@@ -51,9 +53,44 @@ def summarize(session: Any, spec_path: str | None) -> dict[str, Any]:
             problems = [f"{ex.method} {ex.url}: not validated ({type(exc).__name__}: {exc})"]
         for p in problems:
             out["problem_count"] += 1
-            if len(out["problems"]) < MAX_PROBLEMS:
+            key = group_key(p)
+            groups = out.setdefault("groups", {})
+            first = key not in groups
+            groups[key] = groups.get(key, 0) + 1
+            if first and len(out["problems"]) < MAX_PROBLEMS:     # one example exchange per kind of problem
                 out["problems"].append([p, ex.to_dict()])
     return out
+
+
+_WHERE = re.compile(r"^(?P<method>[A-Z]+) (?P<path>\S+) -> (?P<status>\d{3}) \((?P<op>[^)]*)\): (?P<problem>.*)$", re.S)
+# names the kit makes unique per run or per case, and numbers in bodies: folded so that one problem is one group
+_UNIQUE = re.compile(r"\b\w*?_[0-9a-f]{6,}(?:_\w+)?\b|\b[0-9a-f]{8}-[0-9a-f-]{27}\b|\b\d{4,}\b")
+
+
+def group_key(problem: str) -> str:
+    """"operation\tproblem" for a validation problem ("POST /v1/namespaces -> 201 (createNamespace): status 201
+    is not declared ..."): the operation, and the problem with the status and without run-unique names."""
+    m = _WHERE.match(problem.strip())
+    if not m:
+        return "(unknown operation)\t" + _UNIQUE.sub("<name>", problem.strip().splitlines()[0])[:300]
+    text = m.group("problem").strip().splitlines()[0] if m.group("problem").strip() else ""
+    return f"{m.group('op')}\t{m.group('status')}: " + _UNIQUE.sub("<name>", text)[:300]
+
+
+def grouped(summaries: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """operation -> problem -> count over every process's summary (every problem, not only the examples kept)."""
+    out: dict[str, dict[str, int]] = {}
+    for s in summaries:
+        groups = s.get("groups")
+        if groups is None:     # a summary without groups (an older worker): its examples
+            groups = {}
+            for p, _ in s.get("problems") or []:
+                groups[group_key(p)] = groups.get(group_key(p), 0) + 1
+        for key, n in groups.items():
+            op, _, problem = key.partition("\t")
+            per = out.setdefault(op, {})
+            per[problem] = per.get(problem, 0) + int(n)
+    return dict(sorted(out.items(), key=lambda kv: -sum(kv[1].values())))
 
 
 def verdict(summaries: list[dict[str, Any]]) -> Verdict | None:
@@ -74,9 +111,17 @@ def verdict(summaries: list[dict[str, Any]]) -> Verdict | None:
                                     + (f"; {'; '.join(errors)}" if errors else ""), behaviour="all-traffic",
                                     details=details)
     if count:
-        shown = problems[:8]
-        v = Verdict.broken(REQ, f"{count} response(s) of {checked} do not conform to {source} ({what}):\n"
-                           + "\n".join(p for p, _ in shown), behaviour="all-traffic",
+        groups = grouped(summaries)
+        details["by_operation"] = groups
+        lines = []
+        for op, per in groups.items():
+            lines.append(f"{op}: {sum(per.values())}")
+            for problem, n in sorted(per.items(), key=lambda kv: -kv[1]):
+                lines.append(f"  {n}x {problem}")
+        shown = problems[:MAX_PROBLEMS]
+        v = Verdict.broken(REQ, f"{count} problem(s) in {checked} responses do not conform to {source} ({what}); "
+                           f"every one, by operation and problem ({sum(len(p) for p in groups.values())} kinds, "
+                           "an example exchange of each):\n" + "\n".join(lines), behaviour="all-traffic",
                            classification=f"{count} problems", exchanges=[ex for _, ex in shown], details=details)
         return v
     return Verdict(REQ, Status.PASS, f"{checked} responses conform to {source} ({what})", behaviour="all-traffic",

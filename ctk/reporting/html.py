@@ -268,8 +268,14 @@ def render_conformance(report: RunReport) -> str:
     out.append(_run_state(report))
     out.append(_root_causes(report, findings, anchor))
     out.append(_undecided(report))
+    attention = "".join(
+        f'<li class="attention"><span class="chip s s-inconclusive">{esc(n["count"])}×</span> <b>{esc(n["what"])}</b> '
+        f'({esc(", ".join(f"{k} ×{v}" for k, v in n["requirements"].items()))}): '
+        f'<span class="small">{esc(n["why"])}</span></li>' for n in report.attention())
+    if attention and not findings:
+        out.append(f'<h3>Needs attention</h3><ul class="glance">{attention}</ul>')
     if findings:
-        out.append('<h3>Needs attention</h3><ul class="glance">' + "".join(
+        out.append('<h3>Needs attention</h3><ul class="glance">' + attention + "".join(
             f'<li>{badge(r.status)} <a href="#{anchor[id(r)]}"><b>{esc(r.requirement)}</b></a> '
             f'{esc(" · ".join(x for x in (r.endpoint, r.behaviour) if x))}: {_what_happened(r.message)}</li>'
             for r in findings[:12]) + (f"<li>… and {len(findings) - 12} more below</li>" if len(findings) > 12 else "")

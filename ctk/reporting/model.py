@@ -75,6 +75,21 @@ _RUN_UNIQUE = re.compile(r"\b\w*?_[0-9a-f]{6,}(?:_\w+)?\b|\b\d{4,}\b")
 _OPTION = re.compile(r"(--(?:ctk|catalog)-[a-z-]+(?: [A-Za-z0-9_.:/=-]+)?)")
 
 
+_UNKNOWN_COMMITS = re.compile(r"(\d+) commit\(s\) answered 5xx or nothing|(\d+) commit state unknown")
+
+
+def _unknown_commits(r: Any) -> int:
+    """How many commits a result says were answered 5xx or nothing under contention (its message, else its
+    classification, e.g. "3 won, 4 got 409, 1 commit state unknown (5xx)")."""
+    for text in (r.message or "", r.classification or ""):
+        m = _UNKNOWN_COMMITS.search(text)
+        if m:
+            return int(m.group(1) or m.group(2))
+    if "every commit answered 5xx or nothing" in (r.message or ""):
+        return int((r.details or {}).get("writers") or 1) if isinstance((r.details or {}).get("writers"), int) else 1
+    return 0
+
+
 def _hint(reason: str) -> str | None:
     """The option a reason names ("pass --catalog-property s3.endpoint=..."), for the undecided list."""
     found = _OPTION.findall(reason or "")
@@ -474,6 +489,24 @@ class RunReport:
             g["must"] = g["must"] or r.level == "MUST"
         return sorted(groups.values(), key=lambda g: (not g["must"], g["kind"] != "inconclusive", -g["count"]))
 
+    def attention(self) -> list[dict[str, Any]]:
+        """What needs a reader's attention besides the findings: commits answered 5xx or nothing while several
+        writers contended (commit state unknown to a client: not a conflict, not a success), counted over the
+        run with the requirements whose checks saw them."""
+        notes: list[dict[str, Any]] = []
+        total, reqs = 0, {}
+        for r in self.results:
+            n = _unknown_commits(r)
+            if n:
+                total += n
+                reqs[r.requirement] = reqs.get(r.requirement, 0) + n
+        if total:
+            notes.append({"what": "commit state unknown under contention", "count": total, "requirements": reqs,
+                          "why": "commits answered 5xx or nothing while other writers committed to the same "
+                                 "table: a client cannot tell whether they landed (CommitStateUnknown); the checks "
+                                 "counted them neither as win nor as conflict"})
+        return notes
+
     def undecided_musts(self) -> list[str]:
         """MUST requirements with an inconclusive result that names nothing this setup lacks (a setup that
         failed, a missing storage setting): the run's exit code is 7 for them when nothing failed."""
@@ -610,6 +643,7 @@ class RunReport:
             "requirement_counts": self.requirement_counts(),
             "root_causes": [rc.to_dict() for rc in self.root_causes()],
             "undecided": self.undecided(),
+            "attention": self.attention(),
             "status_order": list(STATUS_ORDER),
             "requirements": {
                 rid: {"status": s.status, "counts": s.counts} for rid, s in summary.items()

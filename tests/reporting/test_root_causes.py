@@ -86,3 +86,25 @@ def test_root_causes_in_json_junit_and_html(tmp_path):
     top = html.index('id="root-causes"')
     assert top < html.index("Needs attention") and top < html.index("Endpoint × behaviour matrix")
     assert 'data-rule="5xx-stored"' in html
+
+
+def test_commit_state_unknown_under_contention_needs_attention(tmp_path):
+    """5xx answers to concurrent commits were only an inconclusive result's words: they are listed under "Needs
+    attention" with counts (conformance.html, conformance.json, the terminal)."""
+    from ctk.reporting.conformance import write_conformance
+
+    rep = RunReport.begin("http://127.0.0.1:8181")
+    rep.add(Verdict.inconclusive("OCC-02", "every commit answered 5xx or nothing (commit state unknown): nothing "
+                                 "to judge; 8 commit(s) answered 5xx or nothing (commit state unknown, counted "
+                                 "neither as win nor as conflict; 0 of them landed)", behaviour="race",
+                                 classification="0 won, 0 got 409, 8 commit state unknown (5xx)"), "race")
+    rep.add(Verdict.ok("OCC-03", "12 snapshots; 3 commit(s) answered 5xx or nothing (commit state unknown, recorded "
+                       "as info; 3 found landed)"), "appends")
+    rep.add(Verdict.ok("OCC-01", "409 for a stale requirement"), "occ1")
+    rep.finish()
+    [note] = rep.to_dict()["attention"]
+    assert note["what"] == "commit state unknown under contention"
+    assert note["count"] == 11 and note["requirements"] == {"OCC-02": 8, "OCC-03": 3}
+    html = Path(write_conformance(rep, str(tmp_path))["html"]).read_text()
+    needs = html.index("<h3>Needs attention</h3>")
+    assert html.index("commit state unknown under contention", needs) < html.index("Target and discovery")
