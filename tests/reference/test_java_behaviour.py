@@ -331,3 +331,25 @@ def test_view_uuid_requirement_wording(client):
         "updates": [{"action": "set-properties", "updates": {"a": "b"}}]}),
         409, "CommitFailedException",
         f"Requirement failed: view UUID does not match: expected {meta['view-uuid']} != {other}")
+
+
+def test_ref_requirement_wording(client):
+    create(client)
+    ok(commit(client, "t", append(snapshot(1))))
+    for snapshot_id, wording in ((99, "branch main has changed: expected id 99 != 1"),
+                                 (None, "branch main was created concurrently")):
+        err(commit(client, "t", [{"action": "set-properties", "updates": {"x": "y"}}],
+                   [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": snapshot_id}]),
+            409, "CommitFailedException", f"Requirement failed: {wording}")
+
+
+def test_schema_change_with_default_values(client):
+    create(client, name="v2")
+    create(client, name="v3", properties={"format-version": "3"})
+    wider = {**SCHEMA, "fields": [*SCHEMA["fields"], {"id": 3, "name": "n", "type": "int", "required": False,
+                                                      "initial-default": 1, "write-default": 2}]}
+    updates = [{"action": "add-schema", "schema": wider}, {"action": "set-current-schema", "schema-id": -1}]
+    err(commit(client, "v2", updates), 400, "BadRequestException", "Invalid initial default for n")
+    meta = ok(commit(client, "v3", updates))["metadata"]
+    assert meta["schemas"][-1]["fields"][-1]["initial-default"] == 1
+    assert meta["schemas"][-1]["fields"][-1]["write-default"] == 2 and meta["current-schema-id"] == 1
