@@ -370,6 +370,25 @@ _ALL: list[Requirement] = [
                 "the catalog's state matches a model of it after every step.", said=(
                     _kit_must("Model-based: the state after mutations, retries and faults is the state the "
                               "acknowledged mutations produce, each once."),)),
+    # --- catalog semantics (the model's plain mutations: no retry, no replay, no fault) -----------------------
+    Requirement("SEM-01", "semantics", Level.SHOULD, "", "A mutation sent once (no retry, no fault) answers the "
+                "status the merged spec documents for the state it meets: 404 when the namespace, table or view it "
+                "names does not exist, 409 when the identifier to create or rename to exists or the namespace to "
+                "drop is not empty, 2xx otherwise.", said=(
+                    Said("spec", None, "createTable / renameTable / dropNamespace responses",
+                         "404: Not Found - The namespace specified does not exist [..] 409: Conflict - The "
+                         "identifier already exists as a table or view [..] NoSuchNamespaceException, The target "
+                         "namespace of the new table identifier does not exist [..] 409: Not Empty - Namespace to "
+                         "delete is not empty."),)),
+    Requirement("SEM-02", "semantics", Level.MUST, "", "A mutation sent once (no retry, no fault) that the catalog "
+                "acknowledged has its effect, and one it refused has none, as reads show: created objects exist "
+                "with their properties, dropped ones are gone, renamed ones moved, committed properties set.", said=(
+                    Said("spec", None, "createNamespace; CreateNamespaceResponse.properties", "Create a namespace, "
+                         "with an optional set of properties. [..] Properties stored on the namespace, if supported "
+                         "by the server."),
+                    _kit_must("History: an acknowledged write is never lost and a refused one leaves no trace "
+                              "(namespace properties given at create are the spec's exception: a server that does "
+                              "not store them is classified, not failed)."))),
     # --- data pipeline -----------------------------------------------------------------------------
     Requirement("SPARK-01", "spark", Level.MUST, "", "Concurrent Spark appends through the catalog all land, "
                 "conflicts retried, table intact.", capability="spark", said=(

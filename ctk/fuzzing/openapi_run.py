@@ -46,10 +46,11 @@ MUTATING = ("POST", "PUT", "DELETE", "PATCH")
 
 @dataclass
 class GenOptions:
-    examples: int = 10                 # hypothesis max_examples per operation
+    examples: int = 10                 # hypothesis max_examples per operation: how much evidence is gathered
     seed: int | None = None            # None: derandomized (same cases every run)
-    time_budget: float = 60.0          # seconds for the whole run (shared by the operations)
-    shrink_budget: float = 15.0        # extra seconds an operation may spend shrinking a failure
+    backstop_s: float = 600.0          # hang backstop for the whole run (--ctk-gen-budget), never the normal end:
+                                       # what it cuts short is inconclusive, naming the option
+    shrinks: int = 40                  # examples an operation may run after its first failure (shrinking)
     operations: tuple[str, ...] | None = None    # operationIds to run (default: every steered mutation)
     observe: str = "auto"              # "auto" (counters when present, else state), "counters", "state"
 
@@ -398,7 +399,8 @@ class _OpResult:
     failure: _Failure | None = None
     schema_problems: list[tuple[str, list[Exchange]]] = field(default_factory=list)
     error: str | None = None
-    stopped_by_budget: bool = False
+    stopped_by_backstop: bool = False
+    shrink_runs: int = 0
 
 
 def _to_httpx(ex: Exchange) -> Any:
@@ -474,16 +476,17 @@ def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str
     except PrerequisiteError as exc:
         res.error = f"could not set up the arena: {exc}"
         return res
-    failure_at: list[float] = []
 
     def body_of(case: Any, data: Any) -> None:
-        now = time.monotonic()
-        # Past its share of the budget an operation stops, but only after one example: the first operation
-        # also pays the warm-up (strategies, arena), which on a loaded machine can eat its whole share.
-        if now > deadline and not failure_at and res.examples >= 1:
-            res.stopped_by_budget = True
-            return
-        if failure_at and now > failure_at[0] + opts.shrink_budget:
+        # How much is generated is counted (max_examples; after a failure, `opts.shrinks` shrinking runs), never
+        # timed: the same cases and verdicts on a busy machine as on a quiet one. The wall clock only catches a
+        # hang (`deadline`, the --ctk-gen-budget backstop); what it cuts short is inconclusive.
+        if res.failure is not None:
+            if res.shrink_runs >= opts.shrinks:
+                return
+            res.shrink_runs += 1
+        elif time.monotonic() > deadline:
+            res.stopped_by_backstop = True
             return
         if not _steer(op_id, case, data, arena):
             res.error = f"{op_id}: path parameters the kit cannot steer into the run namespace"
@@ -500,8 +503,6 @@ def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str
         res.statuses[first.status or 0] = res.statuses.get(first.status or 0, 0) + 1
 
         def fail(kind: str, text: str) -> None:
-            if not failure_at:
-                failure_at.append(time.monotonic())
             res.failure = _Failure(kind, text, client.exchanges_since(mark))
             raise AssertionError(text)
 
@@ -546,7 +547,7 @@ def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str
     except AssertionError as exc:
         if res.failure is None:   # raised by generation itself, before any example reached the target
             res.error = f"AssertionError while generating cases: {str(exc)[:400]}"
-    except Exception as exc:  # noqa: BLE001 - hypothesis Flaky (budget cut a shrink) or generation errors
+    except Exception as exc:  # noqa: BLE001 - hypothesis Flaky (the shrink count cut a shrink) or generation errors
         if res.failure is None:
             res.error = f"{type(exc).__name__}: {str(exc)[:500]}"
     finally:
@@ -562,15 +563,16 @@ def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str
 @check(requirement="GEN-01", behaviour=Behaviour.GENERATED_REPLAY,
        also=(("SCHEMA-01", Behaviour.GENERATED_SCHEMA),))
 def run_openapi_checks(ctx: Any, spec_path: str | Path | None = None, examples: int = 10, seed: int | None = None,
-                       time_budget: float = 60.0, operations: tuple[str, ...] | list[str] | None = None,
+                       backstop_s: float = 600.0, operations: tuple[str, ...] | list[str] | None = None,
                        options: GenOptions | None = None) -> list[Verdict]:
     """GEN-01 (one verdict per operation) and SCHEMA-01 (one per operation) from schemathesis-generated cases.
 
     ``spec_path``: --openapi-spec (default: the kit's document, else the shared upstream copy);
-    ``examples``: generated cases per operation; ``seed``: hypothesis seed (None: derandomized);
-    ``time_budget``: seconds for the whole run (operations not reached are inconclusive).
+    ``examples``: generated cases per operation (the amount of evidence: a count, never a time);
+    ``seed``: hypothesis seed (None: derandomized); ``backstop_s``: hang backstop in seconds for the whole run
+    (--ctk-gen-budget): an operation it cuts short or never reaches is inconclusive, naming the option.
     """
-    opts = options or GenOptions(examples=examples, seed=seed, time_budget=time_budget,
+    opts = options or GenOptions(examples=examples, seed=seed, backstop_s=backstop_s,
                                  operations=tuple(operations) if operations else None)
     if not ctx.idempotency_supported:
         why = getattr(ctx.discovery, "lifetime_error", None) or "no discovery"
@@ -592,7 +594,7 @@ def run_openapi_checks(ctx: Any, spec_path: str | Path | None = None, examples: 
     if opts.observe == "state":
         counters = False
     start = time.monotonic()
-    end = start + opts.time_budget
+    end = start + opts.backstop_s
     shared: dict[str, Arena] = {}
     try:
         verdicts = _run_all(ctx, schema, ops, opts, path, counters, end, shared)
@@ -604,6 +606,16 @@ def run_openapi_checks(ctx: Any, spec_path: str | Path | None = None, examples: 
     return verdicts
 
 
+def _backstop_note(opts: GenOptions) -> str:
+    return (f"the hang backstop of the generated checks ({opts.backstop_s:g} s) was reached; the number of cases "
+            "is set by --ctk-examples, so this is a hang or a very slow catalog: raise --ctk-gen-budget (or lower "
+            "--ctk-examples) to decide it")
+
+
+def _backstop_needs(opts: GenOptions) -> str:
+    return f"--ctk-gen-budget above {opts.backstop_s:g} s (the generated checks' hang backstop)"
+
+
 def _run_all(ctx: Any, schema: Any, ops: list, opts: GenOptions, path: Path, counters: bool, end: float,
              shared: dict) -> list[Verdict]:
     try:
@@ -613,23 +625,22 @@ def _run_all(ctx: Any, schema: Any, ops: list, opts: GenOptions, path: Path, cou
     except Exception:  # noqa: BLE001 - schemathesis' own messages only
         spec = None
     verdicts: list[Verdict] = []
-    for i, (op_id, method, template) in enumerate(ops):
+    for op_id, method, template in ops:
         kw = dict(endpoint=op_id, behaviour="generated-replay")
         if op_id in ENDPOINTS:
             ok, why = ENDPOINTS[op_id].supported(ctx.discovery)
             if not ok:
                 verdicts.append(Verdict.unsupported("GEN-01", f"{op_id} not offered by the target: {why}", **kw))
                 continue
-        now = time.monotonic()
-        if now >= end:
-            verdicts.append(Verdict.inconclusive("GEN-01", f"{op_id}: the time budget ({opts.time_budget:g} s) was "
-                                                           "used up before this operation", **kw))
+        if time.monotonic() >= end:
+            verdicts.append(Verdict.inconclusive("GEN-01", f"{op_id}: not run: {_backstop_note(opts)}",
+                                                 needs=_backstop_needs(opts), **kw))
             continue
-        share = (end - now) / (len(ops) - i)
         t0 = time.monotonic()
-        r = _run_operation(ctx, schema, op_id, method, template, opts, now + share, counters, shared, spec)
+        r = _run_operation(ctx, schema, op_id, method, template, opts, end, counters, shared, spec)
         took = time.monotonic() - t0
-        details = {"examples": r.examples, "statuses": {str(k): v for k, v in sorted(r.statuses.items())},
+        details = {"examples": r.examples, "examples_asked": max(1, int(opts.examples)),
+                   "statuses": {str(k): v for k, v in sorted(r.statuses.items())},
                    "seconds": round(took, 2), "observe": "counters" if counters else "state",
                    "seed": opts.seed, "spec": str(path)}
         if r.failure is not None:
@@ -642,8 +653,10 @@ def _run_all(ctx: Any, schema: Any, ops: list, opts: GenOptions, path: Path, cou
                                            exchanges=[e.to_dict() for e in f.exchanges[:12]], details=details, **kw))
         elif r.error and r.examples == 0:
             verdicts.append(Verdict.inconclusive("GEN-01", f"{op_id}: {r.error}", details=details, **kw))
-        elif r.examples == 0:
-            verdicts.append(Verdict.inconclusive("GEN-01", f"{op_id}: no example ran within the time budget",
+        elif r.stopped_by_backstop or r.examples == 0:
+            verdicts.append(Verdict.inconclusive("GEN-01", f"{op_id}: {r.examples} of "
+                                                           f"{details['examples_asked']} generated requests ran: "
+                                                           f"{_backstop_note(opts)}", needs=_backstop_needs(opts),
                                                  details=details, **kw))
         else:
             verdicts.append(Verdict.ok("GEN-01", f"{op_id}: {r.examples} generated requests, statuses "
@@ -657,6 +670,10 @@ def _run_all(ctx: Any, schema: Any, ops: list, opts: GenOptions, path: Path, cou
             verdicts.append(Verdict.broken("SCHEMA-01", f"responses to generated {op_id} requests do not conform to "
                                                         f"{path.name}:\n{text}", exchanges=exs, details=details,
                                            classification="nonconforming", **skw))
+        elif r.stopped_by_backstop and r.examples:
+            verdicts.append(Verdict.inconclusive("SCHEMA-01", f"{op_id}: {r.examples} responses conform, then "
+                                                              f"{_backstop_note(opts)}", needs=_backstop_needs(opts),
+                                                 details=details, **skw))
         elif r.examples:
             verdicts.append(Verdict.ok("SCHEMA-01", f"{op_id}: {r.examples} responses conform to {path.name}",
                                        details=details, **skw))

@@ -23,7 +23,7 @@ def by(verdicts, req):
 def test_gen01_and_schema01_pass_on_reference(gen_ctx, timed):
     ctx = gen_ctx()
     t0 = time.monotonic()
-    vs = run_openapi_checks(ctx, examples=3, operations=SUBSET, time_budget=60)
+    vs = run_openapi_checks(ctx, examples=3, operations=SUBSET)
     gen, schema = by(vs, "GEN-01"), by(vs, "SCHEMA-01")
     assert set(gen) == set(SUBSET), vs
     for op, v in gen.items():
@@ -42,7 +42,7 @@ def test_generated_requests_stay_in_the_run_namespace(gen_ctx):
     run_ns = ctx.namespace[0]
     mark = len(ctx.client.exchanges)
     run_openapi_checks(ctx, examples=3, operations=("createNamespace", "renameTable", "commitTransaction",
-                                                    "dropNamespace"), time_budget=40)
+                                                    "dropNamespace"))
     muts = [e for e in ctx.client.exchanges[mark:] if e.method in ("POST", "DELETE") and "/_ctk" not in e.url]
     assert len(muts) >= 8
     for e in muts:
@@ -68,7 +68,7 @@ def test_generated_requests_stay_in_the_run_namespace(gen_ctx):
                                              ("replay-different-body", {"replay-status", "replay-body"})])
 def test_gen01_catches_replay_deviations(gen_ctx, timed, deviation, kinds):
     ctx = gen_ctx(deviation)
-    vs = run_openapi_checks(ctx, examples=4, operations=("createNamespace", "updateProperties"), time_budget=40)
+    vs = run_openapi_checks(ctx, examples=4, operations=("createNamespace", "updateProperties"))
     gen = by(vs, "GEN-01")
     failed = [v for v in gen.values() if v.status is Status.FAIL]
     assert failed, [(v.endpoint, v.status, v.message[:200]) for v in vs]
@@ -84,7 +84,7 @@ def test_gen01_catches_replay_deviations(gen_ctx, timed, deviation, kinds):
 def test_gen01_state_observation_without_counters(gen_ctx):
     ctx = gen_ctx()
     vs = run_openapi_checks(ctx, options=GenOptions(examples=3, operations=("updateTable", "createView"),
-                                                    time_budget=40, observe="state"))
+                                                    observe="state"))
     gen = by(vs, "GEN-01")
     assert all(v.status is Status.PASS and v.details["observe"] == "state" for v in gen.values()), \
         [(v.endpoint, v.message[:300]) for v in gen.values()]
@@ -92,8 +92,8 @@ def test_gen01_state_observation_without_counters(gen_ctx):
 
 def test_gen01_is_deterministic_under_a_seed(gen_ctx):
     ctx = gen_ctx()
-    a = by(run_openapi_checks(ctx, examples=4, seed=7, operations=("createTable",), time_budget=30), "GEN-01")
-    b = by(run_openapi_checks(ctx, examples=4, seed=7, operations=("createTable",), time_budget=30), "GEN-01")
+    a = by(run_openapi_checks(ctx, examples=4, seed=7, operations=("createTable",)), "GEN-01")
+    b = by(run_openapi_checks(ctx, examples=4, seed=7, operations=("createTable",)), "GEN-01")
     assert a["createTable"].details["statuses"] == b["createTable"].details["statuses"]
 
 
@@ -112,10 +112,32 @@ def test_gen01_unsupported_without_advertised_lifetime(tmp_path):
         assert [v.status for v in vs] == [Status.UNSUPPORTED]
 
 
-def test_budget_exhausted_gives_inconclusive(gen_ctx):
+def test_hang_backstop_gives_inconclusive_naming_the_option(gen_ctx):
     ctx = gen_ctx()
-    vs = run_openapi_checks(ctx, examples=2, operations=("createNamespace", "dropNamespace"), time_budget=0.0)
+    vs = run_openapi_checks(ctx, examples=2, operations=("createNamespace", "dropNamespace"), backstop_s=0.0)
     assert {v.status for v in vs} == {Status.INCONCLUSIVE}
+    assert all("--ctk-gen-budget" in v.message and "hang backstop" in v.message for v in vs), [v.message for v in vs]
+
+
+def test_the_number_of_cases_is_a_count_not_a_time(gen_ctx, monkeypatch):
+    """Every operation runs the asked number of examples however slow the catalog answers: a slow transport
+    (each request 50 ms late, as on a busy runner) changes the time taken, never the cases nor the verdicts."""
+    ctx = gen_ctx()
+    ops = ("createNamespace", "updateProperties")
+    quick = run_openapi_checks(ctx, examples=4, seed=3, operations=ops)
+    request = ctx.client.request
+
+    def slow(*a, **kw):
+        time.sleep(0.05)
+        return request(*a, **kw)
+
+    monkeypatch.setattr(ctx.client, "request", slow)
+    slowed = run_openapi_checks(ctx, examples=4, seed=3, operations=ops)
+    assert [(v.requirement, v.endpoint, v.status) for v in quick] == \
+        [(v.requirement, v.endpoint, v.status) for v in slowed]
+    assert all(v.status is Status.PASS for v in slowed), [v.message[:300] for v in slowed]
+    for v in by(slowed, "GEN-01").values():
+        assert v.details["examples"] == v.details["examples_asked"] == 4, v.details
 
 
 
@@ -139,7 +161,7 @@ def test_schema01_flags_a_nonconforming_replay(gen_ctx):
     """replay-different-body replays a success as {"replayed": true}: not the body the document declares (enough
     examples that some generated createNamespace succeeds; a stored 4xx replays as stored)."""
     ctx = gen_ctx("replay-different-body")
-    vs = run_openapi_checks(ctx, examples=6, operations=("createNamespace",), time_budget=30)
+    vs = run_openapi_checks(ctx, examples=6, operations=("createNamespace",))
     v = by(vs, "SCHEMA-01")["createNamespace"]
     assert v.status is Status.DEVIATION, v.message
     assert "(replay)" in v.message and "required" in v.message

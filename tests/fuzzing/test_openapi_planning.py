@@ -232,7 +232,7 @@ def test_gen01_schema01_flags_a_deviating_plan_answer(reference, monkeypatch, ch
     have; GEN-01's SCHEMA-01 verdict for planTableScan deviates and names it, GEN-01 itself (replay) passes."""
     ctx = reference()
     _deviate(monkeypatch, change)
-    vs = run_openapi_checks(ctx, examples=3, operations=("planTableScan",), time_budget=30)
+    vs = run_openapi_checks(ctx, examples=3, operations=("planTableScan",))
     schema, gen = by(vs, "SCHEMA-01")["planTableScan"], by(vs, "GEN-01")["planTableScan"]
     assert schema.status is Status.DEVIATION, schema.message
     assert expected in schema.message and "/plan -> 200" in schema.message, schema.message
@@ -250,7 +250,7 @@ def test_gen01_schema01_flags_a_deviating_plan_answer(reference, monkeypatch, ch
 def test_gen01_drives_the_planning_mutations(reference, mode):
     ctx = reference(mode)
     run_ns = ctx.namespace[0]
-    vs = run_openapi_checks(ctx, examples=4, operations=PLANNING, time_budget=40)
+    vs = run_openapi_checks(ctx, examples=4, operations=PLANNING)
     gen, schema = by(vs, "GEN-01"), by(vs, "SCHEMA-01")
     assert set(gen) == set(schema) == set(PLANNING), [(v.endpoint, v.status, v.message[:300]) for v in vs]
     for op in PLANNING:
@@ -270,13 +270,13 @@ def test_gen01_planning_without_counters_and_under_no_replay(reference):
     """Observed through plan state instead of execution counters, the planning mutations pass; a catalog that
     re-executes duplicates makes a second plan for the replay, which GEN-01 catches."""
     ctx = reference()
-    vs = run_openapi_checks(ctx, options=GenOptions(examples=3, operations=PLANNING, time_budget=40, observe="state"))
+    vs = run_openapi_checks(ctx, options=GenOptions(examples=3, operations=PLANNING, observe="state"))
     gen = by(vs, "GEN-01")
     assert set(gen) == set(PLANNING)
     assert all(v.status is Status.PASS and v.details["observe"] == "state" for v in gen.values()), \
         [(v.endpoint, v.message[:300]) for v in gen.values()]
     bad = reference(deviation="no-replay")
-    v = by(run_openapi_checks(bad, examples=3, operations=("planTableScan",), time_budget=30), "GEN-01")["planTableScan"]
+    v = by(run_openapi_checks(bad, examples=3, operations=("planTableScan",)), "GEN-01")["planTableScan"]
     assert v.status is Status.FAIL and v.classification in ("replay-body", "re-executed"), (v.classification, v.message)
 
 
