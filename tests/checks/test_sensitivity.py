@@ -95,8 +95,8 @@ def _whole_kit(ctx, endpoints) -> list:
     out = run_global_checks(ctx)
     for op in endpoints:
         out += run_endpoint_checks(ctx, op)
-    out += run_openapi_checks(ctx, examples=3, operations=GENERATED_OPERATIONS, time_budget=60)
-    out += run_stateful_check(ctx, options=StatefulOptions(examples=8, steps=8, time_budget=30, shrink_budget=3))
+    out += run_openapi_checks(ctx, examples=3, operations=GENERATED_OPERATIONS)
+    out += run_stateful_check(ctx, options=StatefulOptions(examples=8, steps=8, shrinks=20))
     # the concurrency checks' own context (own run namespace, own control-API scope) on a client of its own
     return out + concurrency.run_all(CheckContext.create(ctx.client.sibling()), writers=3, appends=4,
                                      race_writers=6)
