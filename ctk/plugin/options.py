@@ -74,7 +74,9 @@ OPTIONS: list[Option] = [
     Option("--ctk-seed", "ctk_seed", "ctk_seed", "seed of the generated checks (default: derandomized, same cases "
            "every run)", "float"),
     Option("--ctk-gen-budget", "ctk_gen_budget", "ctk_gen_budget",
-           "wall-clock budget of each generated check in seconds (default 30)", "float", 30.0),
+           "hang backstop of each generated check in seconds (default 600); how many cases run is set by "
+           "--ctk-examples and --ctk-steps, never by time, so only a hang reaches it (what it cuts is inconclusive)",
+           "float", 600.0),
     Option("--catalog-image", "ctk_catalog_image", "ctk_catalog_image",
            "start this catalog image with testcontainers (port 8181) and test it (needs a Docker engine; skipped with "
            "the reason where there is none)", "str", run=False),
@@ -159,7 +161,7 @@ class CtkOptions:
     examples: int = 5
     steps: int = 10
     seed: int | None = None
-    gen_budget: float = 30.0
+    gen_budget: float = 600.0
     spark: bool = False
     catalog_image: str | None = None
     db_link: str | None = None
