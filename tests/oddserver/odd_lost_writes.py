@@ -58,3 +58,17 @@ class camel_case_metadata_location(Rule):
                 self.hit()
                 return Answer.of(200, body)
         return None
+
+
+class plan_for_other_payload_unfetchable(Rule):
+    """planTableScan with a keyed request selecting only ``id`` (the kit's other payload) answers 200 with a new
+    plan-id that fetchPlanningResult does not know (404): a new plan-id comes back, the state shows none."""
+
+    def before(self, req: Req) -> Answer | None:
+        if req.is_("POST", r"/tables/[^/]+/plan$") and any(k.lower() == "idempotency-key" for k, _ in req.headers):
+            body = req.json()
+            if isinstance(body, dict) and body.get("select") == ["id"]:
+                self.hit()
+                return Answer.of(200, {"status": "completed", "plan-id": f"odd-plan-{self.hits}",
+                                       "file-scan-tasks": [], "delete-files": []})
+        return None

@@ -57,3 +57,21 @@ def test_disc04_on_a_catalog_that_stores_properties_has_no_such_finding(make_odd
     ctx, _ = make_odd([], idempotency_lifetime=None)
     got = check_key_ignored_when_unsupported(ctx, ENDPOINTS["createNamespace"])
     assert [v.requirement for v in got] == ["DISC-04"] and got[0].status is Status.PASS, got[0].message
+
+
+def test_payload_conflict_on_plan_table_scan_says_a_new_plan_id_came_back(make_odd):
+    """(c) planTableScan, same key, other payload: the catalog answered 200 with a new plan-id. The message said
+    "rejected with 200 ... (nothing executed)"; it now says what was observed."""
+    from odd_lost_writes import plan_for_other_payload_unfetchable
+
+    from ctk.catalog import ENDPOINTS
+    from ctk.checks.idempotency import check_payload_mismatch
+
+    rule = plan_for_other_payload_unfetchable()
+    ctx, _ = make_odd([rule])
+    [v] = check_payload_mismatch(ctx, ENDPOINTS["planTableScan"])
+    assert rule.hits == 1
+    # PAYLOAD-01 is classified under the spec profile (a pass naming it), a deviation under the design profile
+    assert v.status in (Status.PASS, Status.DEVIATION), v.message
+    assert "nothing executed" not in v.message and "rejected with 200" not in v.message, v.message
+    assert "new plan-id 'odd-plan-1'" in v.message and v.details["new_plan_id"] == "odd-plan-1"
