@@ -237,6 +237,7 @@ def build_machine(shared: _Shared) -> type:
             else:
                 self.idle = time.monotonic() > shared.backstop
                 shared.backstop_hit = shared.backstop_hit or self.idle
+            self.root = tuple(shared.ctx.namespace) + ("idle",)   # an idle sequence builds mutations, sends none
             if self.idle:
                 return
             shared.sequences += 1

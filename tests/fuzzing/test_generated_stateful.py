@@ -4,6 +4,8 @@ deviant catalog and passes on a correct one."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import yaml
 
@@ -84,3 +86,32 @@ def test_gen02_seed_is_deterministic(gen_ctx):
         assert v.status is Status.PASS
         runs.append([(e.method, e.label) for e in ctx.client.exchanges[mark:] if (e.label or "").startswith("model:")])
     assert runs[0] == runs[1] and runs[0]
+
+
+def test_gen02_hang_backstop_is_inconclusive_naming_the_option(gen_ctx):
+    """The wall clock only catches a hang: reached, GEN-02 and SEM-01/02 are inconclusive and name
+    --ctk-gen-budget, never pass on what ran before it."""
+    ctx = gen_ctx()
+    vs = run_stateful_check(ctx, examples=3, steps=4, backstop_s=0.0)
+    assert [v.requirement for v in vs] == ["GEN-02", "SEM-01", "SEM-02"]
+    for v in vs:
+        assert v.status is Status.INCONCLUSIVE, v.message
+        assert "--ctk-gen-budget" in v.message, v.message
+    assert vs[0].details["backstop_hit"] is True
+
+
+def test_gen02_counts_not_seconds(gen_ctx, monkeypatch):
+    """A slow catalog (each request 50 ms late, as on a busy runner) runs the same sequences and steps."""
+    ctx = gen_ctx()
+    quick, *_ = run_stateful_check(ctx, examples=3, steps=6, seed=5)
+    request = ctx.client.request
+
+    def slow(*a, **kw):
+        time.sleep(0.05)
+        return request(*a, **kw)
+
+    monkeypatch.setattr(ctx.client, "request", slow)
+    slowed, *_ = run_stateful_check(ctx, examples=3, steps=6, seed=5)
+    assert quick.status is slowed.status is Status.PASS, slowed.message
+    assert (quick.details["sequences"], quick.details["steps"]) == (slowed.details["sequences"],
+                                                                    slowed.details["steps"])
