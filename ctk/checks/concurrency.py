@@ -333,7 +333,8 @@ def _serial(ctx: Any, runs: dict, name: str, writers: int, appends: int, max_att
                 for attempt in range(1, max_attempts + 1):
                     ev = None
                     if time.monotonic() > deadline:
-                        notes.add(notes.setup, f"writer {w} ran out of time at append {j}")
+                        notes.add(notes.setup, f"writer {w} ran out of time at append {j} (the hang backstop, "
+                                                           "6 x --ctk-timeout, at least 60 s: raise --ctk-timeout)")
                         return
                     try:
                         staged = stage_append(ctx.client, ctx.namespace, name, data=_rows(marker), marker=marker)

@@ -180,7 +180,8 @@ def _pyiceberg(run: Any, ctx: Any, endpoint: Any, budget_s: float) -> Verdict:
     step = steps[-1] if steps else "start"
     details = {"steps": list(steps), "rows": state.get("rows"), "snapshots": state.get("snapshots")}
     if worker.is_alive():
-        return run.inconclusive(f"pyiceberg did not finish within {budget_s:.0f} s (at step: {step})",
+        return run.inconclusive(f"pyiceberg did not finish within {budget_s:.0f} s (at step: {step}); "
+                                "this hang backstop is 6 x --ctk-timeout (at least 60 s): raise --ctk-timeout",
                                 "timed out", details)
     # the causes in the order they happen: appends acknowledged but never recorded come before how the load
     # answer spells the metadata location
