@@ -14,7 +14,7 @@ This module is the registry: the catalog code asks the hooks and never compares 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ctk.reference.operations import CatalogError, Mutation, OpResult
@@ -28,6 +28,15 @@ class Profile:
     breaks: str            # the rule it breaks, in one line
     catches: tuple[str, ...]  # requirement ids whose checks must fail (or deviate) under it, and no others
     policy: type = KeyPolicy  # the policy subclass that breaks it
+    # Per endpoint: requirement -> the only endpoints (operationIds) whose checks show it broken. A requirement
+    # of `catches` not named here is shown on every endpoint whose checks decide it on the reference
+    # (tests/checks/test_reference_all_endpoints.py holds each endpoint to exactly that set).
+    shown_on: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
+
+    def shown_on_endpoint(self, requirement: str, operation: str) -> bool:
+        """Whether `operation`'s endpoint checks show `requirement` (one of `catches`) broken under it."""
+        only = self.shown_on.get(requirement)
+        return requirement in self.catches and (only is None or operation in only)
 
 
 # -- discovery ----------------------------------------------------------------------------------------------
@@ -148,6 +157,14 @@ class TransactionNotAtomic(CommitPolicy):
         return False
 
 
+_ALL_ENDPOINTS = ("cancelPlanning", "commitTransaction", "createNamespace", "createTable", "createView",
+                  "dropNamespace", "dropTable", "dropView", "fetchScanTasks", "planTableScan", "registerTable",
+                  "registerView", "renameTable", "renameView", "replaceView", "unregisterTable", "updateProperties",
+                  "updateTable")
+_NOT_CREATE_UPDATE_TABLE = tuple(op for op in _ALL_ENDPOINTS if op not in ("createTable", "updateTable"))
+_SUCCESS_WITH_BODY = tuple(op for op in _ALL_ENDPOINTS if op not in (
+    "cancelPlanning", "commitTransaction", "dropNamespace", "dropTable", "dropView", "renameTable", "renameView"))
+
 PROFILES: dict[str, Profile] = {p.name: p for p in [
     # discovery
     Profile("lifetime-in-overrides", "advertises idempotency-key-lifetime inside `overrides` instead of top level",
@@ -178,18 +195,23 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
     Profile("keys-partial", "advertises support but honours keys only on createTable and updateTable (as Polaris "
             "does); a key is still validated everywhere",
             ("REPLAY-01", "REPLAY-02", "REPLAY-04", "INFLIGHT-01", "PAYLOAD-01", "LIFE-01", "RECON-01", "RECON-02",
-             "GEN-01", "GEN-02", "HIST-02"), KeysPartial),
+             "GEN-01", "GEN-02", "HIST-02"), KeysPartial,
+            shown_on={r: _NOT_CREATE_UPDATE_TABLE for r in ("REPLAY-01", "REPLAY-02", "REPLAY-04", "INFLIGHT-01",
+                                                           "PAYLOAD-01", "LIFE-01", "RECON-01", "RECON-02")}),
     # A success replayed wrongly is also what a retry after a lost answer gets (REPLAY-04), the lifetime check
     # recognises an honoured key by its replay (LIFE-01), and the generated replays (GEN-01) and the model's
     # retries (GEN-02) compare the replay with the original. SCHEMA-01 validates replays too: a replay that is not
     # the original is, for an operation whose success is 204 (the drops, renames, commitTransaction), an answer
     # the operation does not declare - the wrong replay itself, not a second rule.
     Profile("replay-different-body", "replays a success with another status/body than the original",
-            ("REPLAY-01", "REPLAY-04", "LIFE-01", "GEN-01", "GEN-02", "SCHEMA-01"), ReplayDifferentBody),
+            ("REPLAY-01", "REPLAY-04", "LIFE-01", "GEN-01", "GEN-02", "SCHEMA-01"), ReplayDifferentBody,
+            # after a lost answer the client compares bodies: an operation whose success is 204 has none to differ
+            shown_on={"REPLAY-04": _SUCCESS_WITH_BODY}),
     # Every check that retries a purge-drop after the name was taken again sees the new table's files go: after a
     # lost answer (REPLAY-04), within the lifetime (LIFE-01), with an unreadable stored answer (RECON-01).
     Profile("replay-purges", "replays a purge-drop, but purges the files of the table that has the name now",
-            ("REPLAY-01", "REPLAY-04", "LIFE-01", "RECON-01"), ReplayPurges),
+            ("REPLAY-01", "REPLAY-04", "LIFE-01", "RECON-01"), ReplayPurges,
+            shown_on={r: ("dropTable",) for r in ("REPLAY-01", "REPLAY-04", "LIFE-01", "RECON-01")}),
     # The generated cases' 4xx replays (GEN-01) and the model's (GEN-02) re-execute too.
     Profile("terminal-4xx-not-stored", "does not finalize terminal 4xx, so a retry re-executes",
             ("REPLAY-02", "GEN-01", "GEN-02"), Terminal4xxNotStored),
