@@ -20,11 +20,13 @@ catalog is on 127.0.0.1 and every table lives in the warehouse directory.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
 import procs
 import pytest
+from required import require
 
 
 @dataclass(frozen=True)
@@ -50,3 +52,11 @@ def pyiceberg_catalog(served):
     yield catalog
     with contextlib.suppress(Exception):
         catalog._session.close()  # noqa: SLF001 - requests.Session, closed so no socket outlives the lane
+
+
+@pytest.fixture(scope="session")
+def pyiceberg_transforms():
+    """PyIceberg writes day and bucket partitions through pyiceberg-core (its Rust transforms)."""
+    if importlib.util.find_spec("pyiceberg_core") is None:
+        require("pyiceberg-core", "PyIceberg needs pyiceberg-core to write day/bucket partitions, and it is not "
+                                  "installed: pip install 'iceberg-rest-ctk[clients]'")

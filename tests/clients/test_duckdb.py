@@ -1,7 +1,9 @@
-"""DuckDB 1.5.5 and its iceberg extension against `ctk serve`: ATTACH, read PyIceberg's tables, CREATE TABLE AS,
-CREATE + INSERT in one transaction, INSERT / UPDATE / DELETE / MERGE on a PyIceberg table, schemas, each read back
-with PyIceberg. The extensions come from PyPI packages and are LOADed from their files; DuckDB's extension download
-is switched off (autoinstall off, a repository that does not exist), so it never looks for a host."""
+"""DuckDB 1.5.5 and its iceberg extension against `ctk serve`: ATTACH, read PyIceberg's tables (a nested namespace
+too), CREATE TABLE AS, CREATE + INSERT in one transaction, INSERT / UPDATE / DELETE / MERGE on a PyIceberg table, a
+format-version 3 table, schemas; each read back with PyIceberg. DuckDB 1.5.5 cannot create views in an Iceberg
+catalog ("Not implemented Error: Create View"), so there is no view step. The extensions come from PyPI packages and
+are LOADed from their files; DuckDB's extension download is switched off (autoinstall off, a repository that does
+not exist), so it never looks for a host."""
 
 from __future__ import annotations
 
@@ -75,6 +77,9 @@ def source(pyiceberg_catalog):
     table.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "category": ["a", "a", "b"],
                            "name": ["one", "two", "three"]}))
     table.append(pa.table({"id": pa.array([4], pa.int64()), "category": ["b"], "name": ["four"]}))
+    cat.create_namespace((NS, "inner"))
+    deep = cat.create_table((NS, "inner", "deep"), schema=schema)
+    deep.append(pa.table({"id": pa.array([9], pa.int64()), "category": ["z"], "name": ["nine"]}))
     return (NS, "src")
 
 
@@ -95,6 +100,8 @@ def test_reads_pyiceberg_tables(duck, source):
         (1, "a", "one"), (2, "a", "two"), (3, "b", "three"), (4, "b", "four")]
     assert q(duck, f"SELECT count(*) FROM lake.{NS}.src WHERE category = 'b'") == [(2,)]
     assert q(duck, f"SELECT count(*) FROM iceberg_snapshots(lake.{NS}.src)") == [(2,)]
+    # a nested namespace is one schema to DuckDB, named by its levels joined with '.'
+    assert q(duck, f'SELECT id, name FROM lake."{NS}.inner".deep') == [(9, "nine")]
 
 
 def test_create_table_as_select(duck, source, pyiceberg_catalog):
@@ -133,6 +140,19 @@ def test_insert_update_delete_merge(duck, source, pyiceberg_catalog):
     assert read_back(cat, source) == want
     assert q(duck, f"SELECT id, category, name FROM lake.{NS}.src ORDER BY id") == want
     assert len(cat.load_table(source).snapshots()) >= snapshots + 4      # one commit per statement at least
+
+
+def test_format_version_3_table(duck, source, pyiceberg_catalog):
+    """A v3 table created by DuckDB, written with row-level changes (deletion vectors), read back by PyIceberg."""
+    q(duck, f"CREATE TABLE lake.{NS}.v3 (id BIGINT, s VARCHAR) WITH ('format-version' = '3')")
+    q(duck, f"INSERT INTO lake.{NS}.v3 VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    q(duck, f"UPDATE lake.{NS}.v3 SET s = 'B' WHERE id = 2")
+    q(duck, f"DELETE FROM lake.{NS}.v3 WHERE id = 1")
+    assert q(duck, f"SELECT id, s FROM lake.{NS}.v3 ORDER BY id") == [(2, "B"), (3, "c")]
+    table = pyiceberg_catalog.load_table((NS, "v3"))
+    assert table.format_version == 3
+    assert table.metadata.next_row_id >= 3              # the inserted rows were given row ids
+    assert read_back(pyiceberg_catalog, (NS, "v3")) == [(2, "B"), (3, "c")]
 
 
 def test_schemas_and_drops(duck, source, pyiceberg_catalog):

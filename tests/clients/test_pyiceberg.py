@@ -57,7 +57,7 @@ def test_nested_namespaces(pyiceberg_catalog):
         cat.load_namespace_properties(("pyi", "a", "b"))
 
 
-def test_partitioned_sorted_table_appends_overwrite_delete(pyiceberg_catalog):
+def test_partitioned_sorted_table_appends_overwrite_delete(pyiceberg_catalog, pyiceberg_transforms):
     cat = pyiceberg_catalog
     cat.create_namespace("pyw")
     spec = PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "category"),
@@ -89,7 +89,7 @@ def test_partitioned_sorted_table_appends_overwrite_delete(pyiceberg_catalog):
     assert ids_of(table, snapshot_id=history[0].snapshot_id) == [0, 1, 2, 3, 4, 5]
 
 
-def test_schema_and_partition_evolution(pyiceberg_catalog):
+def test_schema_and_partition_evolution(pyiceberg_catalog, pyiceberg_transforms):
     cat = pyiceberg_catalog
     cat.create_namespace("pye")
     schema = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "n", IntegerType(), required=False))
