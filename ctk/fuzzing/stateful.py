@@ -56,6 +56,7 @@ VIEWS = ("v1", "v2")
 KEYS = ("k1", "k2")
 VALUES = ("x", "y")
 STORED = (400, 404, 409, 422)
+RECENT = 4                        # a retry picks one of the last RECENT finalized mutations
 REPLAY_KINDS = ("replay-status", "re-executed", "retry-after-fault", "key-reuse")
 SEMANTICS = {"unexpected-status": "SEM-01", "state": "SEM-02"}
 NS_PROPS_NOTE = ("namespace properties given at create were not stored (allowed by the merged spec: "
@@ -201,6 +202,8 @@ class _Shared:
     plain: int = 0                # mutations sent once whose status matched the model (SEM-01 evidence)
     compared: int = 0             # state comparisons after a plain mutation that matched (SEM-02 evidence)
     ns_props_dropped: int = 0     # namespaces whose create properties were not stored (adopted)
+    replays: int = 0              # retries and key reuses sent (GEN-02 evidence)
+    late: int = 0                 # retries skipped: their key was older than half its lifetime
 
 
 def build_machine(shared: _Shared) -> type:
@@ -483,11 +486,21 @@ def build_machine(shared: _Shared) -> type:
             self._run(self.m_commit(kind, n, _name(kind, i), k, v))
 
         def _eligible(self, need_alt: bool = False) -> list[Mut]:
+            """The finalized mutations a retry may pick: the last RECENT of them, a count (what hypothesis draws
+            from must not depend on the clock, or a busy machine runs other sequences than a quiet one); one
+            sent longer than half the key lifetime ago is then skipped at send time (`_too_old`)."""
             if shared.plain_only:
                 return []
-            now = time.monotonic()
-            return [m for m in self.history if m.status is not None and (not need_alt or m.alt_body is not None)
-                    and (shared.lifetime is None or now - m.sent_at < shared.lifetime / 2)]
+            return [m for m in self.history if m.status is not None
+                    and (not need_alt or m.alt_body is not None)][-RECENT:]
+
+        def _too_old(self, m: Mut, what: str) -> bool:
+            age = time.monotonic() - m.sent_at
+            if shared.lifetime is not None and age >= shared.lifetime / 2:
+                shared.late += 1
+                self.lines.append(f"   {what} #{m.index} skipped: sent {age:.1f} s ago, past half the key lifetime")
+                return True
+            return False
 
         @precondition(lambda self: not self.idle and bool(self._eligible()))
         @rule(data=st.data())
@@ -495,7 +508,10 @@ def build_machine(shared: _Shared) -> type:
             self._retry(data.draw(st.sampled_from(self._eligible()), label="retried mutation"))
 
         def _retry(self, m: Mut) -> None:
+            if self._too_old(m, "retry"):
+                return
             shared.steps += 1
+            shared.replays += 1
             self.replayed, self.last_plain = True, False
             self.lines.append(f"   retry #{m.index} ({m.text}) with its key -> expect {m.status}")
             c0 = shared.ctx.faults.executions() if shared.counters else None
@@ -528,7 +544,10 @@ def build_machine(shared: _Shared) -> type:
         @rule(data=st.data())
         def reuse_key(self, data):
             m = data.draw(st.sampled_from(self._eligible(need_alt=True)), label="key reused")
+            if self._too_old(m, "key reuse of"):
+                return
             shared.steps += 1
+            shared.replays += 1
             self.replayed, self.last_plain = True, False
             allowed = sorted({m.status} | set(range(400, 500)))
             self.lines.append(f"   reuse the key of #{m.index} ({m.text}) with another payload -> expect a 4xx "
@@ -776,12 +795,13 @@ def run_stateful_check(ctx: Any, examples: int = 10, steps: int = 12, seed: int 
         avoid.add(f.signature)
     took = time.monotonic() - t0
     total = {k: sum(getattr(sh, k) for sh, _ in runs) for k in ("sequences", "steps", "plain", "compared",
-                                                              "ns_props_dropped")}
+                                                              "ns_props_dropped", "replays", "late")}
     last, error = runs[-1]
     backstop_hit = any(sh.backstop_hit for sh, _ in runs)
     details = {"sequences": total["sequences"], "steps": total["steps"], "seconds": round(took, 2),
                "seed": opts.seed, "examples": opts.examples, "steps_per_sequence": opts.steps,
                "faults": [m for m, ok in (("lose_answer", can_lose), ("fail_before", can_fail_before)) if ok],
+               "replays": total["replays"], "retries_skipped_late": total["late"],
                "rounds": len(runs), "steered_around": [_steered(a) for a in sorted(avoid)],
                "backstop_hit": backstop_hit}
     out = [_gen02(opts, details, last, error, replay_failure, stuck, found, backstop_hit, **kw)]
@@ -914,6 +934,11 @@ def _gen02(opts: StatefulOptions, details: dict, last: _Shared, error: str | Non
                                     needs=f"--ctk-gen-budget above {opts.backstop_s:g} s", details=details, **kw)
     if details["steps"] == 0:
         return Verdict.inconclusive("GEN-02", "no step ran", details=details, **kw)
+    if details["replays"] == 0 and not details["faults"]:
+        return Verdict.inconclusive("GEN-02", f"{details['sequences']} sequences ran, but no retry or key reuse "
+                                    f"was sent ({details['retries_skipped_late']} skipped: their key was older than "
+                                    "half its lifetime), and no fault could be injected: replay is not decided",
+                                    details=details, **kw)
     return Verdict.ok("GEN-02", f"{details['sequences']} random sequences ({details['steps']} steps, faults: "
                                 f"{', '.join(details['faults']) or 'none'}) kept the catalog equal to the model"
                                 f"{steered}", classification="model-equal", details=details, **kw)
