@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from ctk.catalog import state
 from ctk.catalog.bodies import create_table_body, create_view_body, set_properties_commit
@@ -188,3 +190,117 @@ def drop_tree(client: Any, parts: Namespace, keep_root: bool = False, budget_s: 
         if ex.status not in (200, 204, 404):
             problems.append(f"namespace {'.'.join(parts)}: {ex.error or ex.status}")
     return problems
+
+
+# --- what the kit created, however the catalog names it -------------------------------------------------------
+
+NEST_PROBE = "ctk_nesting_probe"
+
+
+def _split_levels(ns: Namespace, separators: tuple[str, ...]) -> tuple[str, ...]:
+    parts: list[str] = []
+    for level in ns_tuple(ns):
+        pieces = [level]
+        for sep in separators:
+            pieces = [q for p in pieces for q in p.split(sep)]
+        parts += pieces
+    return tuple(parts)
+
+
+def level_separators(client: Any) -> tuple[str, ...]:
+    """The characters a catalog may join namespace levels with: the unit separator, '.', and the separator the
+    catalog advertised (decoded)."""
+    advertised = unquote(getattr(client, "namespace_separator", "") or "")
+    return tuple(dict.fromkeys(s for s in ("\x1f", ".", advertised) if s))
+
+
+def listed_as(client: Any, ns: Namespace, deadline: float | None = None) -> list[tuple[str, ...]]:
+    """How the catalog lists the namespace the kit created as ``ns`` when not under those levels: every listed
+    namespace (top level, and below each leading part of ``ns``) whose levels, split on the separators a catalog
+    may join levels with, are ``ns``'s - e.g. ``("run.probe",)`` for ``("run", "probe")`` on a catalog that
+    joins levels with '.'. ``ns`` itself is not in the answer."""
+    ns = ns_tuple(ns)
+    seps = level_separators(client)
+    want = _split_levels(ns, seps)
+    found: list[tuple[str, ...]] = []
+    for depth in range(len(ns)):
+        items, _ = pages(client, "namespaces", "namespaces", "cleanup: find a namespace as listed",
+                         parent_param(ns[:depth]), deadline)
+        for item in items:
+            if isinstance(item, list) and tuple(item) != ns and _split_levels(item, seps) == want \
+                    and tuple(item) not in found:
+                found.append(tuple(item))
+    return found
+
+
+def drop_as_named(client: Any, ns: Namespace, budget_s: float = 30.0) -> tuple[list[tuple[str, ...]], list[str]]:
+    """Drop the namespace the kit created as ``ns`` where the catalog put it: under its levels, else under the
+    name(s) the catalog lists it by (`listed_as`). Returns (the names it was found under, problems: what could
+    not be removed)."""
+    ns = ns_tuple(ns)
+    deadline = time.monotonic() + budget_s
+    ex = client.request("DELETE", f"namespaces/{ns_path(ns)}", label="cleanup: drop namespace")
+    if ex.status in (200, 204):
+        return [ns], []
+    problems = [] if ex.status == 404 else [f"namespace {'.'.join(ns)}: DELETE answered {ex.error or ex.status}"]
+    names = listed_as(client, ns, deadline)
+    for other in names:
+        problems += [f"namespace {_shown(other)} (the catalog's name for the namespace {list(ns)} the kit created) "
+                     f"not removed: {p}"
+                     for p in drop_tree(client, list(other), budget_s=max(1.0, deadline - time.monotonic()))]
+    return ([ns] if ex.status != 404 else []) + names, problems
+
+
+def _shown(ns: tuple[str, ...]) -> str:
+    """A namespace as the catalog names it: one level as its name in quotes, several as their list."""
+    return repr(ns[0]) if len(ns) == 1 else repr(list(ns))
+
+
+@dataclass
+class NestingProbe:
+    """What creating a namespace nested in another showed: ``created`` and ``loaded`` are the statuses of the
+    create and of loading it back; ``nested`` whether it loaded; ``listed_as`` the names the catalog lists it
+    under when not its levels; ``leftovers`` what the kit could not remove afterwards. Unpacks as
+    ``nested, note``."""
+
+    namespace: tuple[str, ...]
+    created: int | None
+    loaded: int | None
+    nested: bool
+    note: str
+    listed_as: list[tuple[str, ...]] = field(default_factory=list)
+    leftovers: list[str] = field(default_factory=list)
+    exchanges: list[Exchange] = field(default_factory=list)
+
+    def __iter__(self):
+        yield self.nested
+        yield self.note
+
+
+def probe_nesting(client: Any, parent: Namespace, name: str = NEST_PROBE, properties: dict | None = None,
+                  budget_s: float = 30.0) -> NestingProbe:
+    """Create ``parent + (name,)``, load it back, and remove it however the catalog named it (`drop_as_named`).
+
+    A create answered 2xx whose namespace then cannot be loaded means no nesting (the kit places its namespaces
+    as siblings); the kit still removes what the create made (a catalog that joins levels with '.' lists it as
+    one level ``parent.name``) and names in ``leftovers`` what it could not remove."""
+    probe = ns_tuple(parent) + (name,)
+    shown = ".".join(probe)
+    ex = client.request("POST", "namespaces", json={"namespace": list(probe), "properties": dict(properties or {})},
+                        label="probe: create a nested namespace")
+    created = ex.status in (200, 201, 204)
+    if not created and ex.status != 409:
+        return NestingProbe(probe, ex.status, None, False, f"creating {shown} answered {ex.error or ex.status}",
+                            exchanges=[ex])
+    got = client.request("GET", f"namespaces/{ns_path(probe)}", label="probe: load the nested namespace")
+    nested = got.status == 200
+    names, problems = drop_as_named(client, probe, budget_s)
+    others = [n for n in names if n != probe]
+    if nested:
+        note = f"{shown} created and loaded back"
+    else:
+        note = f"creating {shown} answered {ex.status}, but loading it answered {got.error or got.status}"
+        if others:
+            note += "; the catalog lists it as " + ", ".join(_shown(n) for n in others)
+    leftovers = [f"leftover: {p}; remove it by hand or with ctk cleanup" for p in problems]
+    return NestingProbe(probe, ex.status, got.status, nested, note, others, leftovers, [ex, got])

@@ -135,4 +135,35 @@ def _properties_not_stored(ctx, endpoint: Endpoint, case, ex, after: dict, made:
                   "namespace properties not stored at create", details)
 
 
+@check(requirement="SEM-02", behaviour=Behaviour.NESTED_NAMESPACE)
+@guarded(needs_support=False, needs_endpoint=False)
+def check_nested_namespace_loadable(run, ctx, endpoint: Endpoint | None = None):
+    """A nested namespace the catalog acknowledged creating (2xx) loads back under its levels. A catalog that
+    refuses to create one does not support nesting (unsupported, not a failure); one that answers 200 and then
+    404 (e.g. it joined the levels with '.' into one name) lost what it acknowledged. Judged from the session's
+    nesting probe (``client.placement.probe``), or from a probe of its own below the run namespace."""
+    placement = getattr(ctx.client, "placement", None)
+    probe = getattr(placement, "probe", None)
+    if probe is None:
+        probe = probe_nesting(ctx.client, tuple(ctx.namespace), ctx.unique("nesting_probe"))
+    run.extra += list(probe.exchanges)
+    shown = ".".join(probe.namespace)
+    details = {"namespace": list(probe.namespace), "create_status": probe.created, "load_status": probe.loaded,
+               "listed_as": [list(n) for n in probe.listed_as], "leftovers": list(probe.leftovers)}
+    created = probe.created in (200, 201, 204)
+    if not created and probe.created != 409:
+        return run.unsupported(f"the target does not create nested namespaces: creating {shown} answered "
+                               f"{probe.created}", details)
+    if probe.nested:
+        return run.ok(f"{shown} created ({probe.created}) and loaded back", "loads back", details)
+    if probe.loaded == 404:
+        seen = (" The catalog lists it as " + ", ".join(repr(n[0]) if len(n) == 1 else repr(list(n))
+                                                         for n in probe.listed_as) + ".") if probe.listed_as else ""
+        return broken(run, "a namespace the catalog acknowledged creating loads back under its levels",
+                      f"createNamespace {probe.namespace} answered {probe.created}, loading it answered 404.{seen}",
+                      "created, not loadable", details)
+    return run.inconclusive(f"createNamespace {shown} answered {probe.created}, but loading it back answered "
+                            f"{probe.loaded}: whether it exists could not be read", "unreadable", details)
+
+
 DISCOVERY_CHECKS = [(c.behaviour, c.fn) for c in registered("discovery")]   # (behaviour, function), column order

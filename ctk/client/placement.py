@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 
 def parse_namespace(text: str | None) -> tuple[str, ...]:
@@ -29,6 +30,7 @@ class Placement:
     nested: bool | None = None               # whether a child of the run namespace can be created and loaded
     nesting_note: str | None = None          # what the probe saw
     siblings: list[tuple[str, ...]] = field(default_factory=list)
+    probe: Any = None                        # the probe's full record (ctk.catalog.facade.NestingProbe)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property

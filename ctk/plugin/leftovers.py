@@ -3,9 +3,16 @@ SIGKILL, a machine that went down), and only the kit's own.
 
 A namespace is the kit's when its name is ``{prefix}_{run id}_{worker}`` AND it carries the marker property
 ``ctk.run-id`` = that run id, which the kit sets when it creates a run namespace (ctk/plugin/namespace.py
-``create``). Where the target cannot nest namespaces, a run's check namespaces are siblings whose names start
-with the run namespace's name and an underscore; those go with their marked run namespace. Anything else,
-even with a similar name, is left alone.
+``create``) and on the nesting probe. Where the target cannot nest namespaces, a run's check namespaces are
+siblings whose names start with the run namespace's name and an underscore; those go with their marked run
+namespace. A catalog that joins namespace levels with '.' (or its advertised separator) lists a namespace the
+kit created inside a run namespace as one level, ``{run namespace}.{name}``: with the run's marker it is the
+kit's too.
+
+Names of that shape whose marker is missing (a catalog that drops namespace properties, a probe of an older
+kit) are listed as unmarked and removed only with ``--include-unmarked``: the user confirms they are the kit's.
+A marker with another value is never touched. What a run itself could not remove is in its reports (cleanup
+problems, "leftover: ...").
 
 Do not run it while a run against the same catalog is going on: that run's namespace is marked too.
 """
@@ -18,11 +25,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctk.catalog.facade import pages, parent_param
+from ctk.catalog.facade import level_separators, pages, parent_param
 from ctk.client.transport import ns_path
 from ctk.plugin import namespace as nsmod
-
-MARKER = "ctk.run-id"
+from ctk.plugin.namespace import MARKER
 
 
 @dataclass
@@ -30,6 +36,7 @@ class Leftover:
     namespace: tuple[str, ...]
     run_id: str
     siblings: list[tuple[str, ...]] = field(default_factory=list)
+    marked: bool = True          # False: the name is the kit's shape, but the marker property is missing
 
 
 def _list_level(client: Any, parent: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -40,26 +47,47 @@ def _list_level(client: Any, parent: tuple[str, ...]) -> list[tuple[str, ...]]:
 
 
 def _marker(client: Any, ns: tuple[str, ...]) -> str | None:
+    """The marker's value; "" when the namespace loads without it; None when it does not load."""
     ex = client.request("GET", f"namespaces/{ns_path(ns)}", label="cleanup: load namespace")
     if ex.status != 200:
         return None
     props = (ex.json() or {}).get("properties") or {}
     value = props.get(MARKER)
-    return str(value) if value is not None else None
+    return str(value) if value is not None else ""
 
 
 def find_leftovers(client: Any, prefix: str = "ctk", parent: tuple[str, ...] = ()) -> list[Leftover]:
-    """The kit's run namespaces (with their siblings) directly below ``parent`` (top level by default)."""
-    pattern = re.compile(rf"^{re.escape(prefix)}_([A-Za-z0-9]+)_[A-Za-z0-9]+$")
-    level = _list_level(client, parent)
+    """The kit's run namespaces (with their siblings) directly below ``parent`` (top level by default), the
+    namespaces a catalog that joins levels listed as ``{run namespace}{separator}{name}``, and - ``marked``
+    False - names of those shapes that load without the marker property."""
+    seps = "".join(re.escape(s) for s in level_separators(client))
+    run_rx = re.compile(rf"^{re.escape(prefix)}_([A-Za-z0-9]+)_[A-Za-z0-9]+$")
+    joined_rx = re.compile(rf"^({re.escape(prefix)}_([A-Za-z0-9]+)_[A-Za-z0-9]+)[{seps}].+$")
+    sibling_rx = re.compile(rf"^({re.escape(prefix)}_([A-Za-z0-9]+)_[A-Za-z0-9]+)_.+$")
+    level = [ns for ns in _list_level(client, parent) if len(ns) == len(parent) + 1]
     found: list[Leftover] = []
     for ns in level:
-        m = pattern.match(ns[-1]) if len(ns) == len(parent) + 1 else None
-        if m and _marker(client, ns) == m.group(1):
-            found.append(Leftover(ns, m.group(1)))
+        m = run_rx.match(ns[-1]) or joined_rx.match(ns[-1])
+        if not m:
+            continue
+        run_id = m.group(1) if m.re is run_rx else m.group(2)
+        marker = _marker(client, ns)
+        if marker == run_id:
+            found.append(Leftover(ns, run_id))
+        elif marker == "":
+            found.append(Leftover(ns, run_id, marked=False))
+    runs = {lo.namespace[-1] for lo in found if lo.marked and run_rx.match(lo.namespace[-1])}
     for leftover in found:
-        stem = leftover.namespace[-1] + "_"
-        leftover.siblings = [ns for ns in level if ns[-1].startswith(stem)]
+        if leftover.marked and leftover.namespace[-1] in runs:
+            stem = leftover.namespace[-1] + "_"
+            leftover.siblings = [ns for ns in level if ns[-1].startswith(stem)]
+    # siblings whose run namespace is gone: the kit's shape, no marker (check namespaces carry none)
+    claimed = {s for lo in found for s in lo.siblings} | {lo.namespace for lo in found}
+    for ns in level:
+        m = sibling_rx.match(ns[-1])
+        if m and ns not in claimed and not run_rx.match(ns[-1]) and not joined_rx.match(ns[-1]) \
+                and m.group(1) not in runs and _marker(client, ns) == "":
+            found.append(Leftover(ns, m.group(2), marked=False))
     return found
 
 
@@ -87,6 +115,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ctk-allow-remote", action="store_true", help="allow a non-loopback --catalog-url")
     parser.add_argument("--ctk-timeout", type=float, default=10.0, help="per-request timeout in seconds")
     parser.add_argument("--dry-run", action="store_true", help="list what would be removed, remove nothing")
+    parser.add_argument("--include-unmarked", action="store_true",
+                        help="also remove namespaces named like the kit's whose ctk.run-id marker is missing (a "
+                             "catalog that drops namespace properties); they are listed either way")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -112,16 +143,26 @@ def run(args: argparse.Namespace) -> int:
         except (DiscoveryError, RuntimeError) as exc:
             print(f"ctk cleanup: {exc}", file=sys.stderr)
             return 6
-        for leftover in leftovers:
+        marked = [lo for lo in leftovers if lo.marked]
+        unmarked = [lo for lo in leftovers if not lo.marked]
+        chosen = marked + (unmarked if args.include_unmarked else [])
+        for leftover in marked:
             extra = f" (+{len(leftover.siblings)} sibling namespaces)" if leftover.siblings else ""
             print(f"{'would remove' if args.dry_run else 'removing'} {'.'.join(leftover.namespace)} "
                   f"(run {leftover.run_id}){extra}")
+        for leftover in unmarked:
+            what = ("would remove" if args.dry_run else "removing") if args.include_unmarked else "unmarked, kept"
+            print(f"{what} {'.'.join(leftover.namespace)} (named like run {leftover.run_id}, but without the "
+                  f"{MARKER} marker)")
+        if unmarked and not args.include_unmarked:
+            print(f"{len(unmarked)} namespaces are named like the kit's but carry no {MARKER} marker (a catalog "
+                  "that drops namespace properties); if they are the kit's, remove them with --include-unmarked")
         if not leftovers:
             print(f"no leftover run namespaces at {args.catalog_url}")
-        if args.dry_run or not leftovers:
+        if args.dry_run or not chosen:
             return 0
-        problems = remove_leftovers(client, leftovers)
+        problems = remove_leftovers(client, chosen)
     for p in problems:
         print(f"ctk cleanup: not removed: {p}", file=sys.stderr)
-    print(f"removed {len(leftovers)} run namespaces" + (f", {len(problems)} problems" if problems else ""))
+    print(f"removed {len(chosen)} run namespaces" + (f", {len(problems)} problems" if problems else ""))
     return 1 if problems else 0

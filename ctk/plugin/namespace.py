@@ -12,11 +12,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ctk.catalog.facade import drop_tree
+from ctk.catalog.facade import NEST_PROBE, NestingProbe, drop_tree
+from ctk.catalog.facade import probe_nesting as _probe
 from ctk.client.transport import ns_path
 
-__all__ = ["NEST_PROBE", "NamespaceError", "check_loadable", "check_parent", "create", "drop_siblings", "drop_tree",
-           "exists", "probe_nesting", "run_namespace_name"]
+__all__ = ["MARKER", "NEST_PROBE", "NamespaceError", "NestingProbe", "check_loadable", "check_parent", "create",
+           "drop_siblings", "drop_tree", "exists", "probe_nesting", "run_namespace_name"]
+
+
+MARKER = "ctk.run-id"        # the property every namespace the kit creates for a run carries (ctk cleanup reads it)
 
 
 class NamespaceError(RuntimeError):
@@ -31,7 +35,7 @@ def run_namespace_name(prefix: str, run_id: str, worker: str) -> str:
 def create(client: Any, name: str | tuple[str, ...] | list[str], run_id: str) -> None:
     """Create the run namespace (``name``: one level, or the full levels with the parent namespace first)."""
     parts = [name] if isinstance(name, str) else list(name)
-    ex = client.request("POST", "namespaces", json={"namespace": parts, "properties": {"ctk.run-id": run_id}},
+    ex = client.request("POST", "namespaces", json={"namespace": parts, "properties": {MARKER: run_id}},
                         label="create run namespace")
     if ex.status in (200, 201, 204):
         return
@@ -64,28 +68,12 @@ def check_loadable(client: Any, parts: tuple[str, ...]) -> None:
                              "depth (try another --ctk-parent-namespace, or none)")
 
 
-NEST_PROBE = "ctk_nesting_probe"
-
-
-def probe_nesting(client: Any, run: tuple[str, ...]) -> tuple[bool, str]:
-    """Whether the target supports a namespace nested in the run namespace: create one, load it back, drop it.
-
-    A creation answered 2xx whose namespace then cannot be loaded means no nesting (not a key-handling bug).
-    Returns (nested, what was seen)."""
-    probe = list(run) + [NEST_PROBE]
-    ex = client.request("POST", "namespaces", json={"namespace": probe, "properties": {}},
-                        label="probe: create a nested namespace")
-    created = ex.status in (200, 201, 204)
-    if not created and ex.status != 409:
-        return False, f"creating {'.'.join(probe)} answered {ex.error or ex.status}"
-    got = client.request("GET", f"namespaces/{ns_path(probe)}", label="probe: load the nested namespace")
-    nested = got.status == 200
-    if created or nested:
-        client.request("DELETE", f"namespaces/{ns_path(probe)}", label="probe: drop the nested namespace")
-    if nested:
-        return True, f"{'.'.join(probe)} created and loaded back"
-    return False, (f"creating {'.'.join(probe)} answered {ex.status}, but loading it answered "
-                   f"{got.error or got.status}")
+def probe_nesting(client: Any, run: tuple[str, ...], run_id: str | None = None) -> NestingProbe:
+    """Whether the target supports a namespace nested in the run namespace: create one (carrying the run's
+    marker, so that `ctk cleanup` knows it as the kit's), load it back, remove it however the catalog named it
+    (``ctk.catalog.facade.probe_nesting``). Unpacks as ``nested, note``; ``leftovers`` names what could not be
+    removed (the session reports it)."""
+    return _probe(client, run, NEST_PROBE, {MARKER: run_id} if run_id else None)
 
 
 def drop_siblings(client: Any, siblings: list[tuple[str, ...]], budget_s: float = 60.0) -> list[str]:

@@ -116,6 +116,7 @@ class CtkSession:
         self.container: ContainerTarget | None = None
         self.started = False
         self.cleanup_problems: list[str] = []
+        self.leftovers: list[str] = []        # what the kit created and could not remove (reported at the end)
         self.server_info: dict[str, Any] = {}
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -202,11 +203,12 @@ class CtkSession:
         self.namespace_created = True
         if parent:
             nsmod.check_loadable(self.client, parts)
-        nested, note = nsmod.probe_nesting(self.client, parts)
-        self.placement = Placement(parts, nested, note)
+        probe = nsmod.probe_nesting(self.client, parts, self.run_id)
+        self.placement = Placement(parts, probe.nested, probe.note, probe=probe)
         self.client.placement = self.placement
+        self.leftovers += probe.leftovers          # reported with the cleanup problems at the end
         self.server_info["placement"] = {"run-namespace": self.namespace, "parent": ".".join(parent) or None,
-                                         "nested-namespaces": nested, "probe": note}
+                                         "nested-namespaces": probe.nested, "probe": probe.note}
 
     def _through_interposer(self, url: str) -> str:
         """Start an interposer (no toxics: a pass-through) in front of the target and return its URL, so
@@ -263,6 +265,7 @@ class CtkSession:
         except Exception as exc:  # noqa: BLE001
             self.cleanup_problems.append(f"cleanup failed: {type(exc).__name__}: {exc}")
         finally:
+            self.cleanup_problems = list(self.leftovers) + [p for p in self.cleanup_problems if p not in self.leftovers]
             for closer in (getattr(self.context, "close", None), getattr(self.client, "close", None)):
                 if callable(closer):
                     with contextlib.suppress(Exception):

@@ -6,6 +6,11 @@ differently; each rule is one of the oddities seen on real catalogs:
 
 * `conflict_without_type`    a commit conflict (409) answered with an error body that lacks ``type``
 * `nested_namespaces_unloadable`  creating a nested namespace answers 200, loading it answers 404
+* `dot_joined_namespaces`    a nested namespace is created as ONE level, its levels joined by '.' (200); it is
+                             listed, loaded and dropped under that name only (its levels answer 404)
+* `drop_namespace_properties`  createNamespace stores no properties (the kit's run marker is lost)
+* `refuse_nested_namespaces`   creating a namespace of two or more levels answers 400
+* `undeletable_namespaces`   dropping a namespace whose path matches a pattern answers 403
 * `drop_view_deletes_metadata`    dropView also deletes the view's metadata file (a later registerView of
                                   that file fails)
 * `flaky_load_table`         every n-th loadTable answers 503
@@ -114,6 +119,60 @@ class nested_namespaces_unloadable(Rule):
                 self.hit()
                 return Answer.of(404, {"error": {"message": f"Namespace does not exist: {'.'.join(levels)}",
                                                  "type": "NoSuchNamespaceException", "code": 404}})
+        return None
+
+
+class dot_joined_namespaces(Rule):
+    """createNamespace of levels [a, b] creates the one-level namespace "a.b" (answered 200, as some catalogs
+    do that join levels with '.'); the levels themselves are then unknown (404) - the reference does the rest."""
+
+    def before(self, req: Req) -> Answer | None:
+        if req.is_("POST", r"/namespaces$"):
+            body = req.json()
+            levels = body.get("namespace") if isinstance(body, dict) else None
+            if isinstance(levels, list) and len(levels) > 1:
+                body["namespace"] = [".".join(levels)]
+                req.body = json.dumps(body).encode()
+                self.hit()
+        return None
+
+
+class drop_namespace_properties(Rule):
+    """createNamespace keeps the namespace, drops every property it was given."""
+
+    def before(self, req: Req) -> Answer | None:
+        if req.is_("POST", r"/namespaces$"):
+            body = req.json()
+            if isinstance(body, dict) and body.get("properties"):
+                body["properties"] = {}
+                req.body = json.dumps(body).encode()
+                self.hit()
+        return None
+
+
+class refuse_nested_namespaces(Rule):
+    """createNamespace of two or more levels answers 400 (a catalog without nested namespaces)."""
+
+    def before(self, req: Req) -> Answer | None:
+        body = req.json() if req.is_("POST", r"/namespaces$") else None
+        if isinstance(body, dict) and isinstance(body.get("namespace"), list) and len(body["namespace"]) > 1:
+            self.hit()
+            return Answer.of(400, {"error": {"message": "nested namespaces are not supported",
+                                             "type": "BadRequestException", "code": 400}})
+        return None
+
+
+class undeletable_namespaces(Rule):
+    """dropNamespace answers 403 for paths matching ``pattern`` (nothing is dropped)."""
+
+    def __init__(self, pattern: str) -> None:
+        super().__init__()
+        self.pattern = pattern
+
+    def before(self, req: Req) -> Answer | None:
+        if req.method == "DELETE" and re.search(r"/namespaces/[^/]+$", req.path) and re.search(self.pattern, req.path):
+            self.hit()
+            return Answer.of(403, {"error": {"message": "not allowed", "type": "ForbiddenException", "code": 403}})
         return None
 
 

@@ -95,7 +95,7 @@ def test_probe_created_but_not_loadable_means_no_nesting_and_is_dropped():
 
 def test_probe_loadable_means_nesting():
     c = _Scripted({("POST", "namespaces"): 200, ("GET", "namespaces/"): 200, ("DELETE", "namespaces/"): 204})
-    assert nsmod.probe_nesting(c, ("run",))[0] is True
+    assert nsmod.probe_nesting(c, ("run",)).nested is True
 
 
 def test_probe_refused_means_no_nesting_and_drops_nothing():
