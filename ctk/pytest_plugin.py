@@ -15,7 +15,7 @@ from typing import Any, Generator
 import pytest
 
 from ctk.core.verdicts import Verdict, VerdictError
-from ctk.plugin import exits, outcomes, traffic
+from ctk.plugin import exits, lifeline, outcomes, traffic
 from ctk.plugin.collection import ScenarioFile, default_args, is_scenario_path, is_suite_item
 from ctk.plugin.fixtures import (  # noqa: F401 - fixtures registered by import
     ctk_client, ctk_context, ctk_discovery, ctk_namespace, ctk_openapi, ctk_session, ctk_target, lifetime_batch,
@@ -48,6 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
     interrupts = exits.Interrupts(forward=_xdist_controller(config))
     interrupts.install()
     config.stash[INTERRUPTS_KEY] = interrupts
+    config.pluginmanager.register(lifeline.Lifeline(config, lambda: interrupts.received is not None), "ctk-lifeline")
     run_id, worker = worker_identity(config)
     config.stash[SESSION_KEY] = CtkSession(options, run_id=run_id, worker=worker)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
@@ -215,7 +216,6 @@ def short_failure(text: str) -> str:
         out.append(f"  ... and {len(heads) - SHORT_VERDICTS} more failing verdict(s) of this check")
     if "(deviation counted as a failure: --ctk-strict)" in text:
         out.append("  (deviation counted as a failure: --ctk-strict)")
-    out.append("  evidence (exchanges, details): conformance.html / conformance.json; root causes: the last lines")
     return "\n".join(out)
 
 

@@ -217,7 +217,8 @@ class VerdictCollector:
         for p in cleanup_problems or []:
             out.append((f"cleanup problem: {p}", {"yellow": True}))
         if self.written:
-            out.append(("reports: " + ", ".join(self.written), {}))
+            out.append(("reports: " + ", ".join(self.written) + " (every finding's evidence: the failures above "
+                        "are in brief)", {}))
         for err in self.errors:
             out.append((f"report problem: {err}", {"red": True}))
         if self.fail_on_hits:

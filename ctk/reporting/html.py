@@ -102,13 +102,15 @@ ul.glance li{margin:3px 0}
 td.s-none{color:#8c959f}
 .small{font-size:12px;color:#57606a}
 .cls{display:block;font-weight:400;font-size:12px}
-.scroll{overflow:auto;max-width:100%;max-height:85vh;border:1px solid #d0d7de;margin:6px 0 12px}
+.scroll{overflow:auto;max-width:100%;max-height:80vh;border:1px solid #d0d7de;margin:6px 0 12px}
 .scroll table.matrix{width:max-content;min-width:100%}
 .scroll table{margin:0;border-collapse:separate;border-spacing:0}
-.matrix td{text-align:center;min-width:84px;max-width:160px;font-size:12px;overflow-wrap:anywhere}
+.matrix td{text-align:center;width:86px;min-width:86px;max-width:86px;font-size:11px;overflow-wrap:anywhere}
 .matrix thead th{position:sticky;top:0;z-index:2;font-size:12px}
-.matrix th.row{white-space:nowrap;position:sticky;left:0;z-index:1;background:#f6f8fa;box-shadow:2px 0 0 #d0d7de}
-.matrix th.corner{left:0;z-index:3}
+.matrix th.row{position:sticky;left:0;z-index:1;background:#f6f8fa;box-shadow:2px 0 0 #d0d7de;min-width:150px;max-width:210px}
+.matrix th.row .cls{overflow-wrap:anywhere}
+.matrix thead th{width:86px;max-width:86px;overflow-wrap:anywhere}
+.matrix th.corner{left:0;z-index:3;min-width:150px;max-width:210px}
 .finding{border:1px solid #d0d7de;border-left:6px solid;border-radius:4px;padding:6px 12px;margin:10px 0}
 .finding.s-fail{border-left-color:#cf222e;background:#fff}
 .finding.s-error{border-left-color:#82071e;background:#fff}
@@ -306,6 +308,8 @@ def render_conformance(report: RunReport) -> str:
         first_finding: dict[tuple[str | None, str | None], str] = {}
         for r in findings:
             first_finding.setdefault((r.endpoint, r.behaviour), anchor[id(r)])
+        out.append(f'<p class="small" id="matrix-hint">{len(matrix)} endpoints × {len(cols)} behaviours; the matrix '
+                   "scrolls sideways in its box (the endpoint column stays in view).</p>")
         out.append('<div class="scroll"><table class="matrix"><thead><tr><th class="corner">endpoint (operationId)</th>'
                    + "".join(matrix_heading(c) for c in cols) + "</tr></thead><tbody>")
         registry = _endpoint_registry()
@@ -406,7 +410,8 @@ def _undecided(report: RunReport) -> str:
         return ""
     items = []
     for g in groups[:15]:
-        reqs = ", ".join(f"{r}" + (f" ×{k}" if k > 1 else "") for r, k in g["requirements"].items())
+        reqs = ", ".join(f"{r}" + (f" ×{k}" if k > 1 and len(g["requirements"]) > 1 else "")
+                         for r, k in g["requirements"].items())
         must = " <b>(a MUST)</b>" if g["must"] else ""
         if g["kind"] == "needs":
             text = f"not decided by this setup: needs {esc(g['what'])}"

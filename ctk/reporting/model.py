@@ -58,10 +58,12 @@ FORMAT = "ctk-conformance/1"
 # behaviour profile needs) at most OTHER_EXCHANGES, bodies cut at OTHER_BODY. Which ones: see cap_exchanges.
 # Every cut is noted in the report. A run against one deviation stays around 2 MB of reports in all.
 FINDING_EXCHANGES, FINDING_BODY, FINDING_DETAILS = 6, 600, 4000
-OTHER_EXCHANGES, OTHER_BODY, OTHER_DETAILS = 2, 200, 1000
+OTHER_EXCHANGES, OTHER_BODY, OTHER_DETAILS = 1, 200, 1000
 # The same finding on many endpoints (one rule broken everywhere): the first FULL_EVIDENCE_PER_KIND of a kind
-# (requirement, behaviour, classification) keep a finding's evidence, the others an ordinary result's.
-FULL_EVIDENCE_PER_KIND = 3
+# (requirement, classification) keep a finding's evidence, the others two exchanges, a message of
+# REPEAT_MESSAGE characters and an ordinary result's details (the root cause groups them; the first ones show it).
+FULL_EVIDENCE_PER_KIND = 2
+REPEAT_EXCHANGES, REPEAT_MESSAGE = 2, 1200
 BODY_LIMIT = FINDING_BODY
 EXCHANGE_LIMIT = FINDING_EXCHANGES
 
@@ -220,7 +222,7 @@ def _telling(ex: dict[str, Any]) -> bool:
 def cap_exchanges(exchanges: list[dict[str, Any]], limit: int = EXCHANGE_LIMIT,
                   body_limit: int = BODY_LIMIT) -> tuple[list[dict[str, Any]], int]:
     """Exchanges without repeats, bodies cut at ``body_limit``; of more than ``limit``: the first and the last
-    (from a limit of 4), then the latest without an answer or with an error status, the latest with an
+    (from a limit of 4; the last from 2), then the latest without an answer or with an error status, the latest with an
     Idempotency-Key, the latest others; kept in their order. Also how many were left out."""
     unique: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -233,7 +235,7 @@ def cap_exchanges(exchanges: list[dict[str, Any]], limit: int = EXCHANGE_LIMIT,
     if n <= limit:
         kept = unique
     else:
-        chosen = {0, n - 1} if limit >= 4 else {n - 1}
+        chosen = {0, n - 1} if limit >= 4 else ({n - 1} if limit >= 2 else set())   # one: the most telling
         failed = [i for i in range(n) if unique[i].get("status") is None or unique[i]["status"] >= 400]
         for i in failed[::-1] + [i for i in range(n) if _telling(unique[i])][::-1] + list(range(n - 1, -1, -1)):
             if len(chosen) >= limit:
@@ -285,10 +287,24 @@ class Result:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Result":
         known = {f for f in cls.__dataclass_fields__}
+        d = dict(d)
+        req = REQUIREMENTS.get(str(d.get("requirement")))
+        for name in ("level", "source", "statement"):     # left out of conformance.json where the registry says it
+            if name not in d:
+                d[name] = getattr(req, name) if req is not None and name != "level" else (
+                    req.level.value if req is not None else "")
         return cls(**{k: v for k, v in d.items() if k in known})
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self, compact: bool = False) -> dict[str, Any]:
+        """As a dict; ``compact``: without the requirement's source and statement where the registry gives the
+        same (conformance.json lists them once per requirement, under ``requirements``)."""
+        d = asdict(self)
+        req = REQUIREMENTS.get(self.requirement)
+        if compact and req is not None:
+            for name in ("source", "statement"):
+                if d.get(name) == getattr(req, name):
+                    del d[name]
+        return d
 
 
 @dataclass
@@ -412,14 +428,19 @@ class RunReport:
         d["status"] = status
         d["message"] = strip_rendered_exchanges(scrub_text(d.get("message") or "") or "", bool(d.get("exchanges")))
         finding = status in ("fail", "deviation", "error")
+        repeat = False
         if finding:
-            kind = (d.get("requirement"), d.get("behaviour"), d.get("classification"))
+            kind = (d.get("requirement"), d.get("classification"))
             seen = self._kinds.get(kind, 0)
             self._kinds[kind] = seen + 1
             finding = seen < FULL_EVIDENCE_PER_KIND
+            repeat = not finding
+        if repeat and len(d["message"]) > REPEAT_MESSAGE:
+            d["message"] = cap_body(d["message"], REPEAT_MESSAGE) or ""
         d["exchanges"], d["exchanges_cut"] = cap_exchanges(
             [redact_exchange(x) for x in d.get("exchanges") or []],
-            FINDING_EXCHANGES if finding else OTHER_EXCHANGES, FINDING_BODY if finding else OTHER_BODY)
+            FINDING_EXCHANGES if finding else (REPEAT_EXCHANGES if repeat else OTHER_EXCHANGES),
+            FINDING_BODY if finding else OTHER_BODY)
         d["details"] = cap_details(redact_options(_jsonable(d.get("details") or {})),
                                    FINDING_DETAILS if finding else OTHER_DETAILS)
         d["classification"] = scrub_text(d.get("classification"))
@@ -646,11 +667,14 @@ class RunReport:
             "attention": self.attention(),
             "status_order": list(STATUS_ORDER),
             "requirements": {
-                rid: {"status": s.status, "counts": s.counts} for rid, s in summary.items()
+                rid: {"status": s.status, "counts": s.counts,
+                      **({"level": REQUIREMENTS[rid].level.value, "source": REQUIREMENTS[rid].source,
+                          "statement": REQUIREMENTS[rid].statement} if rid in REQUIREMENTS else {})}
+                for rid, s in summary.items()
             },
             "matrix": self.matrix(),
             "behaviour_profile": behaviour_profile(self.results),
-            "results": [r.to_dict() for r in self.results],
+            "results": [r.to_dict(compact=True) for r in self.results],
         }
 
     def to_json(self, indent: int | None = 2) -> str:

@@ -172,8 +172,8 @@ def test_details_capped_with_a_note():
     assert small.details["history"] == history[:3]
 
 
-def test_same_finding_on_many_endpoints_keeps_full_evidence_three_times():
-    from ctk.reporting.model import FINDING_EXCHANGES, FULL_EVIDENCE_PER_KIND, OTHER_EXCHANGES, RunReport
+def test_same_finding_on_many_endpoints_keeps_full_evidence_the_first_times():
+    from ctk.reporting.model import FINDING_EXCHANGES, FULL_EVIDENCE_PER_KIND, REPEAT_EXCHANGES, RunReport
 
     exs = [{"method": "POST", "url": f"http://127.0.0.1:1/v1/x{i}", "request_headers": {}, "request_body": None,
             "status": 200, "response_headers": {}, "response_body": "b", "error": None, "started_at": 0.0,
@@ -182,7 +182,7 @@ def test_same_finding_on_many_endpoints_keeps_full_evidence_three_times():
     kept = [len(rep.add(Verdict.broken("REPLAY-01", "re-executed", endpoint=f"op{i}", behaviour="finalized-duplicate",
                                        classification="re-executed", exchanges=exs), f"t::{i}").exchanges)
             for i in range(5)]
-    assert kept == [FINDING_EXCHANGES] * FULL_EVIDENCE_PER_KIND + [OTHER_EXCHANGES] * (5 - FULL_EVIDENCE_PER_KIND)
+    assert kept == [FINDING_EXCHANGES] * FULL_EVIDENCE_PER_KIND + [REPEAT_EXCHANGES] * (5 - FULL_EVIDENCE_PER_KIND)
     other_kind = rep.add(Verdict.broken("REPLAY-04", "lost", endpoint="op0", behaviour="lost-answer-503",
                                         exchanges=exs), "t::x")
     assert len(other_kind.exchanges) == FINDING_EXCHANGES
