@@ -130,9 +130,25 @@ def symptom(result: Any) -> str | None:
     return sym
 
 
+# scenario files (scenarios/*.yaml) say in each step what a re-execution would show; a committed request whose
+# retry met a conflict (REPLAY-04's seed 1b, INTEG-01's example 1b) was executed again against the new state
+_SCENARIO_REEXECUTED = re.compile(r"\(a replay [^()]*, a re-execution [^()]*\)|\(retry with the same key \(a "
+                                  r"re-execution would answer", re.I)
+_SCENARIO_4XX = re.compile(r"expected the status of '[^']+' \(4\d\d\), got 2\d\d", re.I)
+_RETRY_CONFLICT = re.compile(r"the retry got 409 \w+, not 2\d\d|attempts \[5\d\d, 409\]", re.I)
+
+
 def _symptom(result: Any) -> str | None:
     message = str(_get(result, "message") or "")
     happened = _happened(message)
+    if message.startswith("scenario "):
+        first = message.split("\n\nexchanges:")[0]
+        if _SCENARIO_4XX.search(first):
+            return "4xx-executed-again"
+        if _SCENARIO_REEXECUTED.search(first):
+            return "executed-again"
+    if _RETRY_CONFLICT.search(happened):
+        return "executed-again"
     if _5XX_KEPT.search(happened):
         return "5xx-replayed"
     m = _MODEL_DIFFERS.search(happened)

@@ -108,3 +108,27 @@ def test_commit_state_unknown_under_contention_needs_attention(tmp_path):
     html = Path(write_conformance(rep, str(tmp_path))["html"]).read_text()
     needs = html.index("<h3>Needs attention</h3>")
     assert html.index("commit state unknown under contention", needs) < html.index("Target and discovery")
+
+
+def test_scenario_files_and_seed_1b_findings_join_the_rule():
+    """A `ctk run` also runs the scenario files and seed example 1b: their findings under no-replay are the same
+    rule (a re-execution), not root causes of their own."""
+    def v(req, msg, ep, cls=None):
+        return {"requirement": req, "status": "fail", "endpoint": ep, "behaviour": None, "classification": cls,
+                "message": msg}
+
+    findings = [
+        v("REPLAY-01", "expected: ...\nhappened: the state shows the mutation executed again on the retry",
+          "createTable", "re-executed"),
+        v("REPLAY-01", "scenario 'createNamespace finalized duplicate', steps[1] (a replay leaves the dropped "
+          "namespace absent, a re-execution brings it back): namespace_exists(namespace=['n']): expected false, "
+          "observed true", "createNamespace", "status 200"),
+        v("REPLAY-04", "scenario 'createNamespace committed but the answer was lost', steps[0] (retry with the same "
+          "key (a re-execution would answer 409 AlreadyExists)): expected status 200, got 409", "createNamespace"),
+        v("REPLAY-04", "expected: ...\nhappened: the retry got 409 CommitFailedException, not 200; history check: "
+          "INVALID", "updateTable", "409 CommitFailedException"),
+        v("INTEG-01", "expected: ...\nhappened: example 1b: attempts [503, 409]; the client took the final 409 "
+          "CommitFailedException for a failed commit and deleted 2 staged file(s); table CORRUPT", "updateTable"),
+    ]
+    [only] = root_causes(findings)
+    assert only.rule.id == "duplicate-executed-again" and len(only.findings) == 5
