@@ -110,6 +110,10 @@ def _new_table(ctx: Any, stem: str, with_snapshot: bool) -> str:
         ex = _commit(ctx, staged, "setup: first append")
         if ex.status != 200 or commit_answer(ex)[0] != "applied":
             raise PrerequisiteError(f"setup: first append answered {describe(ex)}", ex)
+        state = read_table_state(ctx.client, ctx.namespace, name)
+        if state.exists and not state.snapshot_ids:   # acknowledged, not recorded: the base the checks need is missing
+            raise PrerequisiteError(f"setup: the first append was acknowledged ({describe(ex)}) but the table "
+                                    "records no snapshot (a lost write), so there is no base to commit on", ex)
     return name
 
 

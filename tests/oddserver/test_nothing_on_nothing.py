@@ -34,3 +34,15 @@ def test_a_conforming_catalog_still_passes_them(make_odd):
     for r in ("OCC-03", "HIST-01", "HIST-02", "INTEG-01"):
         assert got[r].status is Status.PASS, (r, got[r].message)
     assert "4 appends in the table" in got["HIST-02"].message
+
+
+def test_occ_setups_need_the_acknowledged_first_append_recorded(make_odd):
+    """OCC-01/02 build on a table with one append; an acknowledged append that was never recorded is a setup that
+    did not happen (inconclusive, naming the lost write), not a base to judge commits on."""
+    from ctk.checks.concurrency import check_race
+
+    ctx, odd = make_odd(lambda up: [acks_appends_records_nothing(up)])
+    [v] = check_race(ctx, writers=2)
+    assert odd.rules[0].hits == 1
+    assert v.status is Status.INCONCLUSIVE, v.message
+    assert "acknowledged" in v.message and "records no snapshot" in v.message
