@@ -57,7 +57,8 @@ class ReferenceSettings:
         if self.planning_mode not in ("sync", "async"):
             raise ValueError(f"planning_mode must be 'sync' or 'async', not {self.planning_mode!r}")
         if self.db_statement_retries < 0:
-            raise ValueError(f"db_statement_retries must be >= 0, not {self.db_statement_retries}")
+            raise ValueError(f"db_statement_retries (ctk serve --db-statement-retries) must be >= 0, not "
+                             f"{self.db_statement_retries}")
         if self.plan_task_size < 0:
             raise ValueError(f"plan_task_size must be >= 0, not {self.plan_task_size}")
         if self.deviation is not None:

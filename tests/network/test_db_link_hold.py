@@ -177,3 +177,10 @@ def test_stored_5xx_is_caught_through_the_held_link(pg, tmp_path):
         stop()
     assert v.status.value == "fail", v.message
     assert v.details["mode"] == "fail_write_hold"
+
+
+def test_negative_statement_retries_is_a_clear_error():
+    from ctk.reference.settings import ReferenceSettings
+
+    with pytest.raises(ValueError, match="--db-statement-retries"):
+        ReferenceSettings(db_statement_retries=-1)
