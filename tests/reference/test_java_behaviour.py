@@ -353,3 +353,14 @@ def test_schema_change_with_default_values(client):
     meta = ok(commit(client, "v3", updates))["metadata"]
     assert meta["schemas"][-1]["fields"][-1]["initial-default"] == 1
     assert meta["schemas"][-1]["fields"][-1]["write-default"] == 2 and meta["current-schema-id"] == 1
+
+
+def test_slash_routing_under_a_prefix(make_reference):
+    server = make_reference(prefix="cat")
+    with httpx.Client(base_url=server.url + "/v1/cat", timeout=30) as c:
+        ok(c.post("/namespaces", json={"namespace": ["a/b"]}))
+        create(c, name="x/y", ns="a%2Fb")
+        assert ok(c.get("/namespaces/a%2Fb/tables/x%2Fy"))["metadata"]["format-version"] == 2
+        err(c.get("/namespaces/a%2Fb/nothing/x%2Fy"), 404, "NotFoundException", "/namespaces/a%2Fb/nothing/x%2Fy")
+        assert c.delete("/namespaces/a%2Fb/tables/x%2Fy").status_code == 204
+        assert c.delete("/namespaces/a%2Fb").status_code == 204
