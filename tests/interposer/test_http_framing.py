@@ -442,8 +442,12 @@ def test_bandwidth_toxic_added_mid_chunked_body(scripted, fast):
 
 def test_toxic_added_mid_request_body(http_proxy, http_server):
     s = connect(http_proxy.address)
-    s.sendall(b"POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabcde")
-    time.sleep(0.2)
+    first = b"POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabcde"
+    s.sendall(first)
+    deadline = time.monotonic() + 10      # synchronised: the interposer has read the head before the toxic
+    while http_proxy.counters["requests"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert http_proxy.counters["requests"] == 1
     http_proxy.add_toxic("lat", type="latency", stream="upstream", attributes={"latency": 300})
     t0 = time.perf_counter()
     s.sendall(b"fghij")

@@ -152,7 +152,7 @@ def test_delay_request_and_delay_response(http_proxy, http_server):
 
 
 def test_delay_request_holds_the_request_before_the_server_sees_it(http_proxy, http_server):
-    http_proxy.add_http_toxic("delay_request", match=HttpMatch(method="POST"), delay_ms=600)
+    http_proxy.add_http_toxic("delay_request", match=HttpMatch(method="POST"), delay_ms=2000)
     result = {}
 
     def post():
@@ -161,7 +161,12 @@ def test_delay_request_holds_the_request_before_the_server_sees_it(http_proxy, h
 
     t = threading.Thread(target=post)
     t.start()
-    time.sleep(0.3)
+    # synchronised on the interposer's counter: the request arrived and the hold began (2 s, so that the check
+    # below runs inside it however loaded the machine is)
+    deadline = time.monotonic() + 10
+    while http_proxy.counters["injected"].get("delay_request") != 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert http_proxy.counters["injected"].get("delay_request") == 1
     assert commits(http_server) == 0
     t.join(5)
     assert result["r"].status_code == 200 and commits(http_server) == 1
