@@ -281,6 +281,7 @@ def _add_spec(update: AddPartitionSpecUpdate, meta, context, added: _Added):
         added.spec = found if (added.spec is not None and added.spec in added.specs) else None
         return meta
     new_spec = spec if spec.spec_id == new_id else PartitionSpec(*spec.fields, spec_id=new_id)
+    new_spec.check_compatible(meta.schema())      # Java binds it to the current schema: unknown sources fail
     start = PARTITION_FIELD_ID_START - 1
     last = meta.last_partition_id if meta.last_partition_id is not None else start
     last = max(last, max((f.field_id for f in new_spec.fields), default=start))
@@ -321,6 +322,7 @@ def _add_sort_order(update: AddSortOrderUpdate, meta, context, added: _Added):
         added.order = found if (added.order is not None and added.order in added.orders) else None
         return meta
     new_order = order if order.order_id == new_id else SortOrder(*order.fields, order_id=new_id)
+    new_order.check_compatible(meta.schema())
     context.add_update(AddSortOrderUpdate(sort_order=new_order))
     added.order = new_id
     added.orders.add(new_id)

@@ -364,3 +364,15 @@ def test_slash_routing_under_a_prefix(make_reference):
         err(c.get("/namespaces/a%2Fb/nothing/x%2Fy"), 404, "NotFoundException", "/namespaces/a%2Fb/nothing/x%2Fy")
         assert c.delete("/namespaces/a%2Fb/tables/x%2Fy").status_code == 204
         assert c.delete("/namespaces/a%2Fb").status_code == 204
+
+
+@pytest.mark.parametrize("update", [
+    {"action": "add-spec", "spec": {"spec-id": 0, "fields": [{"source-id": 99, "field-id": 1000, "name": "z",
+                                                               "transform": "identity"}]}},
+    {"action": "add-sort-order", "sort-order": {"order-id": 1, "fields": [
+        {"source-id": 99, "transform": "identity", "direction": "asc", "null-order": "nulls-first"}]}},
+])
+def test_spec_or_order_on_an_unknown_column_is_refused(client, update):
+    body = create(client)
+    err(commit(client, "t", [update]), 400, "BadRequestException", "Cannot find source column")
+    assert ok(client.get("/namespaces/db/tables/t"))["metadata-location"] == body["metadata-location"]
