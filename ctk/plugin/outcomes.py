@@ -176,7 +176,7 @@ def _requirement_of(item: pytest.Item) -> str:
 
 
 def record(item: pytest.Item, verdict: Verdict) -> None:
-    """JUnit properties of the verdict (ctk.requirement, ctk.level, ctk.source, ctk.verdict, ...)."""
+    """JUnit properties of the verdict (ctk.requirement, ctk.level, ctk.verdict, ctk.needs, ...)."""
     from ctk.reporting.junit import attach_verdict
 
     attach_verdict(item, verdict)

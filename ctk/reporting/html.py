@@ -480,8 +480,10 @@ def _finding(r: Result, anchor: str, printed: dict[str, str] | None = None) -> s
         f'<div class="small">{esc(r.statement)}</div>'
         f'<div class="small">test <code>{esc(r.nodeid)}</code> · {r.duration:.2f} s · outcome {esc(r.outcome)}</div>'
         f"<pre class=\"message\">{esc_text(r.message)}</pre>"
-        f"{render_exchanges_html(r.exchanges, cut=r.exchanges_cut, printed=printed, anchor=anchor)}"
-        "</section>"
+        + (f'<p class="small">The same finding ({esc(r.requirement)}, {esc(r.classification or "")}) is shown with its '
+           "exchanges above; this one's exchange is in conformance.json.</p>" if r.repeat else
+           render_exchanges_html(r.exchanges, cut=r.exchanges_cut, printed=printed, anchor=anchor))
+        + "</section>"
     )
 
 

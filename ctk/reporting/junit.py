@@ -44,7 +44,6 @@ def verdict_properties(verdict: Verdict | dict[str, Any]) -> list[tuple[str, str
     pairs = [
         ("requirement", d.get("requirement")),
         ("level", d.get("level")),
-        ("source", d.get("source")),
         ("verdict", status),
         ("classification", d.get("classification")),
         ("endpoint", d.get("endpoint")),

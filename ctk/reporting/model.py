@@ -57,13 +57,13 @@ FORMAT = "ctk-conformance/1"
 # its exchanges with bodies cut at FINDING_BODY characters; any other result (its classification is what the
 # behaviour profile needs) at most OTHER_EXCHANGES, bodies cut at OTHER_BODY. Which ones: see cap_exchanges.
 # Every cut is noted in the report. A run against one deviation stays around 2 MB of reports in all.
-FINDING_EXCHANGES, FINDING_BODY, FINDING_DETAILS = 6, 600, 4000
+FINDING_EXCHANGES, FINDING_BODY, FINDING_DETAILS = 6, 600, 2500
 OTHER_EXCHANGES, OTHER_BODY, OTHER_DETAILS = 1, 200, 1000
 # The same finding on many endpoints (one rule broken everywhere): the first FULL_EVIDENCE_PER_KIND of a kind
 # (requirement, classification) keep a finding's evidence, the others two exchanges, a message of
 # REPEAT_MESSAGE characters and an ordinary result's details (the root cause groups them; the first ones show it).
 FULL_EVIDENCE_PER_KIND = 2
-REPEAT_EXCHANGES, REPEAT_MESSAGE = 2, 1200
+REPEAT_EXCHANGES, REPEAT_MESSAGE = 1, 700
 BODY_LIMIT = FINDING_BODY
 EXCHANGE_LIMIT = FINDING_EXCHANGES
 
@@ -243,8 +243,31 @@ def cap_exchanges(exchanges: list[dict[str, Any]], limit: int = EXCHANGE_LIMIT,
             chosen.add(i)
         kept = [unique[i] for i in sorted(chosen)]
     out = [{**ex, "request_body": cap_body(ex.get("request_body"), body_limit),
-            "response_body": cap_body(ex.get("response_body"), body_limit)} for ex in kept]
+            "response_body": cap_body(ex.get("response_body"), body_limit),
+            "request_headers": quiet_headers(ex.get("request_headers")),
+            "response_headers": quiet_headers(ex.get("response_headers"))} for ex in kept]
     return out, len(exchanges) - len(kept)
+
+
+# Headers every exchange carries, which tell nothing about a finding: left out of the report's exchanges (with
+# the value that makes them ordinary; any other value is kept). About a tenth of a run's reports.
+ORDINARY_HEADERS = {"date": None, "server": None, "content-length": None, "connection": "keep-alive",
+                    "accept": "application/json", "content-type": "application/json", "x-ctk-scope": None,
+                    "x-iceberg-access-delegation": "vended-credentials", "user-agent": None,
+                    "accept-encoding": None, "host": None, "etag": None}
+
+
+def quiet_headers(headers: Any) -> Any:
+    """``headers`` without the ORDINARY_HEADERS (a header whose value is not the ordinary one is kept)."""
+    if not isinstance(headers, dict):
+        return headers
+    out = {}
+    for k, v in headers.items():
+        usual = ORDINARY_HEADERS.get(str(k).lower(), "\0keep")
+        if usual is None or (usual != "\0keep" and str(v).split(";")[0].strip().lower() == usual):
+            continue
+        out[k] = v
+    return out
 
 
 # --- results ----------------------------------------------------------------------------------------
@@ -270,6 +293,7 @@ class Result:
     outcome: str = ""
     exchanges_cut: int = 0                  # exchanges of this result left out of the report (EXCHANGE_LIMIT)
     needs: str | None = None                # not decided by this setup: what would decide it (Verdict.needs)
+    repeat: bool = False                    # a finding of a kind already shown in full (FULL_EVIDENCE_PER_KIND)
 
     @property
     def kind(self) -> str:
@@ -445,7 +469,7 @@ class RunReport:
                                    FINDING_DETAILS if finding else OTHER_DETAILS)
         d["classification"] = scrub_text(d.get("classification"))
         result = Result.from_dict({**d, "nodeid": nodeid, "duration": float(duration or 0.0),
-                                   "outcome": outcome or DEFAULT_OUTCOME[status]})
+                                   "outcome": outcome or DEFAULT_OUTCOME[status], "repeat": repeat})
         self.results.append(result)
         return result
 
