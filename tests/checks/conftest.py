@@ -3,6 +3,8 @@ CheckContext on it, optionally with a deviation profile."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from ctk.checks.context import CheckContext, CheckOptions
@@ -27,3 +29,13 @@ def make_ctx(start_catalog):
 @pytest.fixture
 def ctx(make_ctx):
     return make_ctx()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The sensitivity matrices the session filled (each module's `summary()`), after the test results."""
+    for name in ("test_sensitivity", "test_sensitivity_workers"):
+        module = sys.modules.get(name)
+        text = module.summary() if module is not None and hasattr(module, "summary") else ""
+        if text:
+            terminalreporter.section(name, sep="-")
+            terminalreporter.line(text)
