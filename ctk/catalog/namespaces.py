@@ -70,6 +70,8 @@ def update_properties(ctx: CaseContext, ep: Endpoint) -> Case:
     ns = child_namespace(ctx, "ns")
     missing = child_namespace(ctx, "nsm")
     cat.create_namespace(ns, {MARK: "initial", REMOVED: "present"})
+    # properties given at create are stored "if supported by the server": set them with the operation itself
+    cat.update_namespace(ns, {MARK: "initial", REMOVED: "present"}, "setup: set the namespace's properties", ok=(200,))
 
     def body(v):
         # a removal too: its answer names the key under "removed" when it was there and under "missing" when

@@ -1,0 +1,34 @@
+"""Issue 19 item 1 as a user meets it: `ctk serve --variant separator-dot` (a catalog that advertises
+`namespace-separator: %2E`, the merged spec's example) without the control API, then `ctk run --catalog-url`
+with the runner's default workers. The run decides exactly what a run against the default separator decides:
+overall pass, no inconclusive verdict, the same verdict per requirement + endpoint + behaviour. Before the fault
+rules were built by the client's one path builder, faults and bursts on nested namespaces (dropNamespace,
+updateProperties) never fired on such a catalog and about 22 verdicts stayed undecided. Two runs of the whole
+kit: a few minutes."""
+
+from __future__ import annotations
+
+import collections
+
+from user_path import run_kit, serve, verdict_diff
+
+
+def test_separator_variant_decides_what_the_default_decides(tmp_path):
+    runs = {}
+    for variant in (None, "separator-dot"):
+        with serve(control_api=False, variant=variant) as url:
+            runs[variant] = run_kit(url, tmp_path / (variant or "default"))
+    default, dotted = runs[None], runs["separator-dot"]
+    counts = {name: dict(collections.Counter(r.get("status") for r in run.results))
+              for name, run in (("default", default), ("separator-dot", dotted))}
+    print(f"\nverdict counts, plain run (no control API): {counts}")
+    for name, run in (("default", default), ("separator-dot", dotted)):
+        assert run.report.get("overall") == "pass", (name, run.report.get("overall"), run.log[-3000:])
+        assert not counts[name].get("inconclusive"), (name, [
+            (r["requirement"], r.get("endpoint"), r.get("behaviour"), (r.get("message") or "")[:300])
+            for r in run.results if r.get("status") == "inconclusive"])
+    # the variant really was in play: its runs sent the advertised separator
+    sent = [e.get("url") or "" for r in dotted.results for e in r.get("exchanges") or []]
+    assert any("%2E" in u for u in sent) and not any("%1F" in u for u in sent)
+    diff = verdict_diff(default.results, dotted.results)
+    assert not diff, "\n".join(diff)
