@@ -10,8 +10,9 @@ Each variant is a small subclass of the reference's KeyPolicy (ctk.reference.pol
 of the path it takes - key format, key scope, payload binding, in-flight answer, what a replay answers with,
 how long a key is honoured - or of its CommitPolicy, for the catalog's own choices: the namespace separator it
 advertises (separator-dot: '.', advertised as %2E, 0x1F still decoded) and whether a drop deletes metadata
-files (drop-deletes-metadata, as Iceberg's own catalogs do for views). Three deviation profiles (scope-ignored, no-payload-check, in-flight-plain-409)
-are the same policies, judged against the design document: ctk.reference.deviations registers them as such.
+files (drop-deletes-metadata, as Iceberg's own catalogs do for views). Three deviation profiles (scope-ignored,
+no-payload-check, in-flight-plain-409) are the same policies, judged against the design document:
+ctk.reference.deviations registers them as such.
 """
 
 from __future__ import annotations
