@@ -22,7 +22,7 @@ CommitFailedException for a failed requirement.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable
 
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
@@ -33,7 +33,9 @@ from pyiceberg.table.sorting import SortOrder
 from pyiceberg.table.update import (AddPartitionSpecUpdate, AddSchemaUpdate, AddSnapshotUpdate, AddSortOrderUpdate,
                                     AssertCreate, AssertCurrentSchemaId, AssertDefaultSortOrderId,
                                     AssertDefaultSpecId, AssertLastAssignedFieldId, AssertLastAssignedPartitionId,
-                                    AssertRefSnapshotId, AssertTableUUID, SetCurrentSchemaUpdate,
+                                    AssertRefSnapshotId, AssertTableUUID, RemovePartitionSpecsUpdate,
+                                    RemovePartitionStatisticsUpdate, RemovePropertiesUpdate, RemoveSchemasUpdate,
+                                    RemoveSnapshotsUpdate, RemoveStatisticsUpdate, SetCurrentSchemaUpdate,
                                     SetDefaultSortOrderUpdate, SetDefaultSpecUpdate, UpgradeFormatVersionUpdate,
                                     _apply_table_update, _TableMetadataUpdateContext, _update_table_metadata_log)
 from pyiceberg.utils.datetime import datetime_to_millis
@@ -375,7 +377,42 @@ def _add_snapshot(update: AddSnapshotUpdate, meta, context, added: _Added):
     return meta.model_copy(update={"next_row_id": next_row_id + snapshot.added_rows})
 
 
+def _remove_properties(update: RemovePropertiesUpdate, meta, context, added: _Added):
+    """Java removes the named keys that are there; pyiceberg fails on a missing one (KeyError)."""
+    if not update.removals:
+        return meta
+    context.add_update(update)
+    return meta.model_copy(update={"properties": {k: v for k, v in meta.properties.items()
+                                                  if k not in set(update.removals)}})
+
+
+def _lenient_removal(field: str, known: Callable[[Any], set]):
+    """A remove-* of ids: Java's builder drops the ids it has and ignores the others (a concurrent expiry may
+    have removed them); pyiceberg fails on an unknown id."""
+    def handler(update, meta, context, added: _Added):
+        ids = [i for i in getattr(update, field) if i in known(meta)]
+        if not ids:
+            return meta
+        return _apply_table_update(update.model_copy(update={field: ids}), meta, context)
+    return handler
+
+
+def _lenient_statistics(field: str):
+    """remove-statistics / remove-partition-statistics of a snapshot without any: nothing to do (Java)."""
+    def handler(update, meta, context, added: _Added):
+        if not any(stat.snapshot_id == update.snapshot_id for stat in getattr(meta, field) or []):
+            return meta
+        return _apply_table_update(update, meta, context)
+    return handler
+
+
 HANDLERS = {
+    RemovePropertiesUpdate: _remove_properties,
+    RemoveSnapshotsUpdate: _lenient_removal("snapshot_ids", lambda m: {s.snapshot_id for s in m.snapshots or []}),
+    RemovePartitionSpecsUpdate: _lenient_removal("spec_ids", lambda m: {s.spec_id for s in m.partition_specs or []}),
+    RemoveSchemasUpdate: _lenient_removal("schema_ids", lambda m: {s.schema_id for s in m.schemas or []}),
+    RemoveStatisticsUpdate: _lenient_statistics("statistics"),
+    RemovePartitionStatisticsUpdate: _lenient_statistics("partition_statistics"),
     AddSchemaUpdate: _add_schema, SetCurrentSchemaUpdate: _set_current_schema,
     AddPartitionSpecUpdate: _add_spec, SetDefaultSpecUpdate: _set_default_spec,
     AddSortOrderUpdate: _add_sort_order, SetDefaultSortOrderUpdate: _set_default_sort_order,

@@ -376,3 +376,24 @@ def test_spec_or_order_on_an_unknown_column_is_refused(client, update):
     body = create(client)
     err(commit(client, "t", [update]), 400, "BadRequestException", "Cannot find source column")
     assert ok(client.get("/namespaces/db/tables/t"))["metadata-location"] == body["metadata-location"]
+
+
+def test_removing_a_missing_property_is_no_error(client):
+    create(client, properties={"a": "1", "b": "2"})
+    meta = ok(commit(client, "t", [{"action": "remove-properties", "removals": ["a", "missing"]}]))["metadata"]
+    assert meta["properties"] == {"b": "2"}
+
+
+def test_removing_ids_that_are_gone_is_no_error(client):
+    """A concurrent expiry may have removed them already: Java's builder ignores unknown ids."""
+    create(client)
+    ok(commit(client, "t", append(snapshot(1))))
+    before = ok(client.get("/namespaces/db/tables/t"))
+    after = ok(commit(client, "t", [{"action": "remove-snapshots", "snapshot-ids": [77]},
+                                    {"action": "remove-partition-specs", "spec-ids": [5]},
+                                    {"action": "remove-schemas", "schema-ids": [9]},
+                                    {"action": "remove-statistics", "snapshot-id": 1},
+                                    {"action": "remove-partition-statistics", "snapshot-id": 1}]))
+    assert after["metadata-location"] == before["metadata-location"]       # nothing changed, nothing written
+    err(commit(client, "t", [{"action": "remove-schemas", "schema-ids": [0]}]), 400, "BadRequestException",
+        "Cannot remove current schema")
