@@ -10,7 +10,9 @@ file warehouse. Each asserts what it reads back, not only that nothing raised.
   ``~/.cache/ctk-clients``) by `node_client.ensure_iceberg_js`, run with node.
 - Spark 3.5 with Iceberg 1.10.2 (`ctk spark-jars`) through PySpark (ctk.spark.session): few statements, it is slow.
 
-One catalog serves the lane; every client works in namespaces of its own. A client that cannot be had skips with
+One catalog serves the lane, as deployed ones are: it advertises a prefix (`--prefix lane`, each client finds it in
+/v1/config) and asks for credentials (`--token`: PyIceberg, DuckDB and Spark sign in with OAuth2 client credentials
+at its token endpoint, iceberg-js sends the bearer token). Every client works in namespaces of its own. A client that cannot be had skips with
 the reason on a developer's machine and fails under CI (tests/required.py). Only loopback is contacted: the
 catalog is on 127.0.0.1 and every table lives in the warehouse directory.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,22 +36,28 @@ from required import require
 class Served:
     url: str              # base URL, without /v1
     warehouse: Path
+    prefix: str           # advertised in /v1/config overrides; each client finds it there
+    client_id: str        # OAuth2 client_credentials: the catalog's token endpoint gives a bearer token for
+    secret: str           # this secret (the clients that speak OAuth2 get their token there)
 
 
 @pytest.fixture(scope="session")
 def served(tmp_path_factory):
-    """`ctk serve --port 0 --warehouse DIR`, one for the lane."""
+    """`ctk serve --port 0 --warehouse DIR --prefix lane --token SECRET`, one for the lane: a catalog that asks
+    for credentials and advertises a prefix, as deployed ones do."""
     warehouse = tmp_path_factory.mktemp("clients-warehouse")
-    with procs.serve("--warehouse", str(warehouse)) as started:
-        yield Served(started.url, warehouse)
+    secret = secrets.token_hex(12)
+    with procs.serve("--warehouse", str(warehouse), "--prefix", "lane", "--token", secret) as started:
+        yield Served(started.url, warehouse, "lane", "lane-client", secret)
 
 
 @pytest.fixture(scope="session")
 def pyiceberg_catalog(served):
-    """PyIceberg's RestCatalog on the lane's catalog."""
+    """PyIceberg's RestCatalog on the lane's catalog, signed in with OAuth2 client credentials."""
     from pyiceberg.catalog import load_catalog
 
-    catalog = load_catalog("clients", type="rest", uri=served.url)
+    catalog = load_catalog("clients", type="rest", uri=served.url, credential=f"{served.client_id}:{served.secret}",
+                           **{"oauth2-server-uri": f"{served.url}/v1/oauth/tokens"})
     yield catalog
     with contextlib.suppress(Exception):
         catalog._session.close()  # noqa: SLF001 - requests.Session, closed so no socket outlives the lane

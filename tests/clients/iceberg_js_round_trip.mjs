@@ -1,8 +1,11 @@
 // iceberg-js's everyday round trip against a REST catalog; prints one JSON object of what it observed, which
-// tests/clients/test_iceberg_js.py asserts on. Usage: node iceberg_js_round_trip.mjs ICEBERG_JS_ENTRY CATALOG_URL NS
+// tests/clients/test_iceberg_js.py asserts on.
+// Usage: node iceberg_js_round_trip.mjs ICEBERG_JS_ENTRY CATALOG_URL NS WAREHOUSE   (bearer token in CATALOG_TOKEN)
+// iceberg-js asks /v1/config for the prefix when it is given a warehouse.
 import { pathToFileURL } from 'node:url';
 
-const [entry, baseUrl, nsName] = process.argv.slice(2);
+const [entry, baseUrl, nsName, warehouse] = process.argv.slice(2);
+const auth = { type: 'bearer', token: process.env.CATALOG_TOKEN };
 const { IcebergRestCatalog, IcebergError } = await import(pathToFileURL(entry).href);
 
 const out = { steps: [] };
@@ -18,8 +21,9 @@ const failure = async (fn) => {
   }
 };
 
-const catalog = new IcebergRestCatalog({ baseUrl, auth: { type: 'none' } });
-const other = new IcebergRestCatalog({ baseUrl, auth: { type: 'none' } });   // a second writer
+const catalog = new IcebergRestCatalog({ baseUrl, auth, warehouse });
+const other = new IcebergRestCatalog({ baseUrl, auth, warehouse });   // a second writer
+step('prefix', await catalog.resolvePrefix());
 const ns = [nsName];
 const sub = [nsName, 'sub'];
 const t = { namespace: ns, name: 'events' };

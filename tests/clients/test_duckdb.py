@@ -59,7 +59,11 @@ def duck(served, tmp_path_factory):
         con.execute(f"LOAD '{files[name]}'")
     loaded = {r[0]: r[1] for r in con.execute("SELECT extension_name, loaded FROM duckdb_extensions()").fetchall()}
     assert all(loaded.get(name) for name in EXTENSIONS), loaded
-    con.execute(f"ATTACH 'lane' AS lake (TYPE iceberg, ENDPOINT '{served.url}', AUTHORIZATION_TYPE 'none')")
+    # DuckDB's default sign-in: OAuth2 client credentials at the catalog's token endpoint; the prefix comes from
+    # /v1/config
+    con.execute(f"CREATE SECRET lane_secret (TYPE iceberg, CLIENT_ID '{served.client_id}', "
+                f"CLIENT_SECRET '{served.secret}', OAUTH2_SERVER_URI '{served.url}/v1/oauth/tokens')")
+    con.execute(f"ATTACH 'lane' AS lake (TYPE iceberg, ENDPOINT '{served.url}', SECRET lane_secret)")
     yield con
     con.close()
 

@@ -32,11 +32,12 @@ def iceberg_js():
 
 def test_round_trip(iceberg_js, served, pyiceberg_catalog):
     node, entry = iceberg_js
-    done = subprocess.run([node, str(SCRIPT), str(entry), served.url, "js"], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([node, str(SCRIPT), str(entry), served.url, "js", "lane"], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "CATALOG_TOKEN": served.secret})
     assert done.returncode == 0, f"node exited {done.returncode}:\n{done.stderr[-3000:]}"
     seen = json.loads(done.stdout.strip().splitlines()[-1])
 
+    assert seen["prefix"] == f"v1/{served.prefix}"                  # from /v1/config overrides
     assert seen["children"] == [["js", "sub"]]
     assert seen["properties"] == {"owner": "js"}
     assert seen["updated"] == {"updated": ["team"], "removed": ["owner"], "missing": ["absent"]}
@@ -69,7 +70,7 @@ def test_round_trip(iceberg_js, served, pyiceberg_catalog):
     assert seen["nsGone"] is False
     # what iceberg-js did is what another client sees
     assert ("js",) not in pyiceberg_catalog.list_namespaces()
-    assert len(seen["steps"]) == 21                                  # every step ran and reported
+    assert len(seen["steps"]) == 22                                  # every step ran and reported
 
 
 def _fake_npm(path: Path, body: str) -> str:

@@ -36,8 +36,9 @@ def ids_of(table, **scan) -> list[int]:
     return sorted(table.scan(**scan).to_arrow().column("id").to_pylist())
 
 
-def test_nested_namespaces(pyiceberg_catalog):
+def test_nested_namespaces(pyiceberg_catalog, served):
     cat = pyiceberg_catalog
+    assert cat.properties.get("prefix") == served.prefix               # taken from /v1/config overrides
     cat.create_namespace("pyi", {"owner": "lane"})
     cat.create_namespace(("pyi", "a"))
     cat.create_namespace(("pyi", "a", "b"), {"level": "3"})

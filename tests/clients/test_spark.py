@@ -24,7 +24,10 @@ def spark(served):
     try:
         java_tool("java")
         jars = ensure_jars(quiet=True)
-        session = spark_session(served.url, name="lane", jars_dir=jars[0].parent, record=False)
+        session = spark_session(served.url, name="lane", jars_dir=jars[0].parent, record=False,
+                                credential=f"{served.client_id}:{served.secret}",
+                                extra_conf={"spark.sql.catalog.lane.oauth2-server-uri":
+                                            f"{served.url}/v1/oauth/tokens"})
     except (BuildError, SparkUnavailable) as exc:
         require("Spark", str(exc))
     yield session
