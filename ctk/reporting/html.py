@@ -368,8 +368,11 @@ def render_conformance(report: RunReport) -> str:
     if undecided:
         out.append("<table><thead><tr><th>requirement</th><th>verdict</th><th>test</th><th>reason</th></tr></thead><tbody>")
         for r in undecided:
-            out.append(f"<tr><td>{esc(r.requirement)}</td>{status_cell(r.status)}<td><code>{esc(r.nodeid)}</code></td>"
-                       f"<td>{esc(r.message)}</td></tr>")
+            kind = {"needs": "not decided by this setup", "not-applicable": "not applicable"}.get(r.kind)
+            label = f'<span class="cls small">{esc(kind)}</span>' if kind else ""
+            needs = f"<br><b>needs {esc(r.needs)}</b>" if r.needs else ""
+            out.append(f"<tr><td>{esc(r.requirement)}</td>{status_cell(r.status, label)}<td><code>{esc(r.nodeid)}</code>"
+                       f"</td><td>{esc(r.message)}{needs}</td></tr>")
         out.append("</tbody></table>")
     else:
         out.append("<p>None.</p>")
