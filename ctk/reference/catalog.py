@@ -707,7 +707,8 @@ async def register_table(ctx: Context, request: Request, ns: list[str], body: by
 
         def execute(conn):
             take_name(conn, "table", ns, req.name, req.metadata_location, overwrite=req.overwrite)
-            return OpResult(200, table_result(req.metadata_location, metadata))
+            return OpResult(200, table_result(req.metadata_location, metadata),
+                            {"ETag": etag_of(req.metadata_location, "snapshots=all")})
         return execute
 
     return await ctx.submit(request, "registerTable", f"{store.ns_key(ns)}/register", body, lazy(prepare))

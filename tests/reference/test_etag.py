@@ -122,3 +122,13 @@ def test_load_view_etag_and_304(client):
     changed = client.get("/namespaces/db/views/v", headers={"If-None-Match": etag})
     assert changed.status_code == 200 and changed.json()["metadata"]["properties"]["k"] == "v"
     assert changed.headers["etag"] != etag
+
+
+def test_register_answer_carries_the_load_etag(client):
+    created = client.post("/namespaces/db/tables", json={"name": "t", "schema": SCHEMA})
+    location = created.json()["metadata-location"]
+    registered = client.post("/namespaces/db/register", json={"name": "again", "metadata-location": location})
+    assert registered.status_code == 200, registered.text
+    etag = registered.headers.get("etag")
+    assert etag and etag == client.get("/namespaces/db/tables/again").headers["etag"]
+    assert client.get("/namespaces/db/tables/again", headers={"If-None-Match": etag}).status_code == 304
