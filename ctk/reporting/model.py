@@ -63,7 +63,7 @@ OTHER_EXCHANGES, OTHER_BODY, OTHER_DETAILS = 1, 200, 1000
 # (requirement, classification) keep a finding's evidence, the others two exchanges, a message of
 # REPEAT_MESSAGE characters and an ordinary result's details (the root cause groups them; the first ones show it).
 FULL_EVIDENCE_PER_KIND = 2
-REPEAT_EXCHANGES, REPEAT_MESSAGE = 1, 700
+REPEAT_EXCHANGES, REPEAT_MESSAGE, REPEAT_DETAILS = 1, 500, 300
 BODY_LIMIT = FINDING_BODY
 EXCHANGE_LIMIT = FINDING_EXCHANGES
 
@@ -466,7 +466,7 @@ class RunReport:
             FINDING_EXCHANGES if finding else (REPEAT_EXCHANGES if repeat else OTHER_EXCHANGES),
             FINDING_BODY if finding else OTHER_BODY)
         d["details"] = cap_details(redact_options(_jsonable(d.get("details") or {})),
-                                   FINDING_DETAILS if finding else OTHER_DETAILS)
+                                   FINDING_DETAILS if finding else (REPEAT_DETAILS if repeat else OTHER_DETAILS))
         d["classification"] = scrub_text(d.get("classification"))
         result = Result.from_dict({**d, "nodeid": nodeid, "duration": float(duration or 0.0),
                                    "outcome": outcome or DEFAULT_OUTCOME[status], "repeat": repeat})
