@@ -21,7 +21,7 @@ def test_inert_without_activation(pytester: pytest.Pytester):
     pytester.makepyfile(test_plain="def test_one():\n    assert 1 + 1 == 2\n")
     result = pytester.runpytest("-q")
     result.assert_outcomes(passed=1)
-    assert "ctk conformance" not in result.stdout.str()
+    assert "ctk conformance" not in result.stdout.str() and "ctk verdict" not in result.stdout.str()
     assert not (pytester.path / "reports").exists()
 
 

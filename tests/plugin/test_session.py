@@ -70,7 +70,9 @@ def test_reports_written(pytester: pytest.Pytester, reference_url):
     data = json.loads((out / "conformance.json").read_text())
     assert data["counts"]["pass"] == 3
     assert {r["requirement"] for r in data["results"]} == {"REPLAY-01", "REPLAY-02", "REPLAY-04"}
-    assert "ctk verdicts (3): 3 pass" in result.stdout.str()
+    out = result.stdout.str()
+    assert "checks (3): 3 pass, 0 classified (pass), 0 fail" in out
+    assert out.rstrip().splitlines()[-1].startswith("exit 0: ")      # the kit's summary ends the output
 
 
 def test_hanging_target_fails_clearly_within_timeout(pytester: pytest.Pytester, hanging_url):
