@@ -274,7 +274,7 @@ NEEDS_CRASH_BEFORE_FINALIZE = (
 @guarded()
 def check_5xx_not_stored(run, ctx, endpoint: Endpoint, status: int = 503):
     if not ctx.faults.supports("fail_before") and ctx.faults.supports("db_link"):
-        from ctk.checks.network import db_link_failure   # the database write fails: any catalog
+        from ctk.checks.db_link import db_link_failure   # the database write fails: any catalog
 
         return db_link_failure(run, ctx, endpoint, ctx.faults.link, "fail_write")
     if not ctx.faults.supports("fail_before"):
@@ -877,7 +877,7 @@ def check_lost_answers(ctx, endpoint: Endpoint, modes: tuple[str, ...] | None = 
     for mode in modes or ctx.options.lose_modes:
         out += check_lost_answer(ctx, endpoint, mode=mode, behaviour=Behaviour(f"lost-answer-{mode}"))
     if ctx.faults.supports("db_link"):   # the database's answer to the catalog's commit is cut
-        from ctk.checks.network import check_db_commit_cut
+        from ctk.checks.db_link import check_db_commit_cut
 
         out += check_db_commit_cut(ctx, ctx.faults.link, endpoint)
     return out

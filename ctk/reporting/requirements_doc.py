@@ -82,6 +82,7 @@ def behaviours_markdown() -> str:
     area and the requirements of the checks registered under it (ctk.core.behaviours)."""
     import ctk.checks  # noqa: F401 - importing the check modules fills the registry
     import ctk.checks.concurrency  # noqa: F401
+    import ctk.checks.db_link  # noqa: F401
     import ctk.checks.network  # noqa: F401
     import ctk.checks.real_client  # noqa: F401
     import ctk.checks.spark  # noqa: F401

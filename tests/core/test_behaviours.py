@@ -41,7 +41,7 @@ def test_every_literal_behaviour_in_the_package_is_registered():
 
 
 def test_behaviour_families_built_at_run_time_are_registered():
-    from ctk.checks import network, spark
+    from ctk.checks import db_link, network, spark
     from ctk.checks.concurrency import REQUIREMENT_TYPES
     from ctk.checks.context import CheckOptions
     from ctk.checks.faults import LOSE_MODES
@@ -49,7 +49,7 @@ def test_behaviour_families_built_at_run_time_are_registered():
     names = [f"lost-answer-{m}" for m in (*LOSE_MODES, *CheckOptions().lose_modes)]
     names += [f"requirement:{k}" for k in REQUIREMENT_TYPES]
     names += [f"{i}/{m}" for i, m in spark.COMBOS]
-    names += [f"db-link-{m.replace('_', '-')}" for m in network.DB_FAILURES]
+    names += [f"db-link-{m.replace('_', '-')}" for m in db_link.DB_FAILURES]
     names += list(network.SCENARIOS) + ["seed-1a", "seed-1b"]
     for name in names:
         assert Behaviour(name).value == name
@@ -138,6 +138,15 @@ def test_network_scenarios_are_registered_under_their_requirement():
 
     reg = {b.value: rid for c in registered("network") for rid, b in c.reports}
     assert {s: reg.get(s) for s in network.SCENARIOS} == network.REQUIREMENT
+
+
+def test_database_link_scenarios_are_registered_once_under_their_requirement():
+    from ctk.checks import db_link, idempotency  # noqa: F401 - idempotency imports db_link's checks lazily
+
+    reg = [(b.value, rid) for c in registered("database") for rid, b in c.reports]
+    assert sorted(reg) == sorted({("db-latency-in-flight", "INFLIGHT-01"), ("db-commit-cut", "REPLAY-04"),
+                                  *((f"db-link-{m.replace('_', '-')}", "REPLAY-03") for m in db_link.DB_FAILURES)})
+    assert all(c.fn.__module__ == "ctk.checks.db_link" for c in registered("database"))
 
 
 def test_a_module_imported_again_replaces_its_checks_instead_of_clashing():

@@ -138,7 +138,7 @@ def test_pool_retry_absorbs_a_single_cut_write(pg, tmp_path):
     """The reproduction: the pool runs the cut write again on a fresh connection; one cut write is absorbed."""
     from ctk.catalog import ENDPOINTS
     from ctk.checks.common import Run
-    from ctk.checks.network import NetworkOptions, _db_link_attempt
+    from ctk.checks.db_link import NetworkOptions, _db_link_attempt
     from ctk.core.behaviours import Behaviour
 
     ctx, srv, stop = _stack(pg, tmp_path, db_statement_retries=1)

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from ctk.checks.context import CheckContext
-from ctk.checks.network import check_db_latency_inflight, run_db_link_scenarios
+from ctk.checks.db_link import check_db_latency_inflight, run_db_link_scenarios
 from ctk.core.verdicts import Status
 from ctk.client.transport import CatalogClient
 from ctk.interposer import Interposer
