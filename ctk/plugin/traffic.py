@@ -74,7 +74,7 @@ def group_key(problem: str) -> str:
     if not m:
         return "(unknown operation)\t" + _UNIQUE.sub("<name>", problem.strip().splitlines()[0])[:300]
     text = m.group("problem").strip().splitlines()[0] if m.group("problem").strip() else ""
-    return f"{m.group('op')}\t{m.group('status')}: " + _UNIQUE.sub("<name>", text)[:300]
+    return f"{m.group('op')}\t-> {m.group('status')}: " + _UNIQUE.sub("<name>", text)[:300]
 
 
 def grouped(summaries: list[dict[str, Any]]) -> dict[str, dict[str, int]]:

@@ -26,9 +26,9 @@ def test_every_problem_by_operation_and_problem():
     groups = v.details["by_operation"]
     assert sum(n for per in groups.values() for n in per.values()) == 155
     assert list(groups) == ["createNamespace", "loadTable", "dropNamespace"]     # most problems first
-    assert groups["createNamespace"] == {"201: status 201 is not declared (declared: 200, 400)": 100}
+    assert groups["createNamespace"] == {"-> 201: status 201 is not declared (declared: 200, 400)": 100}
     assert sum(groups["loadTable"].values()) == 40
-    for line in ("createNamespace: 100", "  100x 201: status 201 is not declared", "loadTable: 40",
-                 "dropNamespace: 15", "  15x 200: status 200 is not declared (declared: 204)"):
+    for line in ("createNamespace: 100", "  100x -> 201: status 201 is not declared", "loadTable: 40",
+                 "dropNamespace: 15", "  15x -> 200: status 200 is not declared (declared: 204)"):
         assert line in v.message, v.message
     assert len(v.exchanges) <= traffic.MAX_PROBLEMS
