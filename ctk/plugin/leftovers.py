@@ -157,8 +157,9 @@ def run(args: argparse.Namespace) -> int:
         if unmarked and not args.include_unmarked:
             print(f"{len(unmarked)} namespaces are named like the kit's but carry no {MARKER} marker (a catalog "
                   "that drops namespace properties); if they are the kit's, remove them with --include-unmarked")
-        if not leftovers:
-            print(f"no leftover run namespaces at {args.catalog_url}")
+        if not marked:
+            print(f"no leftover run namespaces at {args.catalog_url}"
+                  + (f" carrying the {MARKER} marker" if unmarked else ""))
         if args.dry_run or not chosen:
             return 0
         problems = remove_leftovers(client, chosen)
