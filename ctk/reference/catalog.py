@@ -10,11 +10,11 @@ idempotency pipeline sees and finalizes terminal 4xx like any other outcome.
 The commit handling asks the catalog's CommitPolicy (ctk.reference.policies): only a policy without an
 atomic swap (a deviation profile) prepares a commit before the pipeline, outside any transaction,
 with a sleep between the check and the plain (unconditional) pointer write.
-A replayed request never prepares. Canonical resources (Mutation.resource),
-namespace levels joined by 0x1F as NS: createNamespace "namespaces"; dropNamespace/updateProperties NS;
-createTable "NS/tables"; registerTable "NS/register"; updateTable/dropTable/unregisterTable "NS/tables/T";
-renameTable "tables/rename"; commitTransaction "transactions/commit"; views likewise with "views",
-"register-view", "NS/views/V", "views/rename".
+A replayed request never prepares. Canonical resources (Mutation.resource), namespace levels joined by 0x1F
+as NS (`%` and `/` in levels and names percent-encoded: store.resource_ns): createNamespace "namespaces";
+dropNamespace/updateProperties NS; createTable "NS/tables"; registerTable "NS/register";
+updateTable/dropTable/unregisterTable "NS/tables/T"; renameTable "tables/rename"; commitTransaction
+"transactions/commit"; views likewise with "views", "register-view", "NS/views/V", "views/rename".
 """
 
 from __future__ import annotations
@@ -303,11 +303,11 @@ async def drop_namespace(ctx: Context, request: Request, ns: list[str], body: by
         store.delete_namespace(conn, ns)
         return OpResult(204)
 
-    return await ctx.submit(request, "dropNamespace", store.ns_key(ns), body, execute)
+    return await ctx.submit(request, "dropNamespace", store.resource_ns(ns), body, execute)
 
 
 async def update_properties(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
-    resource = store.ns_key(ns)
+    resource = store.resource_ns(ns)
     try:
         data = parse_object(body)
         updates = check_properties(data.get("updates"))
@@ -339,7 +339,7 @@ async def update_properties(ctx: Context, request: Request, ns: list[str], body:
 # ---------------------------------------------------------------------------------------------- tables
 
 def table_resource(ns, name) -> str:
-    return f"{store.ns_key(ns)}/tables/{name}"
+    return f"{store.resource_ns(ns)}/tables/{store.resource_name(name)}"
 
 
 async def list_tables(ctx: Context, request: Request, ns: list[str], kind: str = "table") -> Response:
@@ -375,7 +375,7 @@ def make_local_metadata_dir(location: str) -> None:
 
 
 async def create_table(ctx: Context, request: Request, ns: list[str], body: bytes) -> Response:
-    resource = f"{store.ns_key(ns)}/tables"
+    resource = f"{store.resource_ns(ns)}/tables"
 
     def prepare(rconn):
         req = create_table_request(body)
@@ -711,7 +711,7 @@ async def register_table(ctx: Context, request: Request, ns: list[str], body: by
                             {"ETag": etag_of(req.metadata_location, "snapshots=all")})
         return execute
 
-    return await ctx.submit(request, "registerTable", f"{store.ns_key(ns)}/register", body, lazy(prepare))
+    return await ctx.submit(request, "registerTable", f"{store.resource_ns(ns)}/register", body, lazy(prepare))
 
 
 def principal_of(token: str | None) -> str:

@@ -51,7 +51,7 @@ def _ident(doc: Any) -> tuple[list[str], str]:
 
 
 def _ns_of(resource: str) -> list[str]:
-    return _store().ns_tuple(resource.split("/", 1)[0])
+    return _store().resource_levels(resource.split("/", 1)[0])
 
 
 def _mtime(location: str) -> float | None:
@@ -93,7 +93,7 @@ def reconcile(conn: Connection, mutation: Mutation, reserved_at: float | None) -
             return OpResult(200, {"namespace": ns, "properties": props})
         raise Unknown("namespace exists with other properties")
     if op == "dropNamespace":
-        return OpResult(204) if not st.namespace_exists(conn, st.ns_tuple(res)) else None
+        return OpResult(204) if not st.namespace_exists(conn, st.resource_levels(res)) else None
     if op == "updateProperties":
         ns = _ns_of(res)
         props = st.namespace_properties(conn, ns)
@@ -119,7 +119,7 @@ def reconcile(conn: Connection, mutation: Mutation, reserved_at: float | None) -
             return OpResult(200, _table_body(loaded))
         return None                      # existed before the reservation: executing answers 409
     if op == "unregisterTable":
-        ns, name = _ns_of(res), res.rsplit("/", 1)[-1]
+        ns, name = _ns_of(res), st.resource_unquote(res.rsplit("/", 1)[-1])
         if st.table_pointer(conn, ns, name) is not None:
             return None
         location = st.last_unregistered(conn, ns, name, since - CLOCK_MARGIN)
@@ -127,7 +127,7 @@ def reconcile(conn: Connection, mutation: Mutation, reserved_at: float | None) -
             return None                  # not unregistered by the earlier attempt: executing answers 404
         return OpResult(200, _table_body(st.Loaded(location, st.read_table_metadata(location))))
     if op in ("dropTable", "dropView"):
-        ns, name = _ns_of(res), res.rsplit("/", 1)[-1]
+        ns, name = _ns_of(res), st.resource_unquote(res.rsplit("/", 1)[-1])
         pointer = st.view_pointer if op == "dropView" else st.table_pointer
         return OpResult(204) if pointer(conn, ns, name) is None else None
     if op in ("renameTable", "renameView"):
@@ -137,7 +137,7 @@ def reconcile(conn: Connection, mutation: Mutation, reserved_at: float | None) -
             return OpResult(204)
         return None
     if op == "updateTable":
-        ns, name = _ns_of(res), res.rsplit("/", 1)[-1]
+        ns, name = _ns_of(res), st.resource_unquote(res.rsplit("/", 1)[-1])
         loaded = st.load_table(conn, ns, name)
         if loaded is None:
             return None
@@ -154,7 +154,7 @@ def reconcile(conn: Connection, mutation: Mutation, reserved_at: float | None) -
             return None
         raise Unknown("only some table changes of the transaction are visible")
     if op == "replaceView":
-        ns, name = _ns_of(res), res.rsplit("/", 1)[-1]
+        ns, name = _ns_of(res), st.resource_unquote(res.rsplit("/", 1)[-1])
         loaded = st.load_view(conn, ns, name)
         if loaded is None:
             return None

@@ -183,6 +183,36 @@ def ns_tuple(key: str) -> list[str]:
     return key.split(SEP)
 
 
+# Canonical resources of mutations ("NS/tables/T", see ctk.reference.catalog) name namespace levels and names
+# with `%` and `/` percent-encoded, so that a `/` inside a level or a name (allowed: `new/db`, `tab/le`) does not
+# split the resource. Names without either read as they are.
+
+def _quote(part: str) -> str:
+    return part.replace("%", "%25").replace("/", "%2F")
+
+
+def _unquote(part: str) -> str:
+    return part.replace("%2F", "/").replace("%25", "%")
+
+
+def resource_ns(namespace) -> str:
+    """A namespace in a canonical resource (levels joined by 0x1F, each encoded)."""
+    return SEP.join(_quote(level) for level in namespace)
+
+
+def resource_name(name: str) -> str:
+    return _quote(name)
+
+
+def resource_levels(key: str) -> list[str]:
+    """The namespace levels of a canonical resource's namespace part."""
+    return [_unquote(level) for level in key.split(SEP)]
+
+
+def resource_unquote(part: str) -> str:
+    return _unquote(part)
+
+
 # ---------------------------------------------------------------------------------------------- namespaces
 
 def namespace_exists(conn: Connection, namespace) -> bool:

@@ -128,11 +128,11 @@ def _target(mutation: Mutation) -> tuple[str, list[str], str] | None:
     ns_key, _, rest = mutation.resource.partition("/")
     parts = rest.split("/")
     if parts[0] in ("tables", "views") and len(parts) == 2:
-        return parts[0][:-1], store.ns_tuple(ns_key), parts[1]
+        return parts[0][:-1], store.resource_levels(ns_key), store.resource_unquote(parts[1])
     if parts[0] in ("tables", "register", "views", "register-view") and len(parts) == 1:
         name = (json.loads(mutation.body or b"{}") or {}).get("name")
         kind = "view" if parts[0] in ("views", "register-view") else "table"
-        return (kind, store.ns_tuple(ns_key), name) if isinstance(name, str) else None
+        return (kind, store.resource_levels(ns_key), name) if isinstance(name, str) else None
     return None
 
 

@@ -30,7 +30,7 @@ def view_result(location: str, metadata: ViewMetadata) -> dict:
 
 
 def view_resource(ns, name) -> str:
-    return f"{store.ns_key(ns)}/views/{name}"
+    return f"{store.resource_ns(ns)}/views/{store.resource_name(name)}"
 
 
 def validated(data: dict) -> ViewMetadata:
@@ -173,7 +173,7 @@ async def create_view(ctx: Context, request: Request, ns: list[str], body: bytes
             return OpResult(200, view_result(meta_loc, metadata))
         return execute
 
-    return await ctx.submit(request, "createView", f"{store.ns_key(ns)}/views", body, lazy(prepare))
+    return await ctx.submit(request, "createView", f"{store.resource_ns(ns)}/views", body, lazy(prepare))
 
 
 async def load_view(ctx: Context, request: Request, ns: list[str], name: str) -> Response:
@@ -262,7 +262,7 @@ async def register_view(ctx: Context, request: Request, ns: list[str], body: byt
             return OpResult(200, view_result(req.metadata_location, metadata))
         return execute
 
-    return await ctx.submit(request, "registerView", f"{store.ns_key(ns)}/register-view", body,
+    return await ctx.submit(request, "registerView", f"{store.resource_ns(ns)}/register-view", body,
                             lazy(prepare))
 
 

@@ -397,3 +397,26 @@ def test_removing_ids_that_are_gone_is_no_error(client):
     assert after["metadata-location"] == before["metadata-location"]       # nothing changed, nothing written
     err(commit(client, "t", [{"action": "remove-schemas", "schema-ids": [0]}]), 400, "BadRequestException",
         "Cannot remove current schema")
+
+
+def test_crash_recovery_of_a_commit_to_a_table_with_slashes(reference, client):
+    """A keyed commit whose record was left in progress (crash before finalize) is reconciled from the state of
+    the table it names, also when its namespace and name hold `/` (the canonical resource encodes them)."""
+    import uuid6
+
+    ok(client.post("/namespaces", json={"namespace": ["new/db"]}))
+    create(client, name="tab/le", ns="new%2Fdb")
+    with httpx.Client(base_url=reference.url, timeout=30) as control:
+        control.post("/_ctk/reset")
+        control.post("/_ctk/faults", json={"action": "crash-before-finalize", "operation": "updateTable"})
+        key = str(uuid6.uuid7())
+        body = {"requirements": [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": None}],
+                "updates": append(snapshot(11))}
+        send = lambda: client.post("/namespaces/new%2Fdb/tables/tab%2Fle", json=body,  # noqa: E731
+                                   headers={"Idempotency-Key": key})
+        assert send().status_code == 500
+        retry = send()
+        assert retry.status_code == 200, retry.text
+        assert control.get("/_ctk/executions").json()["total"] == 1          # reconciled, not executed again
+    snaps = ok(client.get("/namespaces/new%2Fdb/tables/tab%2Fle"))["metadata"]["snapshots"]
+    assert [s["snapshot-id"] for s in snaps] == [11]
