@@ -40,3 +40,33 @@ def test_no_reasons_line_when_everything_was_decided_and_the_list_is_bounded():
     lines = many.summary_lines()
     at = lines.index("inconclusive, because:")
     assert len(lines[at + 1:]) == 6 and lines[-1] == "  ... and 3 other reason(s): see conformance.html"
+
+
+def _full(requirement: str, status: str, message: str, **kw) -> dict:
+    from ctk.core.verdicts import Status, Verdict
+
+    return Verdict(requirement, Status(status), message, **kw).to_dict()
+
+
+def test_forgotten_storage_settings_end_with_exit_7_naming_the_property():
+    """A catalog whose storage settings were not given: nothing failed, but no OCC check ran. The last lines say
+    which MUSTs were left undecided, the property to pass, and exit 7 - not "no MUST failed" and 0."""
+    from ctk.plugin import exits
+
+    c = _collector(
+        _full("OCC-01", "inconclusive", "a setup step failed, so the requirement could not be exercised: "
+              + GUARD.format(run="1a2b3c4d", table="occ_1_ab12cd")),
+        _full("OCC-02", "inconclusive", "a setup step failed, so the requirement could not be exercised: "
+              + GUARD.format(run="1a2b3c4d", table="occ_2_ffee00")),
+        _full("REPLAY-01", "pass", "replayed"),
+    )
+    rep = c.build()
+    code, _, undecided = exits.decide(exits.EXIT_OK, rep, frozenset())
+    assert code == exits.EXIT_MUST_UNDECIDED and undecided == ["OCC-01", "OCC-02"]
+    c.undecided_musts = undecided
+    lines = [text for text, _ in c.final_lines(code)]
+    assert lines[0].startswith("ctk: INCONCLUSIVE")
+    [why] = [ln for ln in lines if ln.startswith("  2x OCC-01, OCC-02 (a MUST): inconclusive: a setup step failed")]
+    assert "--catalog-property s3.endpoint=http://127.0.0.1:PORT" in why
+    assert "MUSTs left undecided: OCC-01, OCC-02" in lines
+    assert lines[-1].startswith("exit 7: no MUST broken, but a MUST was left undecided")
