@@ -8,7 +8,12 @@ takes a minute or more, so the default test run takes a representative subset (D
 which must pass overall, and keys-partial, the widest profile: eleven requirements, whose checks use the control
 API's faults, delays and execution counters - all scoped per worker - the interposer, and the generated checks).
 CTK_SENSITIVITY_WORKERS=all runs every profile and compares a conformant target's verdicts with and without
-workers; a comma list runs those profiles. `nox -s sensitivity` runs all and prints the matrix."""
+workers; a comma list runs those profiles. `nox -s sensitivity` runs all and prints the matrix.
+
+The CI lane (CI=true, as .ci/run sets it, unless CTK_SENSITIVITY_WORKERS chooses) runs all of it: every profile,
+the workers comparison, and every allowed variant (`ctk serve --variant V`) through the whole kit, which must
+give the reference's verdicts: no fail, deviation or error, and nothing the reference decides left undecided.
+Each run takes one to three minutes, so the default run leaves them to CI (about 40 minutes there)."""
 
 from __future__ import annotations
 
@@ -19,13 +24,15 @@ import pytest
 from ctk.core.requirements import status_if_broken
 from ctk.reference.deviations import PROFILES
 
+from ctk.reference.variants import VARIANTS
+from required import in_ci
 from user_path import judge, rule_broken, run_kit, serve, status_table, verdict_diff
 
 REFERENCE = "(reference)"
 ALL_TRAFFIC = ("SCHEMA-01", "", "all-traffic")
 DEFAULT_PROFILES = (REFERENCE, "keys-partial")
 _CHOSEN = os.environ.get("CTK_SENSITIVITY_WORKERS", "").strip()
-ALL = _CHOSEN == "all"
+ALL = _CHOSEN == "all" or (not _CHOSEN and in_ci())
 SELECTED = ((REFERENCE, *PROFILES) if ALL else tuple(n.strip() for n in _CHOSEN.split(",") if n.strip())
             if _CHOSEN else DEFAULT_PROFILES)
 MATRIX: dict[str, str] = {}
@@ -36,16 +43,27 @@ MATRIX: dict[str, str] = {}
 MISATTRIBUTED: dict[str, dict[str, str]] = {}
 
 
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory):
+    """The reference catalog through the whole kit, once per module: what the profiles are held to per endpoint,
+    and what the variants must equal."""
+    with serve() as url:
+        return run_kit(url, tmp_path_factory.mktemp("reference") / "reports")
+
+
 @pytest.mark.parametrize("name", SELECTED)
-def test_user_path_run_fails_exactly_what_the_profile_lists(tmp_path, name):
+def test_user_path_run_fails_exactly_what_the_profile_lists(tmp_path, reference_run, name):
     if name != REFERENCE and name not in PROFILES:
         pytest.fail(f"CTK_SENSITIVITY_WORKERS names an unknown profile {name!r}; known: {', '.join(PROFILES)}")
     deviation = None if name == REFERENCE else name
     catches = () if deviation is None else PROFILES[name].catches
-    with serve(deviation) as url:
-        run = run_kit(url, tmp_path / "reports")
+    if deviation is None:
+        run = reference_run
+    else:
+        with serve(deviation) as url:
+            run = run_kit(url, tmp_path / "reports")
     workers = sorted(run.workers)
-    j = judge(name, catches, run.results)
+    j = judge(name, catches, run.results, reference=reference_run.results)
     MATRIX[name] = (f"{run.seconds:5.0f} s  " + ("exact    " if j.exact else "NOT EXACT")
                     + "  " + "; ".join(f"{r}: {s}" for r, s in sorted(j.caught.items()))
                     + "".join(f"  MISSED {r}" for r in j.missed) + "".join(f"  UNLISTED {r}" for r in j.unlisted))
@@ -62,7 +80,8 @@ def test_user_path_run_fails_exactly_what_the_profile_lists(tmp_path, name):
     assert run.report.get("overall") == worst, (run.report.get("overall"), worst, run.log[-2000:])
 
 
-@pytest.mark.skipif(not ALL, reason="CTK_SENSITIVITY_WORKERS=all runs it (two runs of the whole kit)")
+@pytest.mark.skipif(not ALL, reason="CTK_SENSITIVITY_WORKERS=all (or the CI lane, CI=true) runs it: two runs of "
+                                    "the whole kit")
 def test_conformant_target_gets_the_same_verdicts_with_and_without_workers(tmp_path):
     """Per requirement + endpoint + behaviour, the statuses with the default workers equal those of --workers 0."""
     with serve() as url:
@@ -80,9 +99,36 @@ def test_conformant_target_gets_the_same_verdicts_with_and_without_workers(tmp_p
     assert with_workers.report.get("overall") == one_process.report.get("overall") == "pass"
 
 
-def test_print_user_path_matrix():
-    """Printed last (run with -s): each profile's run under workers, and what it caught."""
+UNDECIDED = ("inconclusive", "unsupported")
+
+
+@pytest.mark.skipif(not ALL, reason="CTK_SENSITIVITY_WORKERS=all (or the CI lane, CI=true) runs every allowed "
+                                    "variant through the whole kit")
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_allowed_variant_gets_the_reference_verdicts(tmp_path, reference_run, variant):
+    """Specificity as a user meets it: `ctk serve --variant V` and `ctk run` give no fail, deviation or error, and
+    leave nothing undecided that the reference decides (per requirement + endpoint + behaviour)."""
+    with serve(variant=variant) as url:
+        run = run_kit(url, tmp_path / "reports")
+    assert run.results, f"{variant}: the run recorded no verdicts:\n{run.log}"
+    bad = [r for r in run.results if r.get("status") in ("fail", "deviation", "error")]
+    theirs, ours = status_table(reference_run.results), status_table(run.results)
+    undecided = [f"{' '.join(k)}: {ours[k]} (reference: {theirs.get(k, '(none)')})" for k in sorted(ours)
+                 if set(ours[k].split("/")) & set(UNDECIDED) and not set(theirs.get(k, "").split("/")) & set(UNDECIDED)
+                 and k[0] not in VARIANTS[variant].design]
+    missing = sorted(set(theirs) - set(ours))
+    MATRIX[f"variant {variant}"] = (f"{run.seconds:5.0f} s  {len(bad)} broken, {len(undecided)} newly undecided, "
+                                    f"{len(missing)} missing")
+    assert not bad, "\n".join(f"{r.get('requirement')} {r.get('endpoint')} {r.get('behaviour')}: {r.get('status')}: "
+                              f"{(r.get('message') or '')[:300]}" for r in bad)
+    assert not undecided, "\n".join(undecided)
+    assert not missing, f"verdicts the reference's run has and {variant}'s has not: {missing}"
+    assert run.report.get("overall") == "pass", (run.report.get("overall"), run.log[-2000:])
+
+
+def summary() -> str:
+    """Each profile's run under workers and what it caught (tests/checks/conftest.py prints it at the end)."""
     if not MATRIX:
-        pytest.skip("no user-path run in this session")
-    print("\n\nSENSITIVITY UNDER WORKERS (ctk serve --control-api + ctk run, default workers)\n"
-          + "\n".join(f"{name:<28} | {row}" for name, row in MATRIX.items()))
+        return ""
+    return ("SENSITIVITY UNDER WORKERS (ctk serve --control-api + ctk run, default workers)\n"
+            + "\n".join(f"{name:<28} | {row}" for name, row in MATRIX.items()))

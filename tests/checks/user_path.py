@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ctk.core.requirements import status_if_broken
+from ctk.reference.deviations import PROFILES
 
 # The lifetime every matrix advertises: short enough that LIFE-01 (a duplicate at 90%) and LIFE-03 (just past
 # the lifetime) wait a few seconds, and its half (short-lifetime's real one) longer than any retry delay of the
@@ -26,6 +27,9 @@ from ctk.core.requirements import status_if_broken
 LIFETIME, GRACE = "PT4S", "PT2S"
 RUN_LIMIT = 900.0        # seconds for one `ctk run` of the whole kit (about a minute on an idle 2-core machine)
 BROKEN = ("fail", "deviation")
+# the requirements the endpoint checks judge, endpoint by endpoint (their verdicts name the endpoint)
+ENDPOINT_REQUIREMENTS = frozenset({"REPLAY-01", "REPLAY-02", "REPLAY-03", "REPLAY-04", "INFLIGHT-01", "INFLIGHT-02",
+                                   "PAYLOAD-01", "SCOPE-01", "SCOPE-02", "LIFE-01", "RECON-01", "RECON-02"})
 
 
 @contextmanager
@@ -112,14 +116,15 @@ class Judgement:
     missed: dict[str, list[str]] = field(default_factory=dict)  # listed, not caught with its level's verdict
     unlisted: dict[str, list[str]] = field(default_factory=dict)  # broken, not listed
     errors: list[str] = field(default_factory=list)
+    blind: dict[str, list[str]] = field(default_factory=dict)   # listed, decided there on the reference, not caught
 
     @property
     def exact(self) -> bool:
-        return not (self.missed or self.unlisted or self.errors)
+        return not (self.missed or self.unlisted or self.errors or self.blind)
 
     def explain(self) -> str:
         out = [f"{self.profile}: " + ("exact" if self.exact else "NOT exact")]
-        for title, part in (("missed", self.missed), ("unlisted", self.unlisted)):
+        for title, part in (("missed", self.missed), ("unlisted", self.unlisted), ("not caught on", self.blind)):
             for req, lines in part.items():
                 out.append(f"  {title} {req}:")
                 out += [f"    {x}" for x in lines[:6]]
@@ -128,10 +133,22 @@ class Judgement:
 
 
 def judge(profile: str, catches: tuple[str, ...] | list[str], results: list[dict],
-          profile_of_run: str = "spec") -> Judgement:
+          profile_of_run: str = "spec", reference: list[dict] | None = None) -> Judgement:
     """Exact: every listed requirement has a verdict that reports its rule broken with the verdict its level
-    calls for under the run's profile; no other requirement has one; no check ended in error."""
+    calls for under the run's profile; no other requirement has one; no check ended in error. With the
+    reference's run (`reference`), per endpoint too: a listed requirement the reference's endpoint checks
+    decided (pass) on an endpoint is caught on that endpoint, where the deviation profile shows it
+    (Profile.shown_on)."""
     j = Judgement(profile)
+    if reference is not None and profile in PROFILES:
+        shown = PROFILES[profile]
+        decided = {(r.get("requirement"), r.get("endpoint")) for r in reference
+                   if r.get("endpoint") and r.get("status") == "pass"}
+        for req, endpoint in sorted(decided):
+            if req in ENDPOINT_REQUIREMENTS and shown.shown_on_endpoint(req, endpoint) and not any(
+                    r.get("requirement") == req and r.get("endpoint") == endpoint and rule_broken(r)
+                    for r in results):
+                j.blind.setdefault(req, []).append(endpoint)
     listed = set(catches)
     for r in results:
         if r.get("status") == "error":
