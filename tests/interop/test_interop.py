@@ -5,7 +5,7 @@ Each catalog is installed from the package index into its own virtual environmen
 catalogs.py), then started together with the kit inside a loopback-only network namespace (``unshare --net
 --pid``: nothing but 127.0.0.1 exists there, and ending the namespace's first process ends every process in
 it) where the machine allows; elsewhere the kit's own loopback guard is all there is, and the output says so.
-A catalog that cannot be installed (no route to the index) skips the lane with pip's reason.
+A catalog that cannot be installed (no route to the index) skips the lane with pip's reason (a failure under CI=true).
 
     nox -s interop                                                    # just this lane
     python -m pytest tests/interop -q -p no:cacheprovider -s          # the same, with the lane's output
