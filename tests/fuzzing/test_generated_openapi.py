@@ -22,19 +22,17 @@ def by(verdicts, req):
 
 def test_gen01_and_schema01_pass_on_reference(gen_ctx, timed):
     ctx = gen_ctx()
-    t0 = time.monotonic()
     vs = run_openapi_checks(ctx, examples=3, operations=SUBSET)
     gen, schema = by(vs, "GEN-01"), by(vs, "SCHEMA-01")
     assert set(gen) == set(SUBSET), vs
     for op, v in gen.items():
         assert v.status is Status.PASS, (op, v.message)
-        assert v.details["examples"] >= 1 and v.details["observe"] == "counters"
+        assert v.details["examples"] == 3 and v.details["observe"] == "counters"   # a count, whatever the load
     for op, v in schema.items():
         assert v.status is Status.PASS, (op, v.message)
     # well-formed cases reach success, not only 4xx: the steering gives valid cores
     ok = sum(n for v in gen.values() for s, n in v.details["statuses"].items() if s.startswith("2"))
     assert ok >= 3, {op: v.details["statuses"] for op, v in gen.items()}
-    assert time.monotonic() - t0 < 60
 
 
 def test_generated_requests_stay_in_the_run_namespace(gen_ctx):
