@@ -805,7 +805,7 @@ def run_stateful_check(ctx: Any, examples: int = 10, steps: int = 12, seed: int 
                "rounds": len(runs), "steered_around": [_steered(a) for a in sorted(avoid)],
                "backstop_hit": backstop_hit}
     out = [_gen02(opts, details, last, error, replay_failure, stuck, found, backstop_hit, **kw)]
-    out += _semantics(opts, details, total, found, **kw)
+    out += _semantics(opts, details, total, found, error, **kw)
     try:
         faults.clear()
     except Exception:  # noqa: BLE001
@@ -944,7 +944,8 @@ def _gen02(opts: StatefulOptions, details: dict, last: _Shared, error: str | Non
                                 f"{steered}", classification="model-equal", details=details, **kw)
 
 
-def _semantics(opts: StatefulOptions, details: dict, total: dict, found: dict, **kw: Any) -> list[Verdict]:
+def _semantics(opts: StatefulOptions, details: dict, total: dict, found: dict, error: str | None,
+               **kw: Any) -> list[Verdict]:
     out = []
     sem = {"SEM-01": ("a mutation sent once answers the status the merged spec documents for the model's state",
                       total["plain"], "mutations sent once answered the status the spec documents"),
@@ -954,6 +955,9 @@ def _semantics(opts: StatefulOptions, details: dict, total: dict, found: dict, *
         d = dict(details, evidence=n)
         if req in found:
             out.append(_failure_verdict(req, expected, opts, found[req], d, **kw))
+        elif error:
+            out.append(Verdict.inconclusive(req, f"{n} {said}, then the model-based run stopped: {error}",
+                                            details=d, **kw))
         elif details["backstop_hit"]:
             out.append(Verdict.inconclusive(req, f"{n} {said}, then {_backstop_reason(opts)}",
                                             needs=f"--ctk-gen-budget above {opts.backstop_s:g} s", details=d, **kw))
