@@ -8,7 +8,8 @@ import uuid
 import pytest
 
 from ctk.spark.session import SparkUnavailable, commit_stats, is_commit, RecordedRequest, session_info
-from ctk.spark.workloads import check_table_integrity, concurrent_appends
+from ctk.spark.integrity import check_table_integrity
+from ctk.spark.workloads import concurrent_appends
 
 
 def _ns(prefix: str) -> str:
