@@ -11,7 +11,9 @@ Exit status (ctk.plugin.exits): 0 no MUST broken, 1 a MUST broken (or a status -
 SIGINT and SIGTERM are passed on to the pytest child (and its xdist workers) as SIGTERM, which the plugin
 handles like Ctrl-C (SIGTERM, because a shell starts background jobs with SIGINT ignored, and that carries
 over to the child): they stop, remove their run namespaces and write partial reports marked "interrupted".
-After a second signal the child is killed if it has not ended CHILD_GRACE_S later.
+After a second signal the child is killed if it has not ended CHILD_GRACE_S later. When `ctk run` itself is
+killed (SIGKILL), the child gets SIGTERM from the kernel (the parent-death signal, ctk.plugin.lifeline; Linux)
+and stops the same way; its xdist workers die with it: no process of the run outlives it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import signal
 import sys
 import time
 
+from ctk.plugin import lifeline
 from ctk.plugin.options import OPTIONS, Option
 
 CHILD_GRACE_S = 60.0
@@ -115,8 +118,10 @@ def run(args: argparse.Namespace) -> int:
     target = args.catalog_url or "the embedded reference catalog"
     print(f"ctk run: conformance kit against {target}; pytest {' '.join(_shown(argv))}", file=sys.stderr)
     # Its own process group, so that a terminal's Ctrl-C reaches the child only through us (once), and we can
-    # pass SIGINT/SIGTERM on to the child and its xdist workers together.
-    child = subprocess.Popen([sys.executable, "-m", "pytest", *argv], start_new_session=True)
+    # pass SIGINT/SIGTERM on to the child and its xdist workers together. The parent-death signal: when we are
+    # killed (SIGKILL included), the child gets SIGTERM and stops as on Ctrl-C, its workers with it.
+    child = subprocess.Popen([sys.executable, "-m", "pytest", *argv], start_new_session=True,
+                             preexec_fn=lifeline.child_preexec(signal.SIGTERM))
     return wait_forwarding(child)
 
 

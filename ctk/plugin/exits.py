@@ -103,8 +103,9 @@ class Interrupts:
     """SIGTERM (CI cancelling a job, `docker stop`) handled as Ctrl-C: pytest stops, tears its fixtures down
     (the run namespace is removed), writes partial reports and exits 2. On the xdist controller the first
     signal also goes on to its children (the workers) as SIGTERM, so each removes its own run namespace
-    (SIGTERM, not SIGINT: a shell's background job has SIGINT ignored, and so have its children); a second
-    SIGTERM while cleaning up is ignored (cleanup is bounded by its own budget)."""
+    (SIGTERM, not SIGINT: a shell's background job has SIGINT ignored, and so have its children). The
+    KeyboardInterrupt is raised only while tests are collected or run, and again each second until pytest
+    handles it; a SIGTERM while cleaning up is ignored (cleanup is bounded by its own budget)."""
 
     def __init__(self, forward: bool = False) -> None:
         self.forward = forward          # pass the signal on to child processes (the xdist controller's workers)
@@ -127,14 +128,17 @@ class Interrupts:
                 pass
             self._previous = None
 
-    def _on_sigterm(self, signum: int, _frame: Any) -> None:
-        if self.received is not None:
-            return
-        self.received = signum
-        if self.forward:
-            forward_to_children(signal.SIGTERM)
-        sys.stderr.write("\nctk: SIGTERM received: stopping, removing the run namespace, writing partial reports\n")
-        raise KeyboardInterrupt
+    def _on_sigterm(self, signum: int, frame: Any) -> None:
+        from ctk.plugin import lifeline   # raise only while tests run, again until the run stops (ctk.plugin.lifeline)
+
+        if self.received is None:
+            self.received = signum
+            if self.forward:
+                forward_to_children(signal.SIGTERM)
+            sys.stderr.write("\nctk: SIGTERM received: stopping, removing the run namespace, writing partial reports\n")
+            lifeline.keep_interrupting(signal.SIGTERM)
+        if lifeline.running_tests(frame):
+            raise KeyboardInterrupt
 
 
 def children(pid: int | None = None) -> list[int]:
