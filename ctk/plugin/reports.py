@@ -217,8 +217,9 @@ class VerdictCollector:
         for p in cleanup_problems or []:
             out.append((f"cleanup problem: {p}", {"yellow": True}))
         if self.written:
-            out.append(("reports: " + ", ".join(self.written) + " (every finding's evidence: the failures above "
-                        "are in brief)", {}))
+            brief = self.report is not None and any(r.status in ("fail", "deviation", "error") for r in self.report.results)
+            out.append(("reports: " + ", ".join(self.written)
+                        + (" (every finding's evidence; the failures above are in brief)" if brief else ""), {}))
         for err in self.errors:
             out.append((f"report problem: {err}", {"red": True}))
         if self.fail_on_hits:
