@@ -38,7 +38,8 @@ from starlette.routing import Route
 from ctk.reference import catalog, planning, store, views
 from ctk.reference.catalog import CatalogError, Context, error_response, namespace_param
 from ctk.reference.pipeline import Pipeline
-from ctk.reference.policies import CommitPolicy, KeyPolicy, policies_for
+from ctk.reference.policies import CommitPolicy, KeyPolicy
+from ctk.reference.profiles import policies_for
 
 log = logging.getLogger("ctk.reference")
 

@@ -34,7 +34,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ctk.reference import reconcile as reconcile_mod
-from ctk.reference.policies import HEADER, KeyPolicy, policies_for
+from ctk.reference.policies import HEADER, KeyPolicy
+from ctk.reference.profiles import policies_for
 from ctk.reference.faults import SCOPE_HEADER, Faults, FaultRule
 from sqlalchemy.exc import IntegrityError
 

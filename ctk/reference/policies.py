@@ -169,22 +169,3 @@ class CommitPolicy:
         """Whether dropping a view, or a table without purge, deletes its metadata files (as Iceberg's own
         catalogs do; the spec leaves it open): no, they stay where they are."""
         return False
-
-
-def policies_for(settings: Any) -> tuple[KeyPolicy, CommitPolicy]:
-    """The strategies of a catalog's settings: its variant's, its deviation profile's, else the reference's."""
-    from ctk.reference.deviations import get_profile
-    from ctk.reference.variants import get_variant
-
-    key_cls: type[KeyPolicy] = KeyPolicy
-    commit_cls: type[CommitPolicy] = CommitPolicy
-    if getattr(settings, "variant", None):
-        variant = get_variant(settings.variant)
-        key_cls, commit_cls = variant.policy, variant.commits
-    elif getattr(settings, "deviation", None):
-        cls = get_profile(settings.deviation).policy
-        if issubclass(cls, CommitPolicy):
-            commit_cls = cls
-        else:
-            key_cls = cls
-    return key_cls(settings), commit_cls(settings)

@@ -218,12 +218,5 @@ def get_variant(name: str) -> Variant:
         raise ValueError(f"unknown variant profile {name!r}; known: {', '.join(VARIANTS)}") from None
 
 
-def for_settings(settings: Any) -> KeyPolicy:
-    """The key policy of a catalog's settings (its variant's, its deviation profile's, else the reference's)."""
-    from ctk.reference.policies import policies_for
-
-    return policies_for(settings)[0]
-
-
 def help_text() -> str:
     return "; ".join(f"{v.name}: {v.path}" for v in VARIANTS.values())

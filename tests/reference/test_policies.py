@@ -10,7 +10,8 @@ import pytest
 
 import ctk.reference
 from ctk.reference.deviations import PROFILES
-from ctk.reference.policies import CommitPolicy, KeyPolicy, policies_for
+from ctk.reference.policies import CommitPolicy, KeyPolicy
+from ctk.reference.profiles import policies_for
 from ctk.reference.settings import ReferenceSettings
 from ctk.reference.variants import VARIANTS
 

@@ -18,7 +18,8 @@ from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
 from ctk.reference.policies import KeyPolicy
 from ctk.reference.policies import CommitPolicy
-from ctk.reference.variants import VARIANTS, KeysGlobal, for_settings, get_variant
+from ctk.reference.profiles import for_settings
+from ctk.reference.variants import VARIANTS, KeysGlobal, get_variant
 
 pytestmark = pytest.mark.timeout(120)
 NAMES = ["inflight-wait", "inflight-409-plain", "payload-unchecked", "payload-400", "keys-global", "replies-rebuilt",
