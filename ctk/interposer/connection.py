@@ -15,29 +15,26 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ctk.interposer import duplicates
 from ctk.interposer import fastpath as fp
 from ctk.interposer import h1
 from ctk.interposer import http_toxics as ht
 from ctk.interposer.h1_reader import MessageReader
 from ctk.interposer.link import (READ_SIZE, Link, Side, _give_buffer, _rst, _take_buffer, _unread,
                                  _unsent_bytes)
+from ctk.interposer.parts import ProxyView
 from ctk.interposer.toxics import INERT_TOXICS, Toxic
 
-if TYPE_CHECKING:
-    from ctk.interposer.listener import Proxy
-
-CONNECT_TIMEOUT = 10.0
-DUPLICATE_TIMEOUT = 30.0
-LAST_BYTE_WAIT = 0.01  # a parallel burst: seconds between all-but-the-last bytes and the last bytes
+from ctk.interposer.duplicates import CONNECT_TIMEOUT
 
 ReqMeta = fp.ReqMeta
 TO_FAST = object()  # a pump handed its direction to the fast path
 
 
 class Connection(fp.FastHttpMixin):
-    def __init__(self, proxy: Proxy, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+    def __init__(self, proxy: ProxyView, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         self.proxy = proxy
         self.c_reader = reader
         self.c_writer = writer
@@ -531,7 +528,8 @@ class Connection(fp.FastHttpMixin):
                 expect = "100-continue" in head.tokens("expect")
                 if dup is not None and dup.attributes.get("parallel") and not expect:
                     try:
-                        await self._burst_out(dup, meta, head, msgs)
+                        assert self.up is not None
+                        await duplicates.burst_out(self.proxy, self.up, dup, meta, head, msgs)
                     except ht.HttpProtocolError as exc:
                         proxy.event("client_protocol_error", error=str(exc), peer=self.peer)
                         self.close("client protocol error in a body")
@@ -562,7 +560,7 @@ class Connection(fp.FastHttpMixin):
                     if t.type == "delay_request":
                         proxy.event("request_forwarded", toxic=t.name, method=head.method, target=head.target)
                 if dup is not None:
-                    task = asyncio.ensure_future(self._duplicate(dup, meta, raw))
+                    task = asyncio.ensure_future(duplicates.send_copies(self.proxy, dup, meta, raw))
                     proxy.side_tasks.add(task)
                     task.add_done_callback(proxy.side_tasks.discard)
         except (ConnectionError, OSError, asyncio.IncompleteReadError):
@@ -575,141 +573,6 @@ class Connection(fp.FastHttpMixin):
         if not self.queue:
             self.close("client closed")
         # else: the answers still due are delivered, then the response side closes the connection
-
-    async def _duplicate(self, t: Toxic, meta: ReqMeta, raw: bytes) -> None:
-        """Copies sent after the original went out (after its answer unless ``parallel``), one after another."""
-        proxy = self.proxy
-        if not t.attributes.get("parallel") and meta.primary_done is not None:
-            try:
-                await asyncio.wait_for(meta.primary_done.wait(), DUPLICATE_TIMEOUT)
-            except asyncio.TimeoutError:
-                pass
-        if t.attributes.get("hold_copy") and not t.attributes.get("parallel") and any(x is t for x in proxy.toxics):
-            released = proxy.released.setdefault(id(t), asyncio.Event())
-            try:
-                await asyncio.wait_for(released.wait(), DUPLICATE_TIMEOUT)
-            except asyncio.TimeoutError:
-                pass
-        copies = []
-        for _ in range(int(t.attributes.get("copies") or 1)):
-            proxy.counters.injected["duplicate_request"] += 1
-            try:
-                conn = await asyncio.wait_for(self._open_copy(), CONNECT_TIMEOUT)
-            except (OSError, asyncio.TimeoutError) as exc:
-                conn = exc
-            else:
-                conn[1].write(raw)
-                conn = (*conn, asyncio.get_running_loop().time())
-            copies.append(await self._copy_answer(t, meta, conn))
-        await self._burst_event(t, meta, copies)
-
-    async def _open_copy(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        host, port = self.proxy.upstream
-        return await asyncio.open_connection(host, port, limit=ht.MAX_HEAD)
-
-    async def _burst_out(self, t: Toxic, meta: ReqMeta, head: ht.Head, msgs: MessageReader) -> None:
-        """``duplicate_request`` with ``parallel``: read the whole request, open the copies' connections, then
-        write the original and every copy upstream in one turn of the loop; a side task reads the answers."""
-        up = self.up
-        assert up is not None
-        loop = asyncio.get_running_loop()
-        raw = head.raw + await msgs.whole_body()
-        n = int(t.attributes.get("copies") or 1)
-        opened = await asyncio.gather(*(asyncio.wait_for(self._open_copy(), CONNECT_TIMEOUT) for _ in range(n)),
-                                      return_exceptions=True)
-        self.proxy.counters.injected["duplicate_request"] += n
-        # all but the last byte first: the server reads the requests but can start none of them; then every
-        # last byte in one turn of the loop, so that the requests become complete at the server together
-        live = [c for c in opened if not isinstance(c, BaseException)]
-        if live and len(raw) > 1:
-            await up.send(raw[:-1])
-            for c in live:
-                c[1].write(raw[:-1])
-            await asyncio.sleep(LAST_BYTE_WAIT)
-            rest = raw[-1:]
-        else:
-            rest = raw
-        await up.send(rest)
-        meta.sent_at = loop.time()
-        conns: list[Any] = []
-        for c in opened:
-            if isinstance(c, BaseException):
-                conns.append(c)
-                continue
-            c[1].write(rest)
-            conns.append((*c, loop.time()))
-        task = asyncio.ensure_future(self._burst_answers(t, meta, conns))
-        self.proxy.side_tasks.add(task)
-        task.add_done_callback(self.proxy.side_tasks.discard)
-
-    async def _burst_answers(self, t: Toxic, meta: ReqMeta, conns: list[Any]) -> None:
-        copies = await asyncio.gather(*(self._copy_answer(t, meta, c) for c in conns))
-        await self._burst_event(t, meta, list(copies))
-
-    async def _copy_answer(self, t: Toxic, meta: ReqMeta, conn: Any) -> dict[str, Any]:
-        """Read one copy's answer (its connection from `_open_copy` with the time it was written, or the error
-        that kept it from being opened); counts its status and returns what the burst event says of it."""
-        proxy = self.proxy
-        if isinstance(conn, BaseException):
-            proxy.counters.duplicate_statuses["error"] += 1
-            proxy.event("duplicate_request", toxic=t.name, method=meta.method, target=meta.target, error=repr(conn))
-            return {"role": "copy", "sent": None, "answered": None, "status": None, "error": repr(conn)}
-        reader, writer, sent = conn
-        try:
-            status, answered, body = await asyncio.wait_for(self._read_answer(reader, meta.method), DUPLICATE_TIMEOUT)
-        except (OSError, asyncio.TimeoutError, ht.HttpProtocolError, asyncio.IncompleteReadError) as exc:
-            proxy.counters.duplicate_statuses["error"] += 1
-            proxy.event("duplicate_request", toxic=t.name, method=meta.method, target=meta.target, error=repr(exc))
-            return {"role": "copy", "sent": sent, "answered": None, "status": None, "error": repr(exc)}
-        finally:
-            writer.close()
-        proxy.counters.duplicate_statuses[str(status)] += 1
-        proxy.event("duplicate_request", toxic=t.name, method=meta.method, target=meta.target, status=status)
-        return {"role": "copy", "sent": sent, "answered": answered, "status": status, "body": body}
-
-    @staticmethod
-    async def _read_answer(reader: asyncio.StreamReader, method: str) -> tuple[int, float, str]:
-        """(status, when its head arrived, body text) of the final answer on a copy's connection."""
-        msgs = MessageReader(reader, h1.Parser(h1.RESPONSE))
-        while True:
-            head = await msgs.head(lambda: method)
-            if head is None:
-                raise ht.HttpProtocolError("upstream closed without answering the duplicate")
-            answered = asyncio.get_running_loop().time()
-            chunked = msgs.parser.kind == "chunked"
-            parts: list[bytes] = []
-            kept = [0]
-
-            async def sink(b: bytes) -> None:
-                if kept[0] < ht.BODY_KEEP * 2:
-                    parts.append(b)
-                    kept[0] += len(b)
-
-            await msgs.body(sink)
-            if 100 <= head.status < 200 and head.status != 101:
-                continue
-            return head.status, answered, ht.body_text(b"".join(parts), chunked)
-
-    async def _burst_event(self, t: Toxic, meta: ReqMeta, copies: list[dict[str, Any]]) -> None:
-        """One ``duplicate_burst`` event: the original and its copies, when each was forwarded and answered."""
-        if meta.answer_at is None and meta.primary_done is not None:
-            try:
-                await asyncio.wait_for(meta.primary_done.wait(), DUPLICATE_TIMEOUT)
-            except asyncio.TimeoutError:
-                pass
-        reqs = [{"role": "original", "sent": meta.sent_at or None, "answered": meta.answer_at,
-                 "status": meta.answer_status}] + copies
-        found = ht.overlap(reqs)
-        starts = [r["sent"] for r in reqs if r.get("sent") is not None]
-        t0 = min(starts) if starts else 0.0
-
-        def ms(v: float | None) -> float | None:
-            return None if v is None else round((v - t0) * 1000, 3)
-
-        shown = [{**{k: v for k, v in r.items() if k not in ("sent", "answered")}, "sent_ms": ms(r.get("sent")),
-                  "answer_ms": ms(r.get("answered"))} for r in reqs]
-        self.proxy.event("duplicate_burst", toxic=t.name, method=meta.method, target=meta.target,
-                         parallel=bool(t.attributes.get("parallel")), requests=shown, **found)
 
     def _next_method(self) -> str | None:
         """The method of the request the next answer is for (its framing depends on it)."""

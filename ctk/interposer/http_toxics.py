@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ctk.interposer.toxics import ToxicError
+from ctk.interposer.toxic_errors import ToxicError
 
 HTTP_TOXICS: dict[str, dict[str, Any]] = {
     "drop_response": {},

@@ -8,12 +8,11 @@ import asyncio
 import re
 import socket
 import struct
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ctk.interposer.parts import ConnectionView
 from ctk.interposer.toxics import Toxic, bandwidth_pieces, latency_delay, slicer_pieces
 
-if TYPE_CHECKING:
-    from ctk.interposer.connection import Connection
 
 READ_SIZE = 1 << 16
 HIGH_WATER = 1 << 18
@@ -57,7 +56,7 @@ def _unread(reader: asyncio.StreamReader, data: bytes) -> None:
 class Link:
     """One direction of one connection: applies the TCP toxics of its stream, then writes."""
 
-    def __init__(self, conn: Connection, stream: str, writer: asyncio.StreamWriter):
+    def __init__(self, conn: ConnectionView, stream: str, writer: asyncio.StreamWriter):
         self.conn = conn
         self.stream = stream
         self.writer = writer

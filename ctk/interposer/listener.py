@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, Callable
 from ctk.interposer import http_toxics as ht
 from ctk.interposer.connection import Connection
 from ctk.interposer.link import Side
-from ctk.interposer.toxics import ERR_TOXIC_NOT_FOUND, TCP_TOXICS, Toxic, ToxicError, build_toxic, update_toxic
+from ctk.interposer.parts import Counters
+from ctk.interposer.toxic_errors import ERR_TOXIC_NOT_FOUND, ToxicError
+from ctk.interposer.toxics import TCP_TOXICS, Toxic, build_toxic, update_toxic
 
 if TYPE_CHECKING:
     from ctk.interposer.fastpath import ReqMeta
@@ -49,43 +51,6 @@ def check_loopback(host: str) -> None:
         ok = False
     if not ok:
         raise ValueError(f"refusing to listen on non-loopback address {host!r} (use 127.0.0.1)")
-
-
-class Counters:
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        self.connections = 0
-        self.active_connections = 0
-        self.http_connections = 0
-        self.requests = 0
-        self.responses = 0
-        self.passed = 0
-        self.bytes_upstream = 0
-        self.bytes_downstream = 0
-        self.refused = 0
-        self.upstream_errors = 0
-        self.injected: collections.Counter[str] = collections.Counter()
-        self.duplicate_statuses: collections.Counter[str] = collections.Counter()
-
-    def snapshot(self, toxics: list[Toxic]) -> dict[str, Any]:
-        return {
-            "connections": self.connections,
-            "active_connections": self.active_connections,
-            "http_connections": self.http_connections,
-            "requests": self.requests,
-            "responses": self.responses,
-            "passed": self.passed,
-            "bytes_upstream": self.bytes_upstream,
-            "bytes_downstream": self.bytes_downstream,
-            "refused": self.refused,
-            "upstream_errors": self.upstream_errors,
-            "injected": dict(self.injected),
-            "injected_total": sum(self.injected.values()),
-            "duplicate_statuses": dict(self.duplicate_statuses),
-            "toxics": {t.name: {"type": t.type, "matched": t.matched, "applied": t.applied} for t in toxics},
-        }
 
 
 class Proxy:

@@ -36,6 +36,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctk.interposer.http_toxics import HTTP_TOXICS, validate_http_attributes
+from ctk.interposer.toxic_errors import ERR_INVALID_STREAM, ERR_INVALID_TYPE, ERR_TOXIC_EXISTS, ToxicError
+
 STREAMS = ("upstream", "downstream")
 
 TCP_TOXICS: dict[str, dict[str, int]] = {
@@ -54,25 +57,6 @@ TEXT_ATTRIBUTES: dict[str, dict[str, str]] = {"cut_after": {"pattern": "COMMIT"}
 #: toxics that never change the bytes (a connection they apply to keeps the fast path)
 INERT_TOXICS = frozenset({"noop"})
 
-# Toxiproxy's own error texts (its clients show them, some compare them)
-ERR_INVALID_TYPE = "invalid toxic type"
-ERR_INVALID_STREAM = "stream was invalid, can be either upstream or downstream"
-ERR_TOXIC_EXISTS = "toxic already exists"
-ERR_TOXIC_NOT_FOUND = "toxic not found"
-
-
-class ToxicError(ValueError):
-    """Bad toxic definition (unknown type, bad stream, bad attribute). `status` is the HTTP status to answer;
-    `api_error` is Toxiproxy's exact error text for the case, when it has one (the control API answers it, with
-    this message as `detail`); otherwise the API answers "bad request body: <message>", as Toxiproxy does for
-    attributes it cannot decode."""
-
-    def __init__(self, message: str, status: int = 400, api_error: str | None = None):
-        super().__init__(message)
-        self.status = status
-        self.api_error = api_error
-
-
 @dataclass
 class Toxic:
     name: str
@@ -88,8 +72,6 @@ class Toxic:
 
     @property
     def is_http(self) -> bool:
-        from ctk.interposer.http_toxics import HTTP_TOXICS
-
         return self.type in HTTP_TOXICS
 
     def to_json(self) -> dict[str, Any]:
@@ -138,8 +120,6 @@ def validate_stream(value: Any) -> str:
 
 def build_toxic(data: Any, *, existing_names: set[str] | None = None) -> Toxic:
     """Build and validate a toxic from its JSON form (Toxiproxy shape)."""
-    from ctk.interposer.http_toxics import HTTP_TOXICS, validate_http_attributes
-
     if not isinstance(data, dict):
         raise ToxicError("toxic must be a JSON object")
     typ = data.get("type")
@@ -194,8 +174,6 @@ def update_toxic(toxic: Toxic, data: Any) -> None:
     """Apply a Toxiproxy-style update (toxicity and/or attributes) in place. As in Toxiproxy, the given attributes
     are merged into the current ones, an absent toxicity keeps the current one, and the name, type and stream
     of a toxic cannot change (fields for them are ignored: clients send the whole toxic back)."""
-    from ctk.interposer.http_toxics import HTTP_TOXICS, validate_http_attributes
-
     if not isinstance(data, dict):
         raise ToxicError("toxic update must be a JSON object")
     toxicity = validate_toxicity(data["toxicity"]) if "toxicity" in data else toxic.toxicity

@@ -1,0 +1,94 @@
+"""What the parts of one proxy see of each other, so that their modules import one way: `listener.Proxy` makes
+`connection.Connection`s, a connection makes its `link.Link`s and sends `duplicates`' copies; none imports the
+one that made it. `Counters`: the proxy's counters; `ProxyView`: what a connection, its links and its copies use
+of their proxy; `ConnectionView`: what a link uses of its connection."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from typing import Any, Callable, Protocol
+
+from ctk.interposer.fastpath import ReqMeta
+from ctk.interposer.toxics import Toxic
+
+
+class Counters:
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.connections = 0
+        self.active_connections = 0
+        self.http_connections = 0
+        self.requests = 0
+        self.responses = 0
+        self.passed = 0
+        self.bytes_upstream = 0
+        self.bytes_downstream = 0
+        self.refused = 0
+        self.upstream_errors = 0
+        self.injected: collections.Counter[str] = collections.Counter()
+        self.duplicate_statuses: collections.Counter[str] = collections.Counter()
+
+    def snapshot(self, toxics: list[Toxic]) -> dict[str, Any]:
+        return {
+            "connections": self.connections,
+            "active_connections": self.active_connections,
+            "http_connections": self.http_connections,
+            "requests": self.requests,
+            "responses": self.responses,
+            "passed": self.passed,
+            "bytes_upstream": self.bytes_upstream,
+            "bytes_downstream": self.bytes_downstream,
+            "refused": self.refused,
+            "upstream_errors": self.upstream_errors,
+            "injected": dict(self.injected),
+            "injected_total": sum(self.injected.values()),
+            "duplicate_statuses": dict(self.duplicate_statuses),
+            "toxics": {t.name: {"type": t.type, "matched": t.matched, "applied": t.applied} for t in toxics},
+        }
+
+
+class ProxyView(Protocol):
+    """What a connection, its links and its copies use of their `listener.Proxy`."""
+
+    upstream: tuple[str, int]
+    protocol: str
+    fast_path: bool
+    toxics: list[Toxic]
+    tcp_toxics: dict[str, list[Toxic]]
+    http_toxics: list[Toxic]
+    counters: Counters
+    side_tasks: set[asyncio.Task]
+    taps: list[Callable[[ReqMeta, int | None, str | None], None]]
+    released: dict[int, asyncio.Event]
+
+    def event(self, kind: str, **data: Any) -> None: ...
+
+    def go_down(self, why: str) -> None: ...
+
+
+class CuttableLink(Protocol):
+    """A link whose answer can be cut (the downstream `link.Link` of a connection)."""
+
+    def _cut(self, data: bytes) -> None: ...
+
+
+class ConnectionView(Protocol):
+    """What a `link.Link` uses of its `connection.Connection`."""
+
+    peer: str
+    cut_armed: tuple[Toxic, str] | None
+
+    @property
+    def proxy(self) -> ProxyView: ...
+
+    @property
+    def down(self) -> CuttableLink | None: ...
+
+    def applies(self, t: Toxic) -> bool: ...
+
+    def reset(self) -> None: ...
+
+    def close(self, reason: str = "") -> None: ...
