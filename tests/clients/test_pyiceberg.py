@@ -156,6 +156,7 @@ def test_views(pyiceberg_catalog):
     loaded = cat.load_view(("pyv", "recent"))
     assert loaded.metadata.properties["comment"] == "lane"
     assert [f.name for f in loaded.schema().fields] == ["id"]
+    assert [sc.schema_id for sc in loaded.metadata.schemas] == [0] and loaded.current_version().schema_id == 0
     assert loaded.metadata.view_uuid == view.metadata.view_uuid
     with pytest.raises(NoSuchTableError):
         cat.load_table(("pyv", "recent"))                                      # a view is not a table
