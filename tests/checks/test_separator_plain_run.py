@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import collections
 
-from user_path import run_kit, serve, verdict_diff
+from user_path import run_kit, serve, status_table, verdict_diff
 
 
 def test_separator_variant_decides_what_the_default_decides(tmp_path):
@@ -30,5 +30,12 @@ def test_separator_variant_decides_what_the_default_decides(tmp_path):
     # the variant really was in play: its runs sent the advertised separator
     sent = [e.get("url") or "" for r in dotted.results for e in r.get("exchanges") or []]
     assert any("%2E" in u for u in sent) and not any("%1F" in u for u in sent)
-    diff = verdict_diff(default.results, dotted.results)
+    # Same verdicts, the same way decided. One allowance, separator or not: INFLIGHT-02 is pass when a burst's
+    # duplicate reached the catalog while the original was in flight (409 request_in_progress) and unsupported
+    # when every duplicate came after it finished (replayed): which one a busy machine gives varies run to run
+    # (seen on the default separator, on endpoints without a nested namespace).
+    timing = {"pass", "unsupported"}
+    diff = [d for d in verdict_diff(default.results, dotted.results)
+            if not (d.startswith("INFLIGHT-02 ") and set(d.rsplit(": ", 1)[1].split(" vs ")) == timing)]
     assert not diff, "\n".join(diff)
+    assert set(status_table(default.results)) == set(status_table(dotted.results))
