@@ -32,6 +32,8 @@ from typing import Any
 
 from ctk.checks.common import describe, error_of
 from ctk.core.exchange import Exchange
+from ctk.checks.context import CheckContext
+from ctk.catalog import Case, Endpoint
 
 EXECUTION_ERRORS = ("alreadyexists", "nosuch", "notempty", "commitfailed")
 REJECTED = ("409 request_in_progress", "plain 409")
@@ -100,7 +102,7 @@ def brief_timings(event: dict | None) -> dict:
             "requests": [{k: v for k, v in r.items() if k != "body"} for r in event.get("requests") or []]}
 
 
-def judge_group(case: Any, answers: list[Exchange], runs: int) -> tuple[str, str]:
+def judge_group(case: Case, answers: list[Exchange], runs: int) -> tuple[str, str]:
     """(classification, why) for the answers to one burst (see the module docstring); `runs` = executions
     visible in state or counted by the target."""
     ep = case.endpoint
@@ -131,7 +133,7 @@ def judge_group(case: Any, answers: list[Exchange], runs: int) -> tuple[str, str
     return "wait-and-replay", f"answers: {shown}"
 
 
-def decisive(case: Any, cls: str, counted: int | None, answers: list[Exchange],
+def decisive(case: Case, cls: str, counted: int | None, answers: list[Exchange],
              in_flight: list[Exchange] | None = None) -> bool:
     """Whether a burst that overlapped decides the in-flight question for this case: always, unless a second
     execution would leave no trace (``case.blind``) and no counters tell; then only a burst in which exactly
@@ -147,7 +149,7 @@ def decisive(case: Any, cls: str, counted: int | None, answers: list[Exchange],
     return cls != "wait-and-replay" and sum(1 for a in group if a.status in case.endpoint.success) == 1
 
 
-def retries_executed(case: Any, in_flight: list[Exchange], retries: list[Exchange]) -> list[Exchange]:
+def retries_executed(case: Case, in_flight: list[Exchange], retries: list[Exchange]) -> list[Exchange]:
     """The `retries` (sent after the burst was answered) whose answers show their own execution: an error a
     second execution gives, or a success whose identity differs from the in-flight success's."""
     ok = [case.identity(a) for a in in_flight if a.status in case.endpoint.success]
@@ -175,7 +177,7 @@ def overlapping(requests: list[dict]) -> list[int]:
 class BurstRound:
     """One burst: its case, key, the answers (the client's attempts, then the copies'), what state showed."""
 
-    case: Any
+    case: Case
     key: str
     attempts: list[Exchange]
     copies: list[Exchange]
@@ -251,7 +253,7 @@ def judge_round(r: BurstRound) -> tuple[str, str]:
     return cls, why
 
 
-def run_bursts(ctx: Any, endpoint: Any, options: BurstOptions, arm: Any, send: Any, event: Any, remove: Any,
+def run_bursts(ctx: CheckContext, endpoint: Endpoint, options: BurstOptions, arm: Any, send: Any, event: Any, remove: Any,
                counters: Any, hold: Any = None, want_409: bool = False) -> list[BurstRound]:
     """Bursts until one overlaps and decides (`decisive`), at most ``options.rounds`` of them (a count, not a
     time: the same bursts on a busy machine as on a quiet one). Each round prepares a fresh case and key; ``arm(case, key, copies) -> rule``,

@@ -11,12 +11,13 @@ from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Verdict
 from ctk.catalog import Endpoint, PrerequisiteError
 from ctk.core.exchange import Exchange, render_exchanges
+from ctk.checks.context import CheckContext
 
 
 class Run:
     """One check run: remembers where its exchanges start and builds verdicts that carry them."""
 
-    def __init__(self, ctx: Any, requirement: str, endpoint: Endpoint | None, behaviour: Behaviour | str):
+    def __init__(self, ctx: CheckContext, requirement: str, endpoint: Endpoint | None, behaviour: Behaviour | str):
         self.ctx, self.requirement, self.endpoint = ctx, requirement, endpoint
         self.behaviour = Behaviour.parse(behaviour, f"check of {requirement}")
         self.mark = len(ctx.client.exchanges)
@@ -73,7 +74,7 @@ def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, 
 
     def wrap(fn: Callable[..., Any]) -> Callable[..., list[Verdict]]:
         @functools.wraps(fn)
-        def check(ctx: Any, endpoint: Endpoint | None = None, *args: Any, **kw: Any) -> list[Verdict]:
+        def check(ctx: CheckContext, endpoint: Endpoint | None = None, *args: Any, **kw: Any) -> list[Verdict]:
             reg = getattr(check, "ctk_check", None)
             req = requirement or (reg.requirement if reg else None)
             if req is None:
@@ -218,7 +219,7 @@ def _template_regex(template: str) -> re.Pattern:
     return re.compile("/" + "[^/]+".join(re.escape(p) for p in parts) + r"(\?|$)")
 
 
-def unrouted_endpoint(exchanges: list[Exchange], endpoint: Any) -> str | None:
+def unrouted_endpoint(exchanges: list[Exchange], endpoint: Endpoint) -> str | None:
     """Why ``endpoint`` is not served at all (None when it is, or when the kit never reached it): every request
     the check sent to its method and path was answered as unrouted (`not_routed`)."""
     rx = _template_regex(endpoint.template)
@@ -242,7 +243,7 @@ def counter_delta(c0: dict | None, c1: dict | None, operation: str) -> int | Non
     return None if a is None or b is None else b - a
 
 
-def single_execution_problems(endpoint: Any, answer: Exchange, extra: int, counted: int | None,
+def single_execution_problems(endpoint: Endpoint, answer: Exchange, extra: int, counted: int | None,
                               answer_text: str = "the retry got") -> list[str]:
     """What breaks "the retry succeeded and the mutation ran exactly once": an answer that is not a success,
     executions visible in state beyond the first, a rise of the target's execution counter."""

@@ -28,7 +28,9 @@ from ctk.history.recorder import History
 from ctk.history.state import read_table_state
 from ctk.history.writer import MARKER_KEY, StageError, StorageBlocked, stage_append
 from ctk.client.transport import table_path
-from ctk.catalog import Catalog, ident, set_properties_update
+from ctk.catalog import Catalog, Endpoint, ident, set_properties_update
+from ctk.checks.context import CheckContext
+from ctk.checks.common import Run
 
 REQUIREMENT_TYPES = (
     "assert-create", "assert-table-uuid", "assert-ref-snapshot-id", "assert-ref-snapshot-id-null",
@@ -71,11 +73,11 @@ def _violated(kind: str, meta: dict) -> dict:
     }[kind]
 
 
-def _commit(ctx: Any, staged: Any, label: str) -> Any:
+def _commit(ctx: CheckContext, staged: Any, label: str) -> Any:
     return ctx.client.request("POST", staged.path, json=staged.body, label=label)
 
 
-def _load(ctx: Any, name: str, label: str) -> dict:
+def _load(ctx: CheckContext, name: str, label: str) -> dict:
     """The table's LoadTableResult for a setup step (5xx tried again, bounded); PrerequisiteError otherwise."""
     from ctk.history.state import read_with_retry
     from ctk.catalog import PrerequisiteError
@@ -87,7 +89,7 @@ def _load(ctx: Any, name: str, label: str) -> dict:
     return body
 
 
-def _stage(ctx: Any, name: str, marker: str, label: str, loaded: dict | None = None) -> Any:
+def _stage(ctx: CheckContext, name: str, marker: str, label: str, loaded: dict | None = None) -> Any:
     """stage_append for a setup step: a failure to stage is a PrerequisiteError carrying the load exchange."""
     from ctk.catalog import PrerequisiteError
 
@@ -100,7 +102,7 @@ def _stage(ctx: Any, name: str, marker: str, label: str, loaded: dict | None = N
         raise PrerequisiteError(f"{label}: staging an append failed: {exc}") from exc
 
 
-def _new_table(ctx: Any, stem: str, with_snapshot: bool) -> str:
+def _new_table(ctx: CheckContext, stem: str, with_snapshot: bool) -> str:
     from ctk.catalog import PrerequisiteError
 
     name = ctx.unique(stem)
@@ -117,7 +119,7 @@ def _new_table(ctx: Any, stem: str, with_snapshot: bool) -> str:
     return name
 
 
-def _unreadable(run: Any, state: Any, when: str, cls: str | None = None, details: dict | None = None) -> Verdict:
+def _unreadable(run: Run, state: Any, when: str, cls: str | None = None, details: dict | None = None) -> Verdict:
     """Inconclusive: the table state could not be read (5xx / no answer), with the read exchange."""
     if state.exchange is not None and all(e is not state.exchange for e in run.exchanges()):
         run.extra.append(state.exchange)
@@ -128,7 +130,7 @@ def _unreadable(run: Any, state: Any, when: str, cls: str | None = None, details
 # ------------------------------------------------------------------------------------------------ OCC-01
 
 @guarded("OCC-01", Behaviour.REQUIREMENTS, needs_support=False, needs_endpoint=False)
-def _requirement_violated(run: Any, ctx: Any, endpoint: Any, kind: str, name: str) -> Verdict:
+def _requirement_violated(run: Run, ctx: CheckContext, endpoint: Endpoint, kind: str, name: str) -> Verdict:
     client = ctx.client
     before = read_table_state(client, ctx.namespace, name)
     if not before.exists:
@@ -160,7 +162,7 @@ def _requirement_violated(run: Any, ctx: Any, endpoint: Any, kind: str, name: st
 
 
 @check(requirement="OCC-01", behaviour=Behaviour.REQUIREMENTS)
-def check_requirements(ctx: Any) -> list[Verdict]:
+def check_requirements(ctx: CheckContext) -> list[Verdict]:
     """OCC-01 for every requirement type (one verdict each, behaviour ``requirement:<type>``)."""
     from ctk.checks.common import Run, setup_failed
     from ctk.catalog import PrerequisiteError
@@ -190,7 +192,7 @@ check_requirements.requirement = "OCC-01"  # type: ignore[attr-defined]
 # ------------------------------------------------------------------------------------------------ OCC-02
 
 @guarded("OCC-02", Behaviour.RACE, needs_support=False, needs_endpoint=False)
-def _race(run: Any, ctx: Any, endpoint: Any, writers: int) -> Verdict:
+def _race(run: Run, ctx: CheckContext, endpoint: Endpoint, writers: int) -> Verdict:
     name = _new_table(ctx, "occ_race", with_snapshot=True)
     base = _load(ctx, name, "setup: load the common base")
     staged = [_stage(ctx, name, f"race-{i}", "setup: stage racing append", loaded=base) for i in range(writers)]
@@ -259,7 +261,7 @@ def _race(run: Any, ctx: Any, endpoint: Any, writers: int) -> Verdict:
 
 
 @check(requirement="OCC-02", behaviour=Behaviour.RACE)
-def check_race(ctx: Any, writers: int = 8) -> list[Verdict]:
+def check_race(ctx: CheckContext, writers: int = 8) -> list[Verdict]:
     vs = _race(ctx, None, writers)
     for v in vs:
         v.endpoint = "updateTable"
@@ -287,7 +289,7 @@ class _Writers:
             bucket.append(text)
 
 
-def _landed(ctx: Any, name: str, marker: str) -> bool | None:
+def _landed(ctx: CheckContext, name: str, marker: str) -> bool | None:
     """Whether an append with ``marker`` is in the table (None: the state could not be read)."""
     state = read_table_state(ctx.client, ctx.namespace, name)
     if state.unreadable:
@@ -298,7 +300,7 @@ def _landed(ctx: Any, name: str, marker: str) -> bool | None:
 @check(requirement="OCC-03", behaviour=Behaviour.SERIAL_HISTORY,
        also=(("HIST-01", Behaviour.SERIAL_HISTORY), ("HIST-02", Behaviour.SERIAL_HISTORY),
              ("INTEG-01", Behaviour.SERIAL_HISTORY)))
-def check_serial_appends(ctx: Any, writers: int = 4, appends: int = 5, max_attempts: int = 40) -> list[Verdict]:
+def check_serial_appends(ctx: CheckContext, writers: int = 4, appends: int = 5, max_attempts: int = 40) -> list[Verdict]:
     """N writers x M appends with refresh-and-retry on 409; checks OCC-03, HIST-01, HIST-02, INTEG-01."""
     from ctk.checks.common import Run, setup_failed
     from ctk.catalog import PrerequisiteError
@@ -323,7 +325,7 @@ def check_serial_appends(ctx: Any, writers: int = 4, appends: int = 5, max_attem
 check_serial_appends.requirement = "OCC-03"  # type: ignore[attr-defined]
 
 
-def _serial(ctx: Any, runs: dict, name: str, writers: int, appends: int, max_attempts: int) -> list[Verdict]:
+def _serial(ctx: CheckContext, runs: dict, name: str, writers: int, appends: int, max_attempts: int) -> list[Verdict]:
     history = History()
     deadline = time.monotonic() + max(60.0, ctx.client.target.timeout * 6)
     notes = _Writers()
@@ -480,7 +482,7 @@ def _serial(ctx: Any, runs: dict, name: str, writers: int, appends: int, max_att
 # ------------------------------------------------------------------------------------------------ OCC-04
 
 @guarded("OCC-04", Behaviour.TRANSACTION, needs_support=False, needs_endpoint=False)
-def _transaction(run: Any, ctx: Any, endpoint: Any) -> Verdict:
+def _transaction(run: Run, ctx: CheckContext, endpoint: Endpoint) -> Verdict:
     if ctx.discovery is not None and hasattr(ctx.discovery, "supports") \
             and not ctx.discovery.supports("POST", "/v1/{prefix}/transactions/commit"):
         return run.unsupported("commitTransaction not offered by the target (not in /v1/config endpoints)")
@@ -534,7 +536,7 @@ def _transaction(run: Any, ctx: Any, endpoint: Any) -> Verdict:
 
 
 @check(requirement="OCC-04", behaviour=Behaviour.TRANSACTION)
-def check_transaction(ctx: Any) -> list[Verdict]:
+def check_transaction(ctx: CheckContext) -> list[Verdict]:
     vs = _transaction(ctx, None)
     for v in vs:
         v.endpoint = "commitTransaction"
@@ -544,6 +546,6 @@ def check_transaction(ctx: Any) -> list[Verdict]:
 check_transaction.requirement = "OCC-04"  # type: ignore[attr-defined]
 
 
-def run_all(ctx: Any, writers: int = 4, appends: int = 5, race_writers: int = 8) -> list[Verdict]:
+def run_all(ctx: CheckContext, writers: int = 4, appends: int = 5, race_writers: int = 8) -> list[Verdict]:
     return (check_requirements(ctx) + check_race(ctx, race_writers)
             + check_serial_appends(ctx, writers, appends) + check_transaction(ctx))

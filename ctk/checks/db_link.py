@@ -34,10 +34,12 @@ from ctk.catalog import Endpoint, get_endpoint
 from ctk.client.keys import new_key
 from ctk.client.retrying import IdempotencyWindowExpired
 from ctk.interposer.faults import DB_FAILURES, HttpFaults, LinkFaults
+from ctk.checks.context import CheckContext
+from ctk.interposer.faults import DbLink
 
 
 @check(requirement="INFLIGHT-01", behaviour=Behaviour.DB_LATENCY_IN_FLIGHT)
-def check_db_latency_inflight(ctx: Any, db_interposer: Any, endpoint: Endpoint | str,
+def check_db_latency_inflight(ctx: CheckContext, db_interposer: DbLink, endpoint: Endpoint | str,
                               options: NetworkOptions | None = None) -> list[Verdict]:
     """INFLIGHT-01: a latency toxic on the DB link holds the mutation in flight; a duplicate with the same key
     arrives meanwhile and must get 409 request_in_progress or wait and replay; one execution in state."""
@@ -45,7 +47,7 @@ def check_db_latency_inflight(ctx: Any, db_interposer: Any, endpoint: Endpoint |
     opts = options or NetworkOptions()
 
     @guarded("INFLIGHT-01", Behaviour.DB_LATENCY_IN_FLIGHT)
-    def check(run: Run, ctx: Any, endpoint: Endpoint) -> Verdict:
+    def check(run: Run, ctx: CheckContext, endpoint: Endpoint) -> Verdict:
         case = endpoint.prepare(ctx)
         key = new_key()
         history = History()
@@ -113,7 +115,7 @@ def check_db_latency_inflight(ctx: Any, db_interposer: Any, endpoint: Endpoint |
 
 @check(requirement="REPLAY-03", behaviour=Behaviour.DB_LINK_RESET_PEER,
        also=(("REPLAY-03", Behaviour.DB_LINK_DOWN), ("REPLAY-03", Behaviour.DB_LINK_FAIL_WRITE)))
-def check_db_link_failure(ctx: Any, db_interposer: Any, endpoint: Endpoint | str, mode: str = "reset_peer",
+def check_db_link_failure(ctx: CheckContext, db_interposer: DbLink, endpoint: Endpoint | str, mode: str = "reset_peer",
                           options: NetworkOptions | None = None) -> list[Verdict]:
     """REPLAY-03: the DB link fails (``reset_peer``, ``down``, or ``fail_write``: the catalog's first write
     statement is dropped and its connection reset, once) during the mutation, the client gets a 5xx; after the
@@ -124,13 +126,13 @@ def check_db_link_failure(ctx: Any, db_interposer: Any, endpoint: Endpoint | str
     opts = options or NetworkOptions()
 
     @guarded("REPLAY-03", Behaviour(f"db-link-{mode.replace('_', '-')}"))
-    def check(run: Run, ctx: Any, endpoint: Endpoint) -> Verdict:
+    def check(run: Run, ctx: CheckContext, endpoint: Endpoint) -> Verdict:
         return db_link_failure(run, ctx, endpoint, db_interposer, mode, opts)
 
     return check(ctx, ep)
 
 
-def db_link_failure(run: Run, ctx: Any, endpoint: Endpoint, db_interposer: Any, mode: str = "reset_peer",
+def db_link_failure(run: Run, ctx: CheckContext, endpoint: Endpoint, db_interposer: DbLink, mode: str = "reset_peer",
                     opts: NetworkOptions | None = None) -> Verdict:
     """REPLAY-03 through the database link (see `check_db_link_failure`); one verdict on `run`.
 
@@ -146,7 +148,7 @@ def db_link_failure(run: Run, ctx: Any, endpoint: Endpoint, db_interposer: Any, 
     return verdict
 
 
-def _db_link_attempt(run: Run, ctx: Any, endpoint: Endpoint, link: LinkFaults, mode: str, opts: NetworkOptions,
+def _db_link_attempt(run: Run, ctx: CheckContext, endpoint: Endpoint, link: LinkFaults, mode: str, opts: NetworkOptions,
                      earlier: dict | None = None) -> tuple[Verdict, dict | None]:
     """One measurement of `db_link_failure`: (verdict, None), or (an inconclusive verdict, what was seen) when a
     ``fail_write`` cut a write and the catalog answered success all the same (the write was retried inside)."""
@@ -168,7 +170,7 @@ def _db_link_attempt(run: Run, ctx: Any, endpoint: Endpoint, link: LinkFaults, m
             link.db_restore(rule)
 
     def between() -> None:
-        if held and answer_rule is not None:
+        if held and http is not None and answer_rule is not None:
             # the link stays down until the catalog answered: the interposer in front of it saw the answer
             seen["answered"] = http.wait_answer(answer_rule, opts.answer_wait)
         restore()
@@ -239,7 +241,7 @@ def _db_link_attempt(run: Run, ctx: Any, endpoint: Endpoint, link: LinkFaults, m
                   "executed once" if not seen["n1"] else "committed, replayed", details), None
 
 
-def _front_interposer(ctx: Any) -> Any:
+def _front_interposer(ctx: CheckContext) -> Any:
     """The interposer between the kit and the catalog, when the run has one (it sees the catalog's answers)."""
     faults = getattr(ctx, "faults", None)
     inner = getattr(faults, "inner", faults)
@@ -251,7 +253,7 @@ def _why_earlier(earlier: dict | None) -> str:
 
 
 @check(requirement="REPLAY-04", behaviour=Behaviour.DB_COMMIT_CUT)
-def check_db_commit_cut(ctx: Any, db_link: Any, endpoint: Endpoint | str,
+def check_db_commit_cut(ctx: CheckContext, db_link: DbLink, endpoint: Endpoint | str,
                         options: NetworkOptions | None = None) -> list[Verdict]:
     """REPLAY-04 at the database: the database's answer to the catalog's COMMIT is cut (``cut_after`` on the
     database link: the commit lands, the catalog never hears the outcome). The catalog must not answer a
@@ -261,13 +263,13 @@ def check_db_commit_cut(ctx: Any, db_link: Any, endpoint: Endpoint | str,
     opts = options or NetworkOptions()
 
     @guarded("REPLAY-04", Behaviour.DB_COMMIT_CUT)
-    def check(run: Run, ctx: Any, endpoint: Endpoint) -> Verdict:
+    def check(run: Run, ctx: CheckContext, endpoint: Endpoint) -> Verdict:
         return db_commit_cut(run, ctx, endpoint, db_link, opts)
 
     return check(ctx, ep)
 
 
-def db_commit_cut(run: Run, ctx: Any, endpoint: Endpoint, db_link: Any, opts: NetworkOptions | None = None) -> Verdict:
+def db_commit_cut(run: Run, ctx: CheckContext, endpoint: Endpoint, db_link: DbLink, opts: NetworkOptions | None = None) -> Verdict:
     opts = opts or NetworkOptions()
     case = endpoint.prepare(ctx)
     key = new_key()
@@ -328,7 +330,7 @@ def db_commit_cut(run: Run, ctx: Any, endpoint: Endpoint, db_link: Any, opts: Ne
                   "executed once", "committed, replayed" if n1 else "cut before commit, executed on retry", details)
 
 
-def run_db_link_scenarios(ctx: Any, db_interposer: Any, endpoints: list[str] | None = None,
+def run_db_link_scenarios(ctx: CheckContext, db_interposer: DbLink, endpoints: list[str] | None = None,
                           modes: tuple[str, ...] = ("reset_peer", "down"),
                           options: NetworkOptions | None = None) -> list[Verdict]:
     out: list[Verdict] = []

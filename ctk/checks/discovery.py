@@ -11,6 +11,8 @@ from ctk.core.behaviours import Behaviour, check, registered
 from ctk.catalog import ENDPOINTS, Endpoint
 from ctk.catalog.facade import probe_nesting
 from ctk.client.keys import new_key
+from ctk.checks.context import CheckContext
+from ctk.checks.common import Run
 
 KEY = "idempotency-key-lifetime"
 
@@ -24,7 +26,7 @@ def config_check(requirement: str, behaviour: Behaviour):
         @check(requirement=requirement, behaviour=behaviour)
         @guarded(needs_support=False, needs_endpoint=False)
         @functools.wraps(fn)
-        def judged(run, ctx, endpoint=None):
+        def judged(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None):
             ex = getattr(ctx.discovery, "exchange", None)
             if ex is not None:
                 run.extra.append(ex)
@@ -71,7 +73,7 @@ def check_discovery_java(run, d):
 @check(requirement="DISC-04", behaviour=Behaviour.KEY_IGNORED_WHEN_UNSUPPORTED,
        also=(("SEM-02", Behaviour.KEY_IGNORED_WHEN_UNSUPPORTED),))
 @guarded(needs_support=False, needs_endpoint=False)
-def check_key_ignored_when_unsupported(run, ctx, endpoint: Endpoint | None = None):
+def check_key_ignored_when_unsupported(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None):
     endpoint = endpoint or ENDPOINTS["createNamespace"]
     run.endpoint = endpoint
     if ctx.discovery is not None and ctx.discovery.idempotency_supported:
@@ -119,7 +121,7 @@ def _appeared(before: dict, after: dict) -> list[str]:
     return [k for k, v in after.items() if v is not None and before.get(k) is None]
 
 
-def _properties_not_stored(ctx, endpoint: Endpoint, case, ex, after: dict, made: list[str], mark: int):
+def _properties_not_stored(ctx: CheckContext, endpoint: Endpoint, case, ex, after: dict, made: list[str], mark: int):
     """SEM-02's finding: the created resource exists without the properties it was created with. The merged spec
     stores namespace properties "if supported by the server": classified (a pass that names it), never failed."""
     from ctk.checks.common import Run
@@ -137,7 +139,7 @@ def _properties_not_stored(ctx, endpoint: Endpoint, case, ex, after: dict, made:
 
 @check(requirement="SEM-02", behaviour=Behaviour.NESTED_NAMESPACE)
 @guarded(needs_support=False, needs_endpoint=False)
-def check_nested_namespace_loadable(run, ctx, endpoint: Endpoint | None = None):
+def check_nested_namespace_loadable(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None):
     """A nested namespace the catalog acknowledged creating (2xx) loads back under its levels. A catalog that
     refuses to create one does not support nesting (unsupported, not a failure); one that answers 200 and then
     404 (e.g. it joined the levels with '.' into one name) lost what it acknowledged. Judged from the session's

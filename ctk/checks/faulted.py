@@ -18,6 +18,8 @@ from ctk.checks.faults import FaultMatch
 from ctk.history.checkers import check_effects
 from ctk.history.recorder import History
 from ctk.client.retrying import RetryingClient
+from ctk.checks.context import CheckContext
+from ctk.catalog import Case
 
 EXECUTION_ERRORS = ("alreadyexists", "nosuch", "notempty", "commitfailed")
 
@@ -41,7 +43,7 @@ class NetworkOptions:
     db_write_pattern: str = r"INSERT INTO|UPDATE \S+ SET|DELETE FROM"  # fail_write: a write statement
 
 
-def http_match(ctx: Any, case: Any, key: str | None) -> Any:
+def http_match(ctx: CheckContext, case: Case, key: str | None) -> Any:
     """The interposer's match for the case's request, its path as the context's client sends it."""
     from ctk.interposer import HttpMatch
 
@@ -52,7 +54,7 @@ def http_match(ctx: Any, case: Any, key: str | None) -> Any:
     return HttpMatch(method=fm.method, path=path, header="Idempotency-Key", header_value=key)
 
 
-def execution_counters(ctx: Any) -> dict | None:
+def execution_counters(ctx: CheckContext) -> dict | None:
     faults = getattr(ctx, "faults", None)
     return faults.executions() if faults is not None and faults.supports("executions") else None
 
@@ -62,7 +64,7 @@ def execution_error(ex: Any) -> bool:
     return any(s in t for s in EXECUTION_ERRORS)
 
 
-def retrying_client(ctx: Any, history: History, between: Callable[[], None] | None, opts: NetworkOptions,
+def retrying_client(ctx: CheckContext, history: History, between: Callable[[], None] | None, opts: NetworkOptions,
               use_keys: bool = True, settled: Callable[[float], bool] | None = None) -> RetryingClient:
     """A RetryingClient whose first backoff sleep runs ``between`` (link recovery, observation, interference).
     ``settled(seconds)``: waits at most `seconds` for an event after which nothing of this mutation is in
@@ -88,7 +90,7 @@ def retrying_client(ctx: Any, history: History, between: Callable[[], None] | No
                           process="kit", sleep=sleep)
 
 
-def send_mutation(rc: RetryingClient, case: Any, key: str | None, label: str, timeout: float | None = None,
+def send_mutation(rc: RetryingClient, case: Case, key: str | None, label: str, timeout: float | None = None,
             first_timeout: float | None = None) -> Any:
     r = case.request
     return rc.mutate(r.method, r.path, json=r.json, params=r.params, op=case.endpoint.operation, value=key,
@@ -102,7 +104,7 @@ def keys_problem(attempts: list) -> str | None:
     return None
 
 
-def why_invisible(case: Any, counted: int | None, copy: bool = False) -> str | None:
+def why_invisible(case: Case, counted: int | None, copy: bool = False) -> str | None:
     """Why a second execution could go unseen here (``case.blind``, or ``case.copy_blind`` for a network
     copy) when the target has no execution counters; None when state or counters can tell."""
     if counted is not None:

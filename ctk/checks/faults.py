@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctk.interposer.faults import LOSE_MODES, HttpFaults, LinkFaults
+from ctk.catalog import Case
+from ctk.interposer.runtime import Interposer
 
 
 class FaultUnsupported(RuntimeError):
@@ -55,7 +57,7 @@ class FaultMatch:
     key: str | None = None         # the Idempotency-Key value the request carries, when known
 
     @classmethod
-    def for_case(cls, case: Any, key: str | None = None, req: Any = None) -> "FaultMatch":
+    def for_case(cls, case: Case, key: str | None = None, req: Any = None) -> "FaultMatch":
         r = req or case.request
         return cls(case.endpoint.operation, r.method.upper(), r.path, key)
 
@@ -256,7 +258,7 @@ class InterposerFaults(FaultInjector):
     capabilities = frozenset({"lose_answer", "lose_answer:503", "lose_answer:500", "lose_answer:reset",
                               "lose_answer:drop", "delay", "duplicate"})
 
-    def __init__(self, interposer: Any, client: Any = None):
+    def __init__(self, interposer: Interposer, client: Any = None):
         self.interposer = interposer
         self.client = client           # the client whose requests the rules select: it builds their paths
         self.http = HttpFaults(interposer)
@@ -410,7 +412,7 @@ def has_control_api(client: Any) -> bool:
     return control_api(client) is not None
 
 
-def detect_injector(client: Any, interposer: Any = None, scope: str | None = None) -> FaultInjector:
+def detect_injector(client: Any, interposer: Interposer | None = None, scope: str | None = None) -> FaultInjector:
     """The control API when the target has one (scoped to `scope` where it offers scopes), else the
     interposer when one is given, else nothing."""
     info = control_api(client)

@@ -22,18 +22,21 @@ from ctk.catalog import ENDPOINTS, Endpoint, PrerequisiteError
 from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
 from ctk.client.keys import new_key
+from ctk.checks.context import CheckContext
+from ctk.catalog import Case
+from ctk.checks.common import Run
 
 LOWER = "idempotency-key"
 
 
-def _first_success(run: Any, case: Any, ex: Any, what: str = "the first attempt"):
+def _first_success(run: Run, case: Case, ex: Any, what: str = "the first attempt"):
     if ex.status in case.endpoint.success:
         return None
     return run.inconclusive(f"{what} of {case.endpoint.operation} did not succeed ({describe(ex)}), so the "
                             "behaviour under test could not be exercised")
 
 
-def _blind(run: Any, case: Any, counted: int | None, details: dict | None = None, what: str = "the retry"):
+def _blind(run: Run, case: Case, counted: int | None, details: dict | None = None, what: str = "the retry"):
     """Inconclusive (instead of a pass) when a re-execution would leave no trace in state (``case.blind``)
     and the target has no execution counters to tell instead; None when the kit can judge."""
     if case.blind is None or counted is not None:
@@ -42,7 +45,7 @@ def _blind(run: Any, case: Any, counted: int | None, details: dict | None = None
                             "counters the kit cannot tell a replay from a re-execution", "not visible", details)
 
 
-def _counters(ctx: Any) -> dict | None:
+def _counters(ctx: CheckContext) -> dict | None:
     return ctx.faults.executions() if ctx.faults.supports("executions") else None
 
 
@@ -95,7 +98,7 @@ def _newer_state(first: Any, retry: Any) -> str | None:
     return None
 
 
-def replay_differences(case: Any, first: Any, retry: Any) -> list[str]:
+def replay_differences(case: Case, first: Any, retry: Any) -> list[str]:
     """How the retry's answer differs in meaning from the original's (not byte for byte): another status,
     another error type, another resource (table-uuid, view-uuid, namespace, plan), or a body without the
     original's effect. A body that reflects a newer state of the same resource is not a difference."""
@@ -113,7 +116,7 @@ def replay_differences(case: Any, first: Any, retry: Any) -> list[str]:
     return [missing] if missing else []
 
 
-def _replay_problems(case: Any, first: Any, retry: Any, extra: int, counted: int | None) -> list[str]:
+def _replay_problems(case: Case, first: Any, retry: Any, extra: int, counted: int | None) -> list[str]:
     problems = replay_differences(case, first, retry)
     if extra:
         problems.append(f"the state shows the mutation executed again on the retry ({extra} more execution(s) "
@@ -124,7 +127,7 @@ def _replay_problems(case: Any, first: Any, retry: Any, extra: int, counted: int
     return problems
 
 
-def _retry_with_interference(ctx: Any, case: Any, key: str, label: str, counters: bool = True,
+def _retry_with_interference(ctx: CheckContext, case: Case, key: str, label: str, counters: bool = True,
                              interfere: bool = True):
     """interfere, observe, retry with the same key (lower-case header), observe; returns (retry, extra, counted)."""
     if interfere:
@@ -141,7 +144,7 @@ def _retry_with_interference(ctx: Any, case: Any, key: str, label: str, counters
 @check(requirement="REPLAY-01", behaviour=Behaviour.FINALIZED_DUPLICATE,
        also=(("REPLAY-05", Behaviour.REPLAY_ORIGINAL_STATE),))
 @guarded()
-def check_finalized_duplicate(run, ctx, endpoint: Endpoint):
+def check_finalized_duplicate(run: Run, ctx: CheckContext, endpoint: Endpoint):
     """REPLAY-01 (the replay means the original: status, error type, resource, its effect; ran once) and
     REPLAY-05 (the replay shows the original's state, not a newer one)."""
     from ctk.checks.common import Run
@@ -202,7 +205,7 @@ def _replay_headers(first: Any, retry: Any) -> dict:
 # ----------------------------------------------------------------------------------------------------------
 @check(requirement="REPLAY-02", behaviour=Behaviour.TERMINAL_4XX_REPLAYED)
 @guarded()
-def check_terminal_4xx_replayed(run, ctx, endpoint: Endpoint):
+def check_terminal_4xx_replayed(run: Run, ctx: CheckContext, endpoint: Endpoint):
     case = endpoint.prepare(ctx)
     conflict = case.conflicting
     if conflict is None:
@@ -272,7 +275,7 @@ NEEDS_CRASH_BEFORE_FINALIZE = (
 
 @check(requirement="REPLAY-03", behaviour=Behaviour.FIVE_XX_NOT_STORED)
 @guarded()
-def check_5xx_not_stored(run, ctx, endpoint: Endpoint, status: int = 503):
+def check_5xx_not_stored(run: Run, ctx: CheckContext, endpoint: Endpoint, status: int = 503):
     if not ctx.faults.supports("fail_before") and ctx.faults.supports("db_link"):
         from ctk.checks.db_link import db_link_failure   # the database write fails: any catalog
 
@@ -307,7 +310,7 @@ def check_5xx_not_stored(run, ctx, endpoint: Endpoint, status: int = 503):
 
 # ----------------------------------------------------------------------------------------------------------
 @guarded("REPLAY-04", Behaviour.LOST_ANSWER)
-def check_lost_answer(run, ctx, endpoint: Endpoint, mode: str = "503"):
+def check_lost_answer(run: Run, ctx: CheckContext, endpoint: Endpoint, mode: str = "503"):
     if not (ctx.faults.supports(f"lose_answer:{mode}")):
         return run.unsupported(f"losing the answer ({mode}) needs the control API or the interposer; this run "
                                f"injects faults via {ctx.faults.name}")
@@ -353,7 +356,7 @@ def _execution_error(ex: Any) -> bool:
     return any(s in t for s in EXECUTION_ERRORS)
 
 
-def _run_in_flight(run, ctx, endpoint: Endpoint):
+def _run_in_flight(run: Run, ctx: CheckContext, endpoint: Endpoint):
     """Shared by INFLIGHT-01 and -02: returns (classification, evidence dict) or a verdict builder tuple."""
     case = endpoint.prepare(ctx)
     key = new_key()
@@ -486,7 +489,7 @@ def _inflight_verdicts(run01, run02, ctx, endpoint):
 @check(requirement="INFLIGHT-01", behaviour=Behaviour.IN_FLIGHT_DUPLICATE,
        also=(("INFLIGHT-02", Behaviour.IN_FLIGHT_409_SUBTYPE),))
 @guarded()
-def check_in_flight(run, ctx, endpoint: Endpoint):
+def check_in_flight(run: Run, ctx: CheckContext, endpoint: Endpoint):
     """Returns two verdicts: INFLIGHT-01 and INFLIGHT-02."""
     from ctk.checks.common import Run
 
@@ -498,7 +501,7 @@ def check_in_flight(run, ctx, endpoint: Endpoint):
 # ----------------------------------------------------------------------------------------------------------
 @check(requirement="PAYLOAD-01", behaviour=Behaviour.PAYLOAD_MISMATCH)
 @guarded()
-def check_payload_mismatch(run, ctx, endpoint: Endpoint):
+def check_payload_mismatch(run: Run, ctx: CheckContext, endpoint: Endpoint):
     if not endpoint.has_payload:
         return run.unsupported(f"{endpoint.operation} has no request body, so there is no other payload to send")
     case = endpoint.prepare(ctx)
@@ -549,7 +552,7 @@ def check_payload_mismatch(run, ctx, endpoint: Endpoint):
     return broken(run, expected, f"not 422: {observed}", cls, details)
 
 
-def _alt_observed(case: Any, first: Any, alt: Any, details: dict) -> str:
+def _alt_observed(case: Case, first: Any, alt: Any, details: dict) -> str:
     """What the answer to the other payload showed, when the state shows no execution: a rejection (4xx), or a
     success carrying a result of its own (a new plan-id: something was made, the state just cannot show it),
     or another answer."""
@@ -572,7 +575,7 @@ def _alt_observed(case: Any, first: Any, alt: Any, details: dict) -> str:
 @check(requirement="SCOPE-01", behaviour=Behaviour.KEY_SCOPE,
        also=(("SCOPE-02", Behaviour.KEY_REUSE_NO_5XX),))
 @guarded()
-def check_scope(run, ctx, endpoint: Endpoint):
+def check_scope(run: Run, ctx: CheckContext, endpoint: Endpoint):
     """SCOPE-01 (the same key on another operation is not answered with the first's stored response) and
     SCOPE-02 (nor with a 5xx: a finding of its own, whatever the scope)."""
     from ctk.checks.common import Run
@@ -622,7 +625,7 @@ def check_scope(run, ctx, endpoint: Endpoint):
                    + f"; {other_ep.operation} executions visible in state: {n}", cls, details), v2]
 
 
-def _resource_scope(ctx: Any, case: Any, endpoint: Endpoint, key: str, first: Any, details: dict):
+def _resource_scope(ctx: CheckContext, case: Case, endpoint: Endpoint, key: str, first: Any, details: dict):
     """Classified, not judged: the same operation on another resource with the same key (a new request where
     keys are scoped per resource). Returns (classification, the answer or None when it could not be probed)."""
     try:
@@ -651,7 +654,7 @@ def _resource_scope(ctx: Any, case: Any, endpoint: Endpoint, key: str, first: An
 @check(requirement="LIFE-01", behaviour=Behaviour.LIFETIME,
        also=(("LIFE-03", Behaviour.LIFETIME_GRACE),))
 @guarded()
-def check_lifetime(run, ctx, endpoint: Endpoint, fraction: float = 0.9, measurements: int = 3):
+def check_lifetime(run: Run, ctx: CheckContext, endpoint: Endpoint, fraction: float = 0.9, measurements: int = 3):
     """LIFE-01 (a duplicate at 90% of the advertised lifetime is replayed) and LIFE-03 (one just after the
     lifetime still is: a grace margin), each judged from state after an interfering change.
 
@@ -735,7 +738,7 @@ def check_lifetime(run, ctx, endpoint: Endpoint, fraction: float = 0.9, measurem
                        f"it got {describe(late_ex)}; executions visible in state: {extra2}", cls, d3)]
 
 
-def _lifetime_measure(run: Any, ctx: Any, endpoint: Endpoint, fraction: float, wait: float,
+def _lifetime_measure(run: Run, ctx: CheckContext, endpoint: Endpoint, fraction: float, wait: float,
                       lifetime: float) -> "Verdict | dict":
     """One LIFE-01 measurement: a first attempt, the interfering change, then the retry timed to reach the catalog
     `wait` s after the first did. A Verdict when the setup could not happen; else what was seen, with ``late``
@@ -798,7 +801,7 @@ def _sleep_until(deadline: float) -> None:
 @check(requirement="RECON-01", behaviour=Behaviour.REPLAY_FAILED,
        also=(("RECON-03", Behaviour.REPLAY_FAILED_SUBTYPE),))
 @guarded()
-def check_replay_failed(run, ctx, endpoint: Endpoint):
+def check_replay_failed(run: Run, ctx: CheckContext, endpoint: Endpoint):
     """RECON-01 (a finalized answer that cannot be produced: 5xx, never a re-execution) and RECON-03 (that
     5xx carries the subtype idempotency_replay_failed)."""
     from ctk.checks.common import Run
@@ -837,7 +840,7 @@ def check_replay_failed(run, ctx, endpoint: Endpoint):
 
 @check(requirement="RECON-02", behaviour=Behaviour.CRASH_RECONCILED)
 @guarded()
-def check_crash_reconciled(run, ctx, endpoint: Endpoint):
+def check_crash_reconciled(run: Run, ctx: CheckContext, endpoint: Endpoint):
     if not ctx.faults.supports("crash_before_finalize"):
         return run.unsupported(NEEDS_CRASH_BEFORE_FINALIZE + f"; this run injects faults via {ctx.faults.name}")
     case = endpoint.prepare(ctx)
@@ -872,7 +875,7 @@ def check_crash_reconciled(run, ctx, endpoint: Endpoint):
 
 # ----------------------------------------------------------------------------------------------------------
 @check(requirement="REPLAY-04", behaviour=Behaviour.LOST_ANSWER)
-def check_lost_answers(ctx, endpoint: Endpoint, modes: tuple[str, ...] | None = None):
+def check_lost_answers(ctx: CheckContext, endpoint: Endpoint, modes: tuple[str, ...] | None = None):
     out = []
     for mode in modes or ctx.options.lose_modes:
         out += check_lost_answer(ctx, endpoint, mode=mode, behaviour=Behaviour(f"lost-answer-{mode}"))

@@ -9,10 +9,9 @@ sentence the active one rests on (``rests_on``); the reports use them to note wh
 
 from __future__ import annotations
 
-from typing import Any
-
 from ctk.core.requirements import PROFILES, active_profile, get, other_profile, status_if_broken
 from ctk.core.verdicts import Status, Verdict
+from ctk.checks.common import Run
 
 
 def annotate(verdict: Verdict) -> Verdict:
@@ -32,7 +31,7 @@ def annotate(verdict: Verdict) -> Verdict:
     return verdict
 
 
-def broken(run: Any, expected: str, happened: str, classification: str | None = None,
+def broken(run: Run, expected: str, happened: str, classification: str | None = None,
            details: dict | None = None) -> Verdict:
     """`run.broken(...)` (ctk.checks.common.Run) judged by the active profile."""
     return annotate(run.broken(expected, happened, classification, details))

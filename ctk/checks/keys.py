@@ -9,6 +9,8 @@ from ctk.checks.judging import broken
 from ctk.core.behaviours import Behaviour, check, registered
 from ctk.catalog import ENDPOINTS, Endpoint
 from ctk.client.keys import malformed_keys, new_key
+from ctk.checks.context import CheckContext
+from ctk.checks.common import Run
 
 
 def _rejected(ex) -> bool:
@@ -17,7 +19,7 @@ def _rejected(ex) -> bool:
 
 @check(requirement="KEY-01", behaviour=Behaviour.MALFORMED_KEY)
 @guarded()
-def check_malformed_keys(run, ctx, endpoint: Endpoint | None = None):
+def check_malformed_keys(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None):
     endpoint = endpoint or ENDPOINTS["createNamespace"]
     run.endpoint = endpoint
     results, bad = [], []
@@ -40,7 +42,7 @@ def check_malformed_keys(run, ctx, endpoint: Endpoint | None = None):
                   f"well-formed keys accepted: {details['accepted']}", "/".join(statuses), details)
 
 
-def _well_formed_probe(ctx, endpoint: Endpoint) -> dict:
+def _well_formed_probe(ctx: CheckContext, endpoint: Endpoint) -> dict:
     """Which well-formed keys besides a lower-case UUIDv7 the target takes (classified, not judged): the same in
     upper-case hex (the spec's own example is upper case) and other UUID versions."""
     v7 = new_key()
@@ -68,7 +70,7 @@ def key_formats(results: list[dict], formats: dict) -> str:
 
 @check(requirement="KEY-02", behaviour=Behaviour.REPEATED_HEADER)
 @guarded()
-def check_repeated_header(run, ctx, endpoint: Endpoint | None = None):
+def check_repeated_header(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None):
     endpoint = endpoint or ENDPOINTS["createNamespace"]
     run.endpoint = endpoint
     case = endpoint.prepare(ctx)

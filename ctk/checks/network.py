@@ -62,6 +62,7 @@ from ctk.checks.faulted import (NetworkOptions, attempt_statuses, effects_check,
                                 why_invisible)
 from ctk.checks.faults import FaultMatch
 from ctk.core.behaviours import Behaviour, check
+from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
 from ctk.history.recorder import History
 from ctk.history.writer import StageError
@@ -69,6 +70,9 @@ from ctk.catalog import ENDPOINTS, Endpoint, PrerequisiteError, get_endpoint
 from ctk.client.keys import new_key
 from ctk.client.retrying import IdempotencyWindowExpired
 from ctk.interposer.faults import HttpFaults, LinkFaults
+from ctk.checks.context import CheckContext
+from ctk.catalog import Case
+from ctk.interposer.runtime import Interposer
 
 LOST = ("lost-drop", "lost-503", "lost-reset", "lost-timeout", "slow-link")
 DUPLICATES = ("network-duplicate", "network-duplicate-inflight")
@@ -80,7 +84,7 @@ REQUIREMENT = {**{s: "REPLAY-04" for s in LOST}, "network-duplicate": "HIST-02",
 # ----------------------------------------------------------------------------------------------------------
 # lost answers, timeout, slow link
 
-def _learn_swallowed(faults: HttpFaults, case: Any, names: list[str], attempts: list | None = None) -> None:
+def _learn_swallowed(faults: HttpFaults, case: Case, names: list[str], attempts: list | None = None) -> None:
     """The answers the faults kept from the client, as the interposer read them, join the observed state
     (planTableScan: the plan-id the first attempt made, which the client never saw)."""
     from ctk.core.exchange import Exchange
@@ -92,7 +96,7 @@ def _learn_swallowed(faults: HttpFaults, case: Any, names: list[str], attempts: 
                                   response_body=e["body"], label=f"answer kept from the client by {name}"))
 
 
-def _arm_lost(ctx: Any, faults: HttpFaults, case: Any, key: str, scenario: str,
+def _arm_lost(ctx: CheckContext, faults: HttpFaults, case: Case, key: str, scenario: str,
               opts: NetworkOptions) -> tuple[list[str], str | None, float | None]:
     """(rules to remove, the rule whose kept answer shows the catalog finished, the first attempt's timeout)."""
     m = http_match(ctx, case, key)
@@ -123,7 +127,7 @@ FAULT_TEXT = {
 }
 
 
-def _lost(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, scenario: str, opts: NetworkOptions) -> Verdict:
+def _lost(run: Run, ctx: CheckContext, endpoint: Endpoint, ip: Interposer, scenario: str, opts: NetworkOptions) -> Verdict:
     case = endpoint.prepare(ctx)
     key = new_key()
     history = History()
@@ -192,7 +196,7 @@ def _lost(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, scenario: str, opts: 
 # ----------------------------------------------------------------------------------------------------------
 # network duplicates
 
-def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: NetworkOptions) -> Verdict:
+def _inflight_bursts(run: Run, ctx: CheckContext, endpoint: Endpoint, ip: Interposer, opts: NetworkOptions) -> Verdict:
     """network-duplicate-inflight: the network sends copies with the request, released together, in bursts
     until one overlaps at the server (observed from the interposer's forward/answer times); the retrying
     client must end with success and state must show one execution (ctk.checks.bursts)."""
@@ -203,13 +207,13 @@ def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: Netw
     faults = HttpFaults(ip)
     armed: dict[str, Any] = {}
 
-    def hold(case: Any, key: str) -> None:
+    def hold(case: Case, key: str) -> None:
         if ctx.faults.supports("delay:server"):  # the owner is held at the server: the copies overlap for sure
             ctx.faults.delay(FaultMatch.for_case(case, key), opts.hold)
 
     link = LinkFaults(ctx.faults.link) if ctx.faults.supports("db_link") else None
 
-    def arm(case: Any, key: str, copies: int) -> Any:
+    def arm(case: Case, key: str, copies: int) -> Any:
         held = None
         if link is not None:   # the database is held: the original is still in flight when the copies arrive
             held = link.db_hold(ctx.faults.hold_ms)
@@ -218,10 +222,10 @@ def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: Netw
 
     def remove(rule: Any) -> None:
         faults.remove(rule[0])
-        if rule[1] is not None:
+        if rule[1] is not None and link is not None:
             link.remove(rule[1])
 
-    def send(case: Any, key: str) -> tuple[Any, list, bool]:
+    def send(case: Case, key: str) -> tuple[Exchange | None, list[Exchange], bool, Any]:
         history = History()
         histories.append(history)
         after: dict[str, Any] = {"retries": 0, "settled": 0, "seen": None}
@@ -256,7 +260,7 @@ def _inflight_bursts(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, opts: Netw
     return verdict
 
 
-def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, opts: NetworkOptions) -> Verdict:
+def _duplicate(run: Run, ctx: CheckContext, endpoint: Endpoint, ip: Interposer, parallel: bool, opts: NetworkOptions) -> Verdict:
     from ctk.checks.bursts import copy_exchanges, timings
 
     if parallel:
@@ -379,7 +383,7 @@ def _duplicate(run: Run, ctx: Any, endpoint: Endpoint, ip: Any, parallel: bool, 
              ("REPLAY-04", Behaviour.LOST_TIMEOUT),
              ("REPLAY-04", Behaviour.SLOW_LINK), ("HIST-02", Behaviour.NETWORK_DUPLICATE),
              ("INFLIGHT-01", Behaviour.NETWORK_DUPLICATE_INFLIGHT)))
-def check_network_scenario(ctx: Any, endpoint: Endpoint | str, interposer: Any, scenario: str,
+def check_network_scenario(ctx: CheckContext, endpoint: Endpoint | str, interposer: Interposer, scenario: str,
                            options: NetworkOptions | None = None) -> list[Verdict]:
     """One scenario (see the module docstring) for one endpoint; always a list of one verdict."""
     if scenario not in SCENARIOS:
@@ -388,7 +392,7 @@ def check_network_scenario(ctx: Any, endpoint: Endpoint | str, interposer: Any, 
     opts = options or NetworkOptions()
 
     @guarded(REQUIREMENT[scenario], Behaviour(scenario))
-    def check(run: Run, ctx: Any, endpoint: Endpoint) -> Verdict:
+    def check(run: Run, ctx: CheckContext, endpoint: Endpoint) -> Verdict:
         if interposer is None:
             return run.unsupported("network scenarios need the interposer between the kit and the target")
         if scenario in LOST:
@@ -398,7 +402,7 @@ def check_network_scenario(ctx: Any, endpoint: Endpoint | str, interposer: Any, 
     return check(ctx, ep)
 
 
-def run_network_scenarios(ctx: Any, interposer: Any, endpoints: list[str] | None = None,
+def run_network_scenarios(ctx: CheckContext, interposer: Interposer, endpoints: list[str] | None = None,
                           scenarios: list[str] | None = None, options: NetworkOptions | None = None) -> list[Verdict]:
     """Every scenario for every endpoint (operationIds; default: the whole endpoint catalog)."""
     out: list[Verdict] = []
@@ -416,7 +420,7 @@ SEED_SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
     {"id": 2, "name": "v", "required": False, "type": "string"}]}
 
 
-def _seed_table(ctx: Any) -> tuple[tuple[str, ...], str]:
+def _seed_table(ctx: CheckContext) -> tuple[tuple[str, ...], str]:
     from ctk.client.transport import ns_path
 
     ns, name = tuple(ctx.namespace), ctx.unique("seed")
@@ -427,7 +431,7 @@ def _seed_table(ctx: Any) -> tuple[tuple[str, ...], str]:
     return ns, name
 
 
-def _seed_run(ctx: Any, interposer: Any, use_keys: bool, opts: NetworkOptions) -> dict[str, Any]:
+def _seed_run(ctx: CheckContext, interposer: Interposer, use_keys: bool, opts: NetworkOptions) -> dict[str, Any]:
     from ctk.history.checkers import check_table
     from ctk.history.integrity import check_integrity
     from ctk.history.state import read_table_state
@@ -460,7 +464,7 @@ def _seed_run(ctx: Any, interposer: Any, use_keys: bool, opts: NetworkOptions) -
 
 @check(requirement="INTEG-01", behaviour=Behaviour.SEED_1A,
        also=(("INTEG-01", Behaviour.SEED_1B), ("REPLAY-04", Behaviour.SEED_1B)))
-def run_seed_example(ctx: Any, interposer: Any, variants: tuple[str, ...] = ("1a", "1b"),
+def run_seed_example(ctx: CheckContext, interposer: Interposer, variants: tuple[str, ...] = ("1a", "1b"),
                      options: NetworkOptions | None = None) -> list[Verdict]:
     """Seed example 1a (blind retry; the CONTROL, expected to fail INTEG-01) and 1b (keys) via the interposer."""
     opts = options or NetworkOptions()

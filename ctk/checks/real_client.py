@@ -28,9 +28,11 @@ from ctk.checks.common import guarded
 from ctk.core.behaviours import Behaviour, check
 from ctk.core.verdicts import Verdict
 from ctk.client.transport import table_path
-from ctk.catalog import Catalog, PrerequisiteError
+from ctk.catalog import Catalog, Endpoint, PrerequisiteError
 from ctk.client.storage import StorageGuardError, StorageSettings
 from ctk.client.config import is_loopback_host
+from ctk.checks.context import CheckContext
+from ctk.checks.common import Run
 
 REQ = "CLIENT-01"
 ROWS = ([1, 2, 3], [4, 5, 6])
@@ -129,7 +131,7 @@ def _with_kit_io(table: Any, client: Any, ns: tuple[str, ...], name: str) -> tup
 
 
 @guarded(REQ, Behaviour.PYICEBERG, needs_support=False, needs_endpoint=False)
-def _pyiceberg(run: Any, ctx: Any, endpoint: Any, budget_s: float) -> Verdict:
+def _pyiceberg(run: Run, ctx: CheckContext, endpoint: Endpoint, budget_s: float) -> Verdict:
     try:
         import pyarrow as pa
         from pyiceberg.catalog.rest import RestCatalog
@@ -232,7 +234,7 @@ def _is_http_4xx(exc: BaseException) -> bool:
 
 
 @check(requirement=REQ, behaviour=Behaviour.PYICEBERG)
-def check_pyiceberg(ctx: Any) -> list[Verdict]:
+def check_pyiceberg(ctx: CheckContext) -> list[Verdict]:
     """CLIENT-01 with pyiceberg; a refused kit create-table (no place for tables) is inconclusive."""
     budget = max(60.0, float(getattr(ctx.client.target, "timeout", 10.0)) * 6)
     try:

@@ -26,7 +26,8 @@ class Behaviour(StrEnum):
     display: str
     area: str
 
-    def __new__(cls, value: str, display: str, area: str) -> "Behaviour":
+    def __new__(cls, value: str, display: str = "", area: str = "") -> "Behaviour":
+        # (display and area have defaults only for the type checker: `Behaviour("name")` looks a member up)
         obj = str.__new__(cls, value)
         obj._value_ = value
         obj.display = display

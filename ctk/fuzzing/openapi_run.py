@@ -39,6 +39,7 @@ from ctk.catalog import (ENDPOINTS, Catalog, Plans, PrerequisiteError, append_fi
 from ctk.catalog.state import current
 from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
+from ctk.checks.context import CheckContext
 
 SHARED_UPSTREAM = Path("/work/shared/reference/iceberg-rest-catalog-open-api.yaml")
 MUTATING = ("POST", "PUT", "DELETE", "PATCH")
@@ -326,7 +327,7 @@ STEERED = ("createNamespace", "dropNamespace", "updateProperties", "createTable"
 # Arena setup, observation, cleanup
 # --------------------------------------------------------------------------------------------------------
 
-def make_arena(ctx: Any, stem: str, planning: bool = False) -> Arena:
+def make_arena(ctx: CheckContext, stem: str, planning: bool = False) -> Arena:
     """The arena; with `planning`, also table ``tp`` (partitioned by identity(id), rows 1 and 2 in two data
     files) when the kit can write data files to the target's storage."""
     placement = getattr(ctx.client, "placement", None)
@@ -451,7 +452,7 @@ def _describe(ex: Exchange) -> str:
     return f"no answer ({ex.error})" if ex.status is None else f"{ex.status}"
 
 
-def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str, opts: GenOptions,
+def _run_operation(ctx: CheckContext, schema: Any, op_id: str, method: str, template: str, opts: GenOptions,
                    deadline: float, counters: bool, shared: dict | None = None, spec: Any = None) -> _OpResult:
     """Generate, send and replay `op_id`. `shared`: arenas kept across operations (the planning arena: the
     planning mutations change plans, never the arena's tables); the caller drops them."""
@@ -562,7 +563,7 @@ def _run_operation(ctx: Any, schema: Any, op_id: str, method: str, template: str
 
 @check(requirement="GEN-01", behaviour=Behaviour.GENERATED_REPLAY,
        also=(("SCHEMA-01", Behaviour.GENERATED_SCHEMA),))
-def run_openapi_checks(ctx: Any, spec_path: str | Path | None = None, examples: int = 10, seed: int | None = None,
+def run_openapi_checks(ctx: CheckContext, spec_path: str | Path | None = None, examples: int = 10, seed: int | None = None,
                        backstop_s: float = 600.0, operations: tuple[str, ...] | list[str] | None = None,
                        options: GenOptions | None = None) -> list[Verdict]:
     """GEN-01 (one verdict per operation) and SCHEMA-01 (one per operation) from schemathesis-generated cases.
@@ -616,7 +617,7 @@ def _backstop_needs(opts: GenOptions) -> str:
     return f"--ctk-gen-budget above {opts.backstop_s:g} s (the generated checks' hang backstop)"
 
 
-def _run_all(ctx: Any, schema: Any, ops: list, opts: GenOptions, path: Path, counters: bool, end: float,
+def _run_all(ctx: CheckContext, schema: Any, ops: list, opts: GenOptions, path: Path, counters: bool, end: float,
              shared: dict) -> list[Verdict]:
     try:
         from ctk.openapi import load_spec

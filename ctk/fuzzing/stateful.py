@@ -49,6 +49,7 @@ from ctk.catalog import (Catalog, PrerequisiteError, create_table_body, create_v
 from ctk.catalog.state import current
 from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
+from ctk.checks.context import CheckContext
 
 NSS = ("a", "b")
 TABLES = ("t1", "t2")
@@ -185,7 +186,7 @@ class _Failure:
 
 @dataclass
 class _Shared:
-    ctx: Any
+    ctx: CheckContext
     opts: StatefulOptions
     backstop: float               # monotonic time of the hang backstop
     lifetime: float | None
@@ -738,7 +739,7 @@ def _st(ex: Exchange) -> str:
 
 @check(requirement="GEN-02", behaviour=Behaviour.MODEL_BASED,
        also=(("SEM-01", Behaviour.MODEL_BASED), ("SEM-02", Behaviour.MODEL_BASED)))
-def run_stateful_check(ctx: Any, examples: int = 10, steps: int = 12, seed: int | None = None,
+def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, seed: int | None = None,
                        backstop_s: float = 600.0, report_dir: str | Path | None = None,
                        options: StatefulOptions | None = None) -> list[Verdict]:
     """GEN-02, SEM-01 and SEM-02: one verdict each. ``examples`` sequences of up to ``steps`` rules (counts);

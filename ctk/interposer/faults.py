@@ -39,7 +39,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ctk.interposer.client import ProxyLink
 from ctk.interposer.http_toxics import HttpMatch
+from ctk.interposer.runtime import Interposer
+
+#: what a database link's faults are driven through: an in-process interposer, or a Toxiproxy-compatible one
+#: (``--ctk-db-link``)
+DbLink = Interposer | ProxyLink
 
 LOSE_MODES = ("503", "500", "reset", "drop")
 DB_FAILURES = ("reset_peer", "down", "fail_write")
@@ -51,7 +57,7 @@ DB_WRITE_PATTERN = r"INSERT INTO|UPDATE \S+ SET|DELETE FROM"
 class HttpFaults:
     """Intention-named faults through an HTTP-mode interposer (see the module docstring)."""
 
-    def __init__(self, interposer: Any):
+    def __init__(self, interposer: Interposer):
         self.interposer = interposer
         self._seq = 0
 
@@ -188,7 +194,7 @@ class HttpFaults:
 class LinkFaults:
     """Intention-named faults on the link between a catalog and its database (see the module docstring)."""
 
-    def __init__(self, link: Any):
+    def __init__(self, link: DbLink):
         self.link = link
         self._seq = 0
         self._held: set[str] = set()   # fail_write_hold rules: restoring them enables the link again

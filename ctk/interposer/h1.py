@@ -119,7 +119,7 @@ class Parser:
         self.pos = 0
 
     def events(self, method: str | None = None) -> list[Event]:
-        out = []
+        out: list[Event] = []
         while True:
             kind = self.next(method)
             if kind == NEED_DATA:

@@ -156,7 +156,7 @@ class TemporaryPostgres:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
-                with socket.create_connection((self.host, self.port), timeout=1):  # type: ignore[arg-type]
+                with socket.create_connection((self.host, self.port), timeout=1):
                     return
             except OSError:
                 time.sleep(0.1)

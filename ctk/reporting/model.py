@@ -539,7 +539,7 @@ class RunReport:
         writers contended (commit state unknown to a client: not a conflict, not a success), counted over the
         run with the requirements whose checks saw them."""
         notes: list[dict[str, Any]] = []
-        total, reqs = 0, {}
+        total, reqs = 0, dict[str, int]()
         for r in self.results:
             n = _unknown_commits(r)
             if n:
