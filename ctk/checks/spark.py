@@ -11,8 +11,10 @@ catalog under test, each workload followed by an integrity check of the table (c
   successful INSERT present once, a failed one all or nothing (the honest observation: Iceberg 1.10 sends no
   Idempotency-Key and does not retry, so the statement fails although the commit landed).
 
-`spark` is a SparkSession made by `ctk.spark.session.spark_session`, or a catalog base URL / TargetConfig
-(then a session is made here). Missing Java, pyspark or jars give `unsupported` with the reason.
+`spark` is a SparkSession made by `ctk.spark.session.spark_session`, a catalog base URL / TargetConfig, or a
+`SparkTarget` (a TargetConfig plus the Spark master, settings and storage properties; then a session is made
+here). `SparkTarget.scale(check)` gives the workload sizes asked for (writers, statements, rows) as the check's
+keyword arguments. Missing Java, pyspark or jars give `unsupported` with the reason.
 Which statements conflict is Iceberg's business and is recorded in the verdict's classification and details,
 not asserted; the verdicts assert the invariants.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ctk.core.behaviours import Behaviour, check
@@ -30,12 +33,38 @@ COMBOS = (("serializable", "copy-on-write"), ("serializable", "merge-on-read"),
           ("snapshot", "copy-on-write"), ("snapshot", "merge-on-read"))
 
 
+@dataclass(frozen=True)
+class SparkTarget:
+    """The catalog (a TargetConfig or URL) and how the kit's Spark reaches it: `master` (local[N] or
+    spark://HOST:PORT), `conf` (Spark settings), `properties` (storage properties, given to the Spark catalog
+    as they are: executors read and write the table files with them); `writers`, `statements`, `rows`: the
+    workload sizes (None: each check's own)."""
+    target: Any
+    master: str | None = None
+    conf: dict = field(default_factory=dict)
+    properties: dict = field(default_factory=dict)
+    writers: int | None = None
+    statements: int | None = None
+    rows: int | None = None
+
+    def scale(self, check: str) -> dict[str, int]:
+        """Keyword arguments of `check` (a function name of this module) for the sizes given."""
+        names = {"check_appends": ("writers", "inserts", "rows_each"), "check_row_level": ("writers", None, None),
+                 "check_compaction": (None, "appends", None), "check_lost_answers": ("writers", None, "rows_each")}
+        return {k: v for k, v in zip(names.get(check, (None, None, None)), (self.writers, self.statements, self.rows))
+                if k and v is not None}
+
+
 def _session(spark: Any) -> Any:
     """A ctk SparkSession for `spark` (raises SparkUnavailable)."""
     if hasattr(spark, "sql"):
         return spark
     from ctk.spark.session import spark_session
 
+    if isinstance(spark, SparkTarget):
+        props = {f"spark.sql.catalog.ctkcheck.{k}": v for k, v in spark.properties.items()}
+        return spark_session(spark.target, name="ctkcheck", master=spark.master, spark_conf=spark.conf,
+                             extra_conf=props)
     return spark_session(spark, name="ctkcheck")
 
 
@@ -113,7 +142,7 @@ def check_appends(spark: Any, namespace: str | None = None, *, writers: int = 3,
        also=(("SPARK-02", Behaviour.SERIALIZABLE_MERGE_ON_READ), ("SPARK-02", Behaviour.SNAPSHOT_COPY_ON_WRITE),
              ("SPARK-02", Behaviour.SNAPSHOT_MERGE_ON_READ)))
 def check_row_level(spark: Any, namespace: str | None = None, *, combos: tuple = COMBOS,
-                    hold_ms: int = 1500) -> list[Verdict]:
+                    hold_ms: int = 1500, writers: int = 2) -> list[Verdict]:
     """SPARK-02: one verdict per (isolation, mode); cases UPDATE/DELETE/MERGE x overlapping/disjoint."""
     out: list[Verdict] = []
     ns = _namespace(namespace)
@@ -124,7 +153,8 @@ def check_row_level(spark: Any, namespace: str | None = None, *, combos: tuple =
             from ctk.spark.workloads import row_level_conflicts
 
             table = f"{ns}.rl_{isolation[:4]}_{'cow' if mode == 'copy-on-write' else 'mor'}"
-            res = row_level_conflicts(s, table, isolation=isolation, mode=mode, hold_ms=hold_ms)
+            res = row_level_conflicts(s, table, isolation=isolation, mode=mode, hold_ms=hold_ms,
+                                      writers=writers)
             cases = {c.case: c.summary for c in res.cases}
             failures = Counter(o.error_class for c in res.cases for o in c.outcomes if not o.ok)
             details = {"cases": cases, "commit_stats": res.commit_stats, "integrity": res.integrity.to_dict(),
@@ -154,13 +184,15 @@ def check_row_level(spark: Any, namespace: str | None = None, *, combos: tuple =
 # ---------------------------------------------------------------------------------------------- SPARK-03
 
 @check(requirement="SPARK-03", behaviour=Behaviour.COMPACTION_RACES)
-def check_compaction(spark: Any, namespace: str | None = None, *, hold_ms: int = 1500) -> list[Verdict]:
+def check_compaction(spark: Any, namespace: str | None = None, *, hold_ms: int = 1500,
+                     appends: int = 2) -> list[Verdict]:
     """SPARK-03: rewrite_data_files racing with INSERTs, a copy-on-write UPDATE and a merge-on-read DELETE."""
 
     def run(s: Any) -> list[Verdict]:
         from ctk.spark.workloads import compaction_races
 
-        res = compaction_races(s, f"{_namespace(namespace)}.spark_compaction", hold_ms=hold_ms)
+        res = compaction_races(s, f"{_namespace(namespace)}.spark_compaction", hold_ms=hold_ms,
+                               appends=appends)
         cls = "; ".join(f"{p['name']}: {p['summary']}" for p in res.phases)
         details = {"phases": {p["name"]: {"summary": p["summary"], "commit_stats": p["commit_stats"],
                                           "problems": p["problems"],
@@ -183,13 +215,15 @@ def check_compaction(spark: Any, namespace: str | None = None, *, hold_ms: int =
 # ---------------------------------------------------------------------------------------------- SPARK-04
 
 @check(requirement="SPARK-04", behaviour=Behaviour.LOST_ANSWERS)
-def check_lost_answers(spark: Any, namespace: str | None = None, *, writers: int = 2) -> list[Verdict]:
+def check_lost_answers(spark: Any, namespace: str | None = None, *, writers: int = 2,
+                       rows_each: int = 5) -> list[Verdict]:
     """SPARK-04: concurrent INSERTs with one commit answer lost (503 after commit; dropped connection)."""
 
     def run(s: Any) -> list[Verdict]:
         from ctk.spark.workloads import lost_answer_appends
 
-        res = lost_answer_appends(s, f"{_namespace(namespace)}.spark_lost", writers=writers)
+        res = lost_answer_appends(s, f"{_namespace(namespace)}.spark_lost", writers=writers,
+                                  rows_each=rows_each)
         keyed = res.extra.get("keyed_commits", 0)
         cls = "; ".join(f"{p['name']}: {p['summary']}" for p in res.phases) + (
             f"; client sent Idempotency-Key on {keyed} commit(s)" if keyed else "; client sent no Idempotency-Key")

@@ -1,10 +1,15 @@
 """A SparkSession wired to a REST catalog under test, plus a record of what the Iceberg client sent.
 
-`spark_session(catalog_url, ...)` returns a SparkSession (local[2], 1g driver, UI off, everything bound to
-127.0.0.1) with the Iceberg SQL extensions and a catalog of type `rest` named `name` (also the default
+`spark_session(catalog_url, ...)` returns a SparkSession (`master`, default local[2]; 1g driver, UI off, the
+driver bound to 127.0.0.1) with the Iceberg SQL extensions and a catalog of type `rest` named `name` (also the default
 catalog), configured with the kit's URL, prefix, warehouse and auth. The jars come from `ctk spark-jars`
 (`ctk.spark.jars.classpath`); when they are missing the error says so. With Maven access instead, set
 CTK_SPARK_PACKAGES=org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:<version> (spark.jars.packages).
+
+`master` may be a Spark standalone cluster, ``spark://HOST:PORT`` (`check_master` says which URLs are taken):
+the driver stays here, bound to 127.0.0.1; executors get the Iceberg jars through `spark.jars` (the driver
+serves them) and 512m each unless `extra_conf` says otherwise; the table files must be where the executors can
+reach them (docs/spark.md).
 
 One JVM serves a Python process: the first call starts it; later calls get a `newSession()` on the same
 SparkContext (own SQL conf, own catalog instances), so several targets or catalog names can coexist. Use
@@ -46,6 +51,32 @@ _lock = threading.Lock()
 
 class SparkUnavailable(RuntimeError):
     """Java, pyspark or the assembled jars are missing; the message says what to do."""
+
+
+DEFAULT_MASTER = "local[2]"
+_LOCAL = re.compile(r"^local(\[(\d+|\*)(,\d+)?\])?$")
+_STANDALONE = re.compile(r"^spark://([^/:]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$")
+
+
+def check_master(master: str, *, allow_remote: bool = False) -> str:
+    """`master` as given when it is local, local[N], local[*], local[N,F] or spark://HOST:PORT (a standalone
+    cluster; HOST a loopback address unless `allow_remote`); ValueError saying what is taken otherwise."""
+    master = (master or "").strip()
+    if _LOCAL.match(master):
+        return master
+    m = _STANDALONE.match(master)
+    if not m:
+        raise ValueError(f"{master!r} is not a Spark master URL the kit takes: local[N] or spark://HOST:PORT "
+                         "(a standalone cluster)")
+    host = m.group(1).strip("[]")
+    if not 0 < int(m.group(2)) < 65536:
+        raise ValueError(f"{master!r}: the port must be 1..65535")
+    from ctk.client.config import is_loopback_host
+
+    if not allow_remote and not is_loopback_host(host):
+        raise ValueError(f"{master!r} is not a loopback address; the kit contacts only 127.0.0.0/8 unless "
+                         "--ctk-allow-remote is given")
+    return master
 
 
 # ----------------------------------------------------------------------------------------------- recorder
@@ -232,11 +263,15 @@ def spark_session(
     through: Any = None,
     record: bool = True,
     extra_conf: dict[str, str] | None = None,
+    master: str | None = None,
+    spark_conf: dict[str, str] | None = None,
 ) -> Any:
     """A SparkSession with an Iceberg `rest` catalog called `name` (also the default catalog).
 
     `catalog_url` is a base URL without /v1 (or a `TargetConfig`, whose prefix/warehouse/auth/headers are used
     unless given here). Raises `SparkUnavailable` when Java, pyspark or the jars are missing.
+    `extra_conf`: more spark.sql.* settings of this session; `master` and `spark_conf` (any Spark setting, e.g.
+    spark.executor.memory, spark.driver.host) apply when this call starts the SparkContext of the process.
     """
     t0 = time.monotonic()
     scope = None
@@ -249,6 +284,7 @@ def spark_session(
         credential = credential if credential is not None else target.credential
         headers = {**(target.headers or {}), **(headers or {})}
         scope = getattr(target, "oauth_scope", None)
+    master = check_master(master or DEFAULT_MASTER, allow_remote=True)
     catalog_url = catalog_url.rstrip("/")
     if catalog_url.endswith("/v1"):
         catalog_url = catalog_url[: -len("/v1")]
@@ -284,7 +320,7 @@ def spark_session(
                 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
                 scratch = Path(tempfile.mkdtemp(prefix="ctk-spark-"))
                 builder = (
-                    SparkSession.builder.master("local[2]")
+                    SparkSession.builder.master(master)
                     .appName(f"ctk-{name}")
                     .config(*(("spark.jars.packages", packages) if packages
                               else ("spark.jars", ",".join(str(p) for p in classpath))))
@@ -300,11 +336,21 @@ def spark_session(
                     .config("spark.local.dir", str(scratch / "tmp"))
                     .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch}")
                 )
-                for k, v in conf.items():
+                if master.startswith("spark://"):   # executors of a standalone cluster: small, like its workers
+                    builder = builder.config("spark.executor.memory", "512m")
+                settings = {**conf, **(spark_conf or {})}
+                if packages is None and (spark_conf or {}).get("spark.jars"):   # the user's jars go with the kit's
+                    settings["spark.jars"] = ",".join([*(str(p) for p in classpath), spark_conf["spark.jars"]])
+                for k, v in settings.items():
                     builder = builder.config(k, v)
                 spark = builder.getOrCreate()
                 spark.sparkContext.setLogLevel("ERROR")
             else:
+                running = active.master
+                if master != DEFAULT_MASTER and running != master:
+                    raise SparkUnavailable(
+                        f"a SparkContext on {running} is already running in this process, not on {master}; "
+                        "stop it first (spark.stop())")
                 loaded = active.getConf().get("spark.jars", "") + active.getConf().get("spark.jars.packages", "")
                 if not ("iceberg-spark-runtime" in loaded and all(p.name in loaded for p in classpath)):
                     raise SparkUnavailable(
