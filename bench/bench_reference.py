@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx  # noqa: E402
 from sqlalchemy import create_engine, insert  # noqa: E402
 
+from ctk.client.keys import new_key  # noqa: E402
 from ctk.reference.idempotency import FINALIZED, RecordStore, records  # noqa: E402
 
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
@@ -53,7 +54,7 @@ def _interleaved(c: httpx.Client, pid: int, pairs: int, keyed: tuple[bool, bool]
     out = ([], []), ([], [])
     for i in range(pairs):
         for side in ((0, 1) if i % 2 == 0 else (1, 0)):
-            headers = {"Idempotency-Key": str(uuid.uuid4())} if keyed[side] else {}
+            headers = {"Idempotency-Key": new_key()} if keyed[side] else {}
             body = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"n": str(i)}}]}
             c0 = _proc_cpu_ns(pid)
             t0 = time.perf_counter()
