@@ -753,7 +753,11 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
     if not ctx.idempotency_supported:
         why = getattr(ctx.discovery, "lifetime_error", None) or "no discovery"
         reason = f"the target does not advertise Idempotency-Key support (idempotency-key-lifetime: {why})"
-        return [Verdict.unsupported(r, reason, **kw) for r in ("GEN-02", "SEM-01", "SEM-02")]
+        # SEM-01/02 apply to every catalog; only the kit's way of deciding them (this model) needs key support
+        sem = (f"not decided by the model-based run, which sends Idempotency-Keys and runs only on a target that "
+               f"advertises their support: {reason}")
+        return [Verdict.unsupported("GEN-02", reason, **kw),
+                *(Verdict.unsupported(r, sem, **kw) for r in ("SEM-01", "SEM-02"))]
     placement = getattr(ctx.client, "placement", None)
     if placement is not None and placement.nested is False:   # the model's namespaces are children of a root
         reason = ("the model-based run needs nested namespaces, which the target does not support "
