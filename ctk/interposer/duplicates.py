@@ -11,10 +11,9 @@ from typing import Any
 
 from ctk.interposer import h1
 from ctk.interposer import http_toxics as ht
-from ctk.interposer.fastpath import ReqMeta
 from ctk.interposer.h1_reader import MessageReader
 from ctk.interposer.link import Link
-from ctk.interposer.parts import ProxyView
+from ctk.interposer.parts import ProxyView, ReqMeta
 from ctk.interposer.toxics import Toxic
 
 CONNECT_TIMEOUT = 10.0
@@ -39,13 +38,14 @@ async def send_copies(proxy: ProxyView, t: Toxic, meta: ReqMeta, raw: bytes) -> 
     copies = []
     for _ in range(int(t.attributes.get("copies") or 1)):
         proxy.counters.injected["duplicate_request"] += 1
+        conn: tuple[asyncio.StreamReader, asyncio.StreamWriter, float] | BaseException
         try:
-            conn = await asyncio.wait_for(_open_copy(proxy), CONNECT_TIMEOUT)
+            opened = await asyncio.wait_for(_open_copy(proxy), CONNECT_TIMEOUT)
         except (OSError, asyncio.TimeoutError) as exc:
             conn = exc
         else:
-            conn[1].write(raw)
-            conn = (*conn, asyncio.get_running_loop().time())
+            opened[1].write(raw)
+            conn = (*opened, asyncio.get_running_loop().time())
         copies.append(await _copy_answer(proxy, t, meta, conn))
     await _burst_event(proxy, t, meta, copies)
 
@@ -61,7 +61,7 @@ async def burst_out(proxy: ProxyView, up: Link, t: Toxic, meta: ReqMeta, head: h
     loop = asyncio.get_running_loop()
     raw = head.raw + await msgs.whole_body()
     n = int(t.attributes.get("copies") or 1)
-    opened = await asyncio.gather(*(asyncio.wait_for(_open_copy(proxy), CONNECT_TIMEOUT) for _ in range(n)),
+    opened: list[tuple[asyncio.StreamReader, asyncio.StreamWriter] | BaseException] = await asyncio.gather(*(asyncio.wait_for(_open_copy(proxy), CONNECT_TIMEOUT) for _ in range(n)),
                                   return_exceptions=True)
     proxy.counters.injected["duplicate_request"] += n
     # all but the last byte first: the server reads the requests but can start none of them; then every
@@ -78,12 +78,12 @@ async def burst_out(proxy: ProxyView, up: Link, t: Toxic, meta: ReqMeta, head: h
     await up.send(rest)
     meta.sent_at = loop.time()
     conns: list[Any] = []
-    for c in opened:
-        if isinstance(c, BaseException):
-            conns.append(c)
+    for got in opened:
+        if isinstance(got, BaseException):
+            conns.append(got)
             continue
-        c[1].write(rest)
-        conns.append((*c, loop.time()))
+        got[1].write(rest)
+        conns.append((*got, loop.time()))
     task = asyncio.ensure_future(_burst_answers(proxy, t, meta, conns))
     proxy.side_tasks.add(task)
     task.add_done_callback(proxy.side_tasks.discard)

@@ -21,10 +21,14 @@ phase, bytes left); `connection.Connection` owns them, this mixin is the synchro
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Coroutine
 
+from ctk.interposer import h1
 from ctk.interposer import http_toxics as ht
+from ctk.interposer.link import Link
+from ctk.interposer.parts import ProxyView, ReqMeta
 from ctk.interposer.h1 import CLOSE, DONE, END_DUE, EV_END, EV_ERROR, EV_HEAD, EV_SKIP, HEAD, HOLD, IN_BODY, NEED_DATA, TUNNEL
 
 Head = ht.Head
@@ -32,27 +36,40 @@ HttpProtocolError = ht.HttpProtocolError
 NO_TOXICS: list[Any] = []
 
 
-class ReqMeta:
-    """A request on its way: what its answer needs (method for framing, toxics matched at its head)."""
-
-    __slots__ = ("method", "target", "toxics", "head", "body", "version", "primary_done", "sent_at", "answer_at",
-                 "answer_status", "began")
-
-    def __init__(self, method: str, target: str, version: str, toxics: list[Any]):
-        self.method = method
-        self.target = target
-        self.version = version
-        self.toxics = toxics
-        self.primary_done: asyncio.Event | None = None
-        self.sent_at = 0.0
-        self.answer_at: float | None = None      # set for duplicated requests only (the coroutine path)
-        self.answer_status: int | None = None
-        self.began = 0.0  # time.monotonic() at its head, when the proxy has taps
-
-
 class FastHttpMixin:
     """The fast path's driver of the parsers; mixed into `connection.Connection` (which defines the
     attributes used here)."""
+
+    # what the connection defines (connection.Connection.__init__), as the fast path uses it
+    proxy: ProxyView
+    dead: bool
+    peer: str
+    queue: collections.deque[ReqMeta]
+    q_parser: h1.Parser
+    q_eof: bool
+    q_hold_meta: ReqMeta | None
+    r_parser: h1.Parser
+    r_eof: bool
+    r_ctx: tuple[ht.Head, ReqMeta | None, str, int] | None
+    c_transport: asyncio.BaseTransport
+    u_transport: Any
+    up: Link | None
+    down: Link | None
+    req_fast: bool
+    resp_fast: bool
+    req_task: asyncio.Task | None
+    resp_task: asyncio.Task | None
+    c_rpaused: bool
+    u_rpaused: bool
+    tunnel_ended: set[str]
+
+    if TYPE_CHECKING:   # the connection's methods the fast path calls
+        def close(self, reason: str = "") -> None: ...
+        def abort(self) -> None: ...
+        def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task: ...
+        def _go_slow(self, stream: str) -> None: ...
+        def _passed_untouched(self, meta: ReqMeta, status: int) -> None: ...
+        async def _tunnel_pump(self, stream: str) -> None: ...
 
     # ------------------------------------------------------------------ requests (client -> upstream)
     def _fq_data(self, data: bytes) -> None:

@@ -92,6 +92,7 @@ class Link:
 
     def _cut(self, data: bytes) -> None:
         """cut_after: the server answered what the client sent after the pattern: drop it, reset both sides."""
+        assert self.conn.cut_armed is not None   # _cut is called only while a cut is armed
         t, sent = self.conn.cut_armed
         self.conn.cut_armed = None
         proxy = self.conn.proxy

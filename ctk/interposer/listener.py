@@ -7,17 +7,14 @@ import asyncio
 import collections
 import ipaddress
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ctk.interposer import http_toxics as ht
 from ctk.interposer.connection import Connection
 from ctk.interposer.link import Side
-from ctk.interposer.parts import Counters
+from ctk.interposer.parts import Counters, ReqMeta
 from ctk.interposer.toxic_errors import ERR_TOXIC_NOT_FOUND, ToxicError
 from ctk.interposer.toxics import TCP_TOXICS, Toxic, build_toxic, update_toxic
-
-if TYPE_CHECKING:
-    from ctk.interposer.fastpath import ReqMeta
 
 EVENTS_MAX = 10000
 

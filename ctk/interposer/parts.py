@@ -1,6 +1,6 @@
-"""What the parts of one proxy see of each other, so that their modules import one way: `listener.Proxy` makes
+"""What the parts of one proxy share and see of each other, so that their modules import one way: `listener.Proxy` makes
 `connection.Connection`s, a connection makes its `link.Link`s and sends `duplicates`' copies; none imports the
-one that made it. `Counters`: the proxy's counters; `ProxyView`: what a connection, its links and its copies use
+one that made it. `ReqMeta`: a request on its way; `Counters`: the proxy's counters; `ProxyView`: what a connection, its links and its copies use
 of their proxy; `ConnectionView`: what a link uses of its connection."""
 
 from __future__ import annotations
@@ -9,8 +9,25 @@ import asyncio
 import collections
 from typing import Any, Callable, Protocol
 
-from ctk.interposer.fastpath import ReqMeta
 from ctk.interposer.toxics import Toxic
+
+
+class ReqMeta:
+    """A request on its way: what its answer needs (method for framing, toxics matched at its head)."""
+
+    __slots__ = ("method", "target", "toxics", "head", "body", "version", "primary_done", "sent_at", "answer_at",
+                 "answer_status", "began")
+
+    def __init__(self, method: str, target: str, version: str, toxics: list[Any]):
+        self.method = method
+        self.target = target
+        self.version = version
+        self.toxics = toxics
+        self.primary_done: asyncio.Event | None = None
+        self.sent_at = 0.0
+        self.answer_at: float | None = None      # set for duplicated requests only (the coroutine path)
+        self.answer_status: int | None = None
+        self.began = 0.0  # time.monotonic() at its head, when the proxy has taps
 
 
 class Counters:
