@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ctk.interposer.faults import LOSE_MODES, HttpFaults, LinkFaults
+from ctk.interposer.faults import LOSE_MODES, DbLink, HttpFaults, LinkFaults
 from ctk.catalog import Case
 from ctk.interposer.runtime import Interposer
 
@@ -323,7 +323,7 @@ class DbLinkFaults(FaultInjector):
     answer to the commit is cut (``cut_commit``: the catalog cannot know the outcome). Everything else goes to
     the inner injector."""
 
-    def __init__(self, inner: FaultInjector, link: Any, hold_ms: int = 150):
+    def __init__(self, inner: FaultInjector, link: DbLink, hold_ms: int = 150):
         self.inner = inner
         self.link = link
         self.db = LinkFaults(link)

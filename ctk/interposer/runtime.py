@@ -156,6 +156,10 @@ class Interposer:
         host, port = self.address
         return f"http://{host}:{port}"
 
+    def describe(self) -> str:
+        """Where it listens (as `client.ProxyLink.describe` says it for a proxy driven through its API)."""
+        return self.url
+
     @property
     def api_url(self) -> str | None:
         return self._api.url if self._api is not None else None
