@@ -89,7 +89,8 @@ def test_registry_names_known_requirements_and_is_in_column_order():
         "finalized-duplicate", "terminal-4xx-replayed", "5xx-not-stored", "lost-answer", "in-flight-duplicate",
         "payload-mismatch", "key-scope", "lifetime", "replay-failed", "crash-reconciled"]
     assert [b for b, _ in GLOBAL_CHECKS] == ["discovery", "lifetime-placement", "java-parseable",
-                                           "key-ignored-when-unsupported", "malformed-key", "repeated-header"]
+                                           "key-ignored-when-unsupported", "nested-namespace", "malformed-key",
+                                           "repeated-header"]
     # the matrix leads with the Idempotency-Key behaviours every mutation endpoint is checked for
     first = [b.area for b in Behaviour][:len([b for b in Behaviour if b.area == "idempotency"])]
     assert set(first) == {"idempotency"} and list(Behaviour)[0] is Behaviour.FINALIZED_DUPLICATE
