@@ -85,11 +85,14 @@ def check_key_ignored_when_unsupported(run: Run, ctx: CheckContext, endpoint: En
     after = case.observe()
     n = case.executions(before, after)
     details = {"status": ex.status, "executions": n}
-    if ex.status in endpoint.success and n == 1:
+    made = _appeared(before, after) if ex.status in endpoint.success and n <= 1 else []
+    dropped = _without_sent_properties(case, after, made)
+    if ex.status in endpoint.success and n == 1 and not dropped:
         return run.ok(f"processed normally ({describe(ex)}); executed once", "ignored", details)
-    if ex.status in endpoint.success and n == 0 and (made := _appeared(before, after)):
-        # the resource exists, only what the kit marks it with is not there (e.g. a catalog that does not store
-        # namespace properties): decided from existence; what was dropped is a finding of its own
+    if made and (n == 0 or dropped):
+        # the resource exists, only the properties it was created with are not there (a catalog that does not
+        # store namespace properties; the case then counts by existence): decided from existence; what was
+        # dropped is a finding of its own
         details["exists"] = made
         v = run.ok(f"processed normally ({describe(ex)}); {case.resource} exists (its properties were not stored: "
                    "see SEM-02)", "ignored", details)
@@ -119,6 +122,16 @@ def _appeared(before: dict, after: dict) -> list[str]:
     if not isinstance(before, dict) or not isinstance(after, dict):
         return []
     return [k for k, v in after.items() if v is not None and before.get(k) is None]
+
+
+def _without_sent_properties(case, after: dict, made: list[str]) -> list[str]:
+    """Of the resources that appeared, those that lack a property the request created them with."""
+    body = case.request.json if isinstance(case.request.json, dict) else {}
+    sent = body.get("properties") or {}
+    if not sent or not isinstance(after, dict):
+        return []
+    return [k for k in made if any(((after.get(k) or {}).get("properties") or {}).get(p) != v
+                                   for p, v in sent.items())]
 
 
 def _properties_not_stored(ctx: CheckContext, endpoint: Endpoint, case, ex, after: dict, made: list[str], mark: int):
