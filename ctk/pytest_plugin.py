@@ -20,7 +20,7 @@ from ctk.plugin.collection import ScenarioFile, default_args, is_scenario_path, 
 from ctk.plugin.fixtures import (  # noqa: F401 - fixtures registered by import
     ctk_client, ctk_context, ctk_discovery, ctk_namespace, ctk_openapi, ctk_session, ctk_target, lifetime_batch,
 )
-from ctk.plugin.options import CtkOptions, add_options
+from ctk.plugin.options import CtkOptions, add_options, apply_workers
 from ctk.plugin.reports import FinalSummary, VerdictCollector
 from ctk.plugin.session import CtkSession, worker_identity
 from ctk.plugin.state import COLLECTOR_KEY, OPTIONS_KEY, SESSION_KEY, get_options, get_session
@@ -33,6 +33,12 @@ FINAL_SUMMARY_PLUGIN = "ctk-final-summary"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)   # with --ctk-fail-on, which ctk.plugin.exits reads
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object]:
+    apply_workers(config)     # --workers N is -n N: set before pytest-xdist reads it
+    return (yield)
 
 
 @pytest.hookimpl(tryfirst=True)

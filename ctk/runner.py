@@ -27,25 +27,31 @@ import sys
 import time
 
 from ctk.plugin import lifeline
-from ctk.plugin.options import OPTIONS, Option
+from ctk.plugin.options import OPTIONS, Option, grouped
 
 CHILD_GRACE_S = 60.0
 
-# The plugin's options `ctk run` takes and passes on to pytest as they are (ctk.plugin.options, the one table).
-FORWARDED: list[Option] = [o for o in OPTIONS if o.run]
+# The plugin's options `ctk run` takes (ctk.plugin.options, the one table), under the same names and in the same
+# groups; FORWARDED go on to pytest as they are, --workers becomes -n N.
+TAKEN: list[Option] = [o for o in OPTIONS if o.run]
+FORWARDED: list[Option] = [o for o in TAKEN if o.forward]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    for o in FORWARDED:
-        if o.kind == "bool":
-            parser.add_argument(o.flag, action="store_true", help=o.help)
-        elif o.kind == "list":
-            parser.add_argument(o.flag, action="append", metavar="K=V", help=o.help)
-        else:
-            parser.add_argument(o.flag, metavar=o.metavar, help=o.help)
-    parser.add_argument("--workers", type=int, default=3,
-                        help="pytest-xdist workers, each with its own run namespace (and embedded catalog); "
-                             "0 runs in one process (default 3: the checks mostly wait, so 3 beat 2 on 2 cores)")
+    parser.usage = "ctk run [OPTIONS] [-- PYTEST_ARGS]"
+    for title, options in grouped():
+        group = parser.add_argument_group(title)
+        for o in options:
+            if not o.run:
+                continue
+            if o.kind == "bool":
+                group.add_argument(o.flag, action="store_true", help=o.help)
+            elif o.kind == "list":
+                group.add_argument(o.flag, action="append", metavar="K=V", help=o.help)
+            elif o.kind == "int":
+                group.add_argument(o.flag, type=int, metavar=o.metavar, default=o.run_default, help=o.help)
+            else:
+                group.add_argument(o.flag, metavar=o.metavar, help=o.help)
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER,
                         help="further pytest arguments (put them after --, e.g. -- -k keys -n 2)")
 
@@ -75,7 +81,7 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
                 argv += [o.flag, v]
         elif value is not None:
             argv += [o.flag, str(value)]
-    if not getattr(args, "catalog_url", None):
+    if not getattr(args, "catalog_url", None) and not getattr(args, "catalog_image", None):
         argv.append("--ctk")
     extra = list(getattr(args, "pytest_args", None) or [])
     if extra and extra[0] == "--":
@@ -115,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
     except RunnerError as exc:
         print(f"ctk run: {exc}", file=sys.stderr)
         return 4
-    target = args.catalog_url or "the embedded reference catalog"
+    target = args.catalog_url or (getattr(args, "catalog_image", None) and f"the catalog image {args.catalog_image}") \
+        or "the embedded reference catalog"
     print(f"ctk run: conformance kit against {target}; pytest {' '.join(_shown(argv))}", file=sys.stderr)
     # Its own process group, so that a terminal's Ctrl-C reaches the child only through us (once), and we can
     # pass SIGINT/SIGTERM on to the child and its xdist workers together. The parent-death signal: when we are

@@ -46,21 +46,28 @@ def test_user_choices_win():
     assert argv.count("-n") == 1 and not any(a.startswith("cache_dir=") for a in argv)
 
 
-def test_run_takes_every_plugin_option_but_its_own_choices():
+def test_run_takes_every_plugin_option_and_passes_them_on():
     """`ctk run` derives its options from the plugin's one table: whatever the plugin registers with pytest,
-    ctk run takes and passes on (but --ctk, which it adds itself, and --catalog-image)."""
+    ctk run takes under the same name (but --ctk, which it adds itself) and passes on; --workers becomes -n."""
     from _pytest.config.argparsing import Parser
 
     from ctk import pytest_plugin
 
     parser = Parser()
     pytest_plugin.pytest_addoption(parser)
-    plugin = {name for opt in parser.getgroup("ctk").options for name in opt.names()}
+    plugin = {name for group in parser._groups for opt in group.options for name in opt.names()}
     run = argparse.ArgumentParser()
     runner.add_arguments(run)
     taken = {o for a in run._actions for o in a.option_strings}
-    assert plugin - taken == {"--ctk", "--catalog-image"}
+    assert plugin - taken == {"--ctk"}
     argv = runner.pytest_argv(_args("--catalog-url", "http://127.0.0.1:9", "--catalog-property", "a=1",
-                                    "--ctk-spark", "--ctk-fail-on", "unsupported"))
+                                    "--ctk-spark", "--ctk-fail-on", "unsupported", "--workers", "2"))
     assert argv[argv.index("--catalog-property"):][:2] == ["--catalog-property", "a=1"]
     assert "--ctk-spark" in argv and argv[argv.index("--ctk-fail-on") + 1] == "unsupported"
+    assert argv[argv.index("-n"):][:2] == ["-n", "2"] and "--workers" not in argv
+
+
+def test_catalog_image_is_passed_on_without_the_embedded_catalog():
+    argv = runner.pytest_argv(_args("--catalog-image", "example/catalog:1"))
+    assert argv[argv.index("--catalog-image"):][:2] == ["--catalog-image", "example/catalog:1"]
+    assert "--ctk" not in argv

@@ -44,7 +44,21 @@ def create(client: Any, name: str | tuple[str, ...] | list[str], run_id: str) ->
         return
     detail = ex.error or f"HTTP {ex.status}: {(ex.response_body or '')[:300]}"
     where = f" inside {'.'.join(parts[:-1])!r}" if len(parts) > 1 else ""
-    raise NamespaceError(f"could not create the run namespace {parts[-1]!r}{where} at {ex.url}: {detail}")
+    raise NamespaceError(f"could not create the run namespace {parts[-1]!r}{where} at {ex.url}: {detail}"
+                         f"{_create_hint(ex.status)}")
+
+
+def _create_hint(status: int | None) -> str:
+    """What to change when the run namespace cannot be created, by the answer's status."""
+    if status == 404:
+        return ("; a 404 here: the catalog prefix is wrong (give --catalog-prefix, or check what /v1/config "
+                "advertises) or the parent does not exist (--ctk-parent-namespace)")
+    if status in (401, 403):
+        return ("; credentials that may create namespaces (--catalog-token / --catalog-credential), or an existing "
+                "namespace where tables are allowed (--ctk-parent-namespace NS)")
+    if status is not None and 400 <= status < 500:
+        return "; a catalog that allows tables only in fixed namespaces: --ctk-parent-namespace NS"
+    return ""
 
 
 def check_parent(client: Any, parent: tuple[str, ...]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -15,99 +16,162 @@ from ctk.plugin.exits import FAIL_ON_CHOICES
 GROUP = "ctk"
 
 
+# The groups of `ctk run --help` and of the kit's part of `pytest --help`, in this order: by purpose.
+GROUPS: dict[str, str] = {
+    "target": "target and auth",
+    "storage": "storage",
+    "placement": "placement",
+    "faults": "faults and links",
+    "judging": "judging",
+    "run": "run and reports",
+}
+
+
 @dataclass(frozen=True)
 class Option:
     """One option of the kit: a pytest command-line option (and ini key) of the plugin, which `ctk run`
-    (ctk.runner) takes too and passes on to pytest unless ``run`` is False."""
+    (ctk.runner) takes under the same name and passes on to pytest as it is (``forward``) or turns into what
+    pytest needs itself (``--workers``: -n N). ``run`` False: pytest only (``--ctk``, which `ctk run` implies)."""
     flag: str
     dest: str
     ini: str | None            # the ini key; None: command line only
     help: str
-    kind: str                  # str | float | bool | list (repeatable K=V)
+    kind: str                  # str | float | int | bool | list (repeatable K=V)
     default: object = None
     metavar: str | None = None
     run: bool = True
+    group: str = "run"         # a key of GROUPS
+    forward: bool = True
+    run_default: object = None   # `ctk run`'s default where it differs from pytest's
 
 
 # The kit's options, the one table: the plugin registers them, `ctk run` forwards them.
 OPTIONS: list[Option] = [
     Option("--catalog-url", "ctk_catalog_url", "ctk_catalog_url",
-           "base URL of the Iceberg REST catalog under test (without /v1); activates the kit", "str"),
+           "base URL of the Iceberg REST catalog under test (without /v1); activates the kit", "str", metavar="URL", group="target"),
+    Option("--catalog-image", "ctk_catalog_image", "ctk_catalog_image",
+           "start this catalog image with testcontainers (port 8181) and test it (needs a Docker engine; skipped with "
+           "the reason where there is none)", "str", metavar="IMAGE", group="target"),
     Option("--catalog-prefix", "ctk_catalog_prefix", "ctk_catalog_prefix",
-           "catalog prefix (path segment after /v1/); default: the one /v1/config advertises", "str"),
-    Option("--warehouse", "ctk_warehouse", "ctk_warehouse", "warehouse to ask /v1/config for", "str"),
-    Option("--catalog-token", "ctk_catalog_token", "ctk_catalog_token", "bearer token for the catalog", "str"),
+           "catalog prefix (path segment after /v1/); default: the one /v1/config advertises", "str", metavar="PREFIX", group="target"),
+    Option("--warehouse", "ctk_warehouse", "ctk_warehouse", "warehouse to ask /v1/config for", "str", metavar="NAME", group="target"),
+    Option("--catalog-token", "ctk_catalog_token", "ctk_catalog_token", "bearer token for the catalog", "str", metavar="TOKEN", group="target"),
     Option("--catalog-credential", "ctk_catalog_credential", "ctk_catalog_credential",
-           "OAuth2 client credential CLIENT_ID:SECRET (token fetched from the catalog's token endpoint)", "str"),
+           "OAuth2 client credential CLIENT_ID:SECRET (token fetched from the catalog's token endpoint)", "str", metavar="ID:SECRET", group="target"),
     Option("--catalog-header", "ctk_catalog_header", "ctk_catalog_headers",
-           "extra request header K=V (repeatable)", "list"),
+           "extra request header K=V (repeatable)", "list", group="target"),
     Option("--openapi-spec", "ctk_openapi_spec", "ctk_openapi_spec",
-           "OpenAPI document to validate responses against (default: the kit's open-api/ctk-openapi.yaml)", "str"),
+           "OpenAPI document to validate responses against (default: the kit's open-api/ctk-openapi.yaml)", "str", metavar="PATH", group="judging"),
     Option("--ctk-scenarios", "ctk_scenarios", "ctk_scenarios",
-           "directory of scenario files (*.yaml) to run (default: the kit's scenarios/)", "str"),
+           "directory of scenario files (*.yaml) to run (default: the kit's scenarios/)", "str", metavar="DIR", group="run"),
     Option("--ctk-namespace-prefix", "ctk_namespace_prefix", "ctk_namespace_prefix",
-           "prefix of the run namespace the kit creates and removes (default: ctk)", "str", "ctk"),
+           "prefix of the run namespace the kit creates and removes (default: ctk)", "str", "ctk", metavar="PREFIX", group="placement"),
     Option("--ctk-parent-namespace", "ctk_parent_namespace", "ctk_parent_namespace",
            "existing namespace (levels joined by '.', e.g. bronze or a.b) to create the run namespace in, for "
-           "catalogs that allow tables only in fixed namespaces; the kit never creates or drops it", "str"),
+           "catalogs that allow tables only in fixed namespaces; the kit never creates or drops it", "str", metavar="NS", group="placement"),
     Option("--catalog-property", "ctk_catalog_property", "ctk_catalog_properties",
            "storage property K=V for the kit's own reads and writes of table files, in pyiceberg's names (repeatable; "
            "e.g. s3.endpoint=http://127.0.0.1:9000, s3.access-key-id=..., s3.secret-access-key=..., s3.region=...); "
-           "wins over what the catalog vends with a table", "list"),
+           "wins over what the catalog vends with a table", "list", group="storage"),
     Option("--ctk-timeout", "ctk_timeout", "ctk_timeout", "timeout of each HTTP request in seconds (default 10)",
-           "float", 10.0),
+           "float", 10.0, metavar="SECONDS", group="target"),
     Option("--ctk-max-wait", "ctk_max_wait", "ctk_max_wait",
-           "longest a check may wait in seconds, e.g. for a key lifetime to pass (default 30)", "float", 30.0),
-    Option("--ctk-strict", "ctk_strict", "ctk_strict", "a deviation (SHOULD/MAY broken) fails the test", "bool", False),
+           "longest a check may wait in seconds, e.g. for a key lifetime to pass (default 30)", "float", 30.0, metavar="SECONDS", group="faults"),
+    Option("--ctk-strict", "ctk_strict", "ctk_strict", "a deviation (SHOULD/MAY broken) fails the test", "bool", False, group="judging"),
     Option("--ctk", "ctk_force", "ctk_autorun",
            "run the kit's suites even without --catalog-url (against the embedded reference catalog)", "bool", False,
-           run=False),   # `ctk run` adds it itself when no --catalog-url is given
+           run=False, group="run"),   # `ctk run` adds it itself when no --catalog-url is given
     Option("--ctk-reports", "ctk_reports", "ctk_reports", "directory for the reports (default: reports/)", "str",
-           "reports"),
+           "reports", metavar="DIR", group="run"),
     Option("--ctk-allow-remote", "ctk_allow_remote", "ctk_allow_remote",
            "allow a --catalog-url that is not a loopback address, and reads and writes of table files on storage "
-           "whose endpoint is not loopback (by default the kit refuses them)", "bool", False),
+           "whose endpoint is not loopback (by default the kit refuses them)", "bool", False, group="target"),
     Option("--ctk-examples", "ctk_examples", "ctk_examples",
            "generated checks: examples per operation (schemathesis) and sequences (stateful model), default 5",
-           "float", 5.0),
-    Option("--ctk-steps", "ctk_steps", "ctk_steps", "stateful model: steps per sequence (default 10)", "float", 10.0),
+           "float", 5.0, metavar="N", group="run"),
+    Option("--ctk-steps", "ctk_steps", "ctk_steps", "stateful model: steps per sequence (default 10)", "float", 10.0, metavar="N", group="run"),
     Option("--ctk-seed", "ctk_seed", "ctk_seed", "seed of the generated checks (default: derandomized, same cases "
-           "every run)", "float"),
+           "every run)", "float", metavar="SEED", group="run"),
     Option("--ctk-gen-budget", "ctk_gen_budget", "ctk_gen_budget",
            "hang backstop of each generated check in seconds (default 600); how many cases run is set by "
            "--ctk-examples and --ctk-steps, never by time, so only a hang reaches it (what it cuts is inconclusive)",
-           "float", 600.0),
-    Option("--catalog-image", "ctk_catalog_image", "ctk_catalog_image",
-           "start this catalog image with testcontainers (port 8181) and test it (needs a Docker engine; skipped with "
-           "the reason where there is none)", "str", run=False),
+           "float", 600.0, metavar="SECONDS", group="run"),
     Option("--ctk-profile", "ctk_profile", "ctk_profile",
            "judge by the levels of 'spec' (the merged OpenAPI spec; default) or 'design' (the design document)",
-           "str", "spec"),
+           "str", "spec", metavar="spec|design", group="judging"),
     Option("--ctk-spark", "ctk_spark", "ctk_spark",
-           "also run the Spark pipeline checks (needs pyspark, Java and `ctk spark-jars`)", "bool", False),
+           "also run the Spark pipeline checks (needs pyspark, Java and `ctk spark-jars`)", "bool", False, group="run"),
+    Option("--ctk-spark-master", "ctk_spark_master", "ctk_spark_master",
+           "Spark master of the pipeline checks: local[N] (default local[2], inside the kit's process) or "
+           "spark://HOST:PORT, a standalone cluster (the driver stays here on 127.0.0.1; the table files must be "
+           "where the executors reach them: docs/spark.md)", "str", "local[2]", metavar="URL", group="run"),
+    Option("--ctk-spark-conf", "ctk_spark_conf", "ctk_spark_confs",
+           "Spark setting K=V for the pipeline checks (repeatable; e.g. spark.executor.memory=2g, "
+           "spark.driver.host=ADDRESS for a remote cluster; spark.jars given here are added to the kit's)",
+           "list", group="run"),
+    Option("--ctk-spark-writers", "ctk_spark_writers", "ctk_spark_writers",
+           "concurrent writers of the Spark workloads SPARK-01, -02 and -04 (default: 3, 2 and 2)", "int",
+           metavar="N", group="run"),
+    Option("--ctk-spark-statements", "ctk_spark_statements", "ctk_spark_statements",
+           "statements per writer: INSERTs per writer of SPARK-01, appends racing compaction in SPARK-03 "
+           "(default: 2 and 2)", "int", metavar="N", group="run"),
+    Option("--ctk-spark-rows", "ctk_spark_rows", "ctk_spark_rows",
+           "rows per INSERT of SPARK-01 and SPARK-04 (default 5)", "int", metavar="N", group="run"),
     Option("--ctk-db-link", "ctk_db_link", "ctk_db_link",
            "control API of the `ctk interposer` proxy in front of the catalog's database, "
            "http://HOST:PORT/proxies/NAME (loopback): the kit fails, holds and cuts the database link (REPLAY-03, "
-           "INFLIGHT-01/02, REPLAY-04 at the database) on any catalog", "str"),
+           "INFLIGHT-01/02, REPLAY-04 at the database) on any catalog", "str", metavar="URL", group="faults"),
     Option("--ctk-fail-on", "ctk_fail_on", None,
            "also exit 1 when a result has one of these statuses (comma-separated: "
            f"{', '.join(FAIL_ON_CHOICES)}); tests keep their outcome, only the exit code changes", "str",
-           metavar="STATUS[,STATUS]"),   # read by ctk.plugin.exits.fail_on
+           metavar="STATUS[,STATUS]", group="judging"),   # read by ctk.plugin.exits.fail_on
+    Option("--workers", "ctk_workers", None,
+           "pytest-xdist workers, each with its own run namespace (and embedded catalog); 0: one process. ctk run: "
+           "default 3 (the checks mostly wait, so 3 beat 2 on 2 cores); pytest: default one process (as -n N)",
+           "int", metavar="N", group="run", forward=False, run_default=3),
 ]
 
 
+def grouped() -> list[tuple[str, list[Option]]]:
+    """(title, options) per group of GROUPS, in its order."""
+    return [(title, [o for o in OPTIONS if o.group == key]) for key, title in GROUPS.items()]
+
+
 def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup(GROUP, "Iceberg REST catalog compatibility test kit")
-    for o in OPTIONS:
-        if o.kind == "bool":
-            group.addoption(o.flag, dest=o.dest, action="store_true", default=None, help=o.help)
-        elif o.kind == "list":
-            group.addoption(o.flag, dest=o.dest, action="append", default=None, metavar="K=V", help=o.help)
-        else:
-            group.addoption(o.flag, dest=o.dest, default=None, metavar=o.metavar, help=o.help)
-        if o.ini is not None:
-            parser.addini(o.ini, help=o.help, type={"bool": "bool", "list": "linelist"}.get(o.kind, "string"),
-                          default=None)
+    for title, options in grouped():
+        group = parser.getgroup(f"{GROUP}-{title.replace(' ', '-')}", f"ctk: {title}")
+        for o in options:
+            _add(parser, group, o)
+
+
+def _add(parser: pytest.Parser, group: Any, o: Option) -> None:
+    if o.kind == "bool":
+        group.addoption(o.flag, dest=o.dest, action="store_true", default=None, help=o.help)
+    elif o.kind == "list":
+        group.addoption(o.flag, dest=o.dest, action="append", default=None, metavar="K=V", help=o.help)
+    else:
+        group.addoption(o.flag, dest=o.dest, default=None, metavar=o.metavar, help=o.help)
+    if o.ini is not None:
+        parser.addini(o.ini, help=o.help, type={"bool": "bool", "list": "linelist"}.get(o.kind, "string"),
+                      default=None)
+
+
+def apply_workers(config: pytest.Config) -> None:
+    """``--workers N`` given to pytest: the same as ``-n N`` (pytest-xdist), before xdist reads it; a usage error
+    naming the option when xdist is missing or -n is given too."""
+    raw = config.getoption("ctk_workers", default=None)
+    if raw is None or hasattr(config, "workerinput"):    # an xdist worker gets the controller's arguments
+        return
+    n = _value(config, next(o for o in OPTIONS if o.dest == "ctk_workers"))
+    if not config.pluginmanager.hasplugin("xdist"):
+        if n:
+            raise OptionError(f"ctk: --workers {n} needs pytest-xdist, which is not installed; install it "
+                              "(pip install pytest-xdist) or pass --workers 0 for one process")
+        return
+    given = getattr(config.option, "numprocesses", None)
+    if given not in (None, n):
+        raise OptionError(f"ctk: give either --workers {n} or -n {given}, not both")
+    config.option.numprocesses = n
 
 
 class OptionError(pytest.UsageError):
@@ -133,6 +197,14 @@ def _value(config: pytest.Config, o: Option) -> object:
             raise OptionError(f"ctk: {o.flag} must be a number, not {raw!r}") from None
         if value <= 0:
             raise OptionError(f"ctk: {o.flag} must be positive, not {raw!r}")
+    if o.kind == "int":
+        raw = value
+        try:
+            value = int(value)
+        except (TypeError, ValueError):
+            raise OptionError(f"ctk: {o.flag} must be a whole number, not {raw!r}") from None
+        if value < 0:
+            raise OptionError(f"ctk: {o.flag} must be 0 or more, not {raw!r}")
     if o.kind == "bool" and isinstance(value, str):
         value = value.strip().lower() in ("1", "true", "yes", "on")
     return value
@@ -163,8 +235,14 @@ class CtkOptions:
     seed: int | None = None
     gen_budget: float = 600.0
     spark: bool = False
+    spark_master: str = "local[2]"
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    spark_writers: int | None = None
+    spark_statements: int | None = None
+    spark_rows: int | None = None
     catalog_image: str | None = None
     db_link: str | None = None
+    workers: int | None = None
 
     @property
     def active(self) -> bool:
@@ -203,8 +281,14 @@ class CtkOptions:
             seed=None if values["ctk_seed"] is None else int(values["ctk_seed"]),
             gen_budget=float(values["ctk_gen_budget"]),
             spark=bool(values["ctk_spark"]),
+            spark_master=str(values["ctk_spark_master"]),
+            spark_conf=parse_spark_conf(values["ctk_spark_conf"] or []),
+            spark_writers=values["ctk_spark_writers"],
+            spark_statements=values["ctk_spark_statements"],
+            spark_rows=values["ctk_spark_rows"],
             catalog_image=values["ctk_catalog_image"],
             db_link=values["ctk_db_link"],
+            workers=values["ctk_workers"],
         )
         opts.validate()
         try:   # the level every verdict is judged by (ctk.core.requirements)
@@ -232,6 +316,16 @@ class CtkOptions:
                 ProxyLink(self.db_link).close()
             except ValueError as exc:
                 raise OptionError(f"ctk: --ctk-db-link: {exc}") from None
+        from ctk.spark.session import check_master
+
+        try:
+            self.spark_master = check_master(self.spark_master, allow_remote=self.allow_remote)
+        except ValueError as exc:
+            raise OptionError(f"ctk: --ctk-spark-master: {exc}") from None
+        for flag, n in (("--ctk-spark-writers", self.spark_writers), ("--ctk-spark-statements", self.spark_statements),
+                        ("--ctk-spark-rows", self.spark_rows)):
+            if n is not None and n < 1:
+                raise OptionError(f"ctk: {flag} must be 1 or more, not {n}")
         if self.catalog_credential and ":" not in self.catalog_credential:
             raise OptionError("ctk: --catalog-credential must be CLIENT_ID:SECRET")
         if self.catalog_token and self.catalog_credential:
@@ -263,6 +357,18 @@ def parse_headers(items: list[str]) -> dict[str, str]:
             raise OptionError(f"ctk: --catalog-header expects K=V, not {item!r}")
         headers[name.strip()] = value.strip()
     return headers
+
+
+def parse_spark_conf(items: list[str]) -> dict[str, str]:
+    """--ctk-spark-conf K=V items as a dict; K a Spark setting (spark.*)."""
+    conf: dict[str, str] = {}
+    for item in items:
+        name, sep, value = str(item).partition("=")
+        if not sep or not name.strip().startswith("spark."):
+            raise OptionError(f"ctk: --ctk-spark-conf expects K=V with a Spark setting K (e.g. "
+                              f"spark.executor.memory=2g), not {item!r}")
+        conf[name.strip()] = value.strip()
+    return conf
 
 
 def parse_parent_namespace(text: object) -> tuple[str, ...]:

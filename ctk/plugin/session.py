@@ -62,26 +62,38 @@ def probe(url: str, timeout: float, headers: dict[str, str] | None = None, crede
             r = c.get(f"{url}/v1/config", headers=hdrs, params={"warehouse": warehouse} if warehouse else None)
     except httpx.TimeoutException as exc:
         return (f"catalog at {url} did not answer GET /v1/config within the {timeout:g} s timeout "
-                f"({type(exc).__name__}); is it hanging?")
+                f"({type(exc).__name__}); is it hanging? If it is only slow, raise --ctk-timeout")
     except httpx.ConnectError as exc:
-        return f"catalog at {url} is unreachable: connection refused, nothing listening? ({_snippet(str(exc))})"
+        return (f"catalog at {url} is unreachable: connection refused, nothing listening? ({_snippet(str(exc))}); "
+                "is the catalog started, and is --catalog-url its address and port?")
     except (httpx.RemoteProtocolError, httpx.LocalProtocolError, httpx.DecodingError) as exc:
         return (f"catalog at {url} does not speak HTTP: GET /v1/config failed: {type(exc).__name__}: "
-                f"{_snippet(str(exc))}")
+                f"{_snippet(str(exc))}; is --catalog-url the port of its REST API, with http:// or https:// as it "
+                "serves?")
     except httpx.HTTPError as exc:
-        return f"catalog at {url} is unreachable: GET /v1/config failed: {type(exc).__name__}: {_snippet(str(exc))}"
+        return (f"catalog at {url} is unreachable: GET /v1/config failed: {type(exc).__name__}: {_snippet(str(exc))}"
+                "; check --catalog-url")
     if not strict:
         return None
     if r.status_code in (401, 403):
         how = "rejected the credentials" if hdrs.get("Authorization") else "requires credentials"
         return (f"catalog at {url} {how}: GET /v1/config answered HTTP {r.status_code} {_snippet(r.text)} "
                 "(give --catalog-token or --catalog-credential ID:SECRET)")
+    if r.status_code == 404:
+        return (f"catalog at {url} answered HTTP 404 to GET /v1/config: {_snippet(r.text)}; check --catalog-url: "
+                "the base URL before /v1, with any path the catalog is served under (e.g. "
+                "http://127.0.0.1:8181/api/catalog), and --warehouse when the catalog wants one (the path after "
+                "/v1/, e.g. /v1/PREFIX/namespaces, is --catalog-prefix or what /v1/config advertises)")
+    if 400 <= r.status_code < 500:
+        return (f"catalog at {url} answered HTTP {r.status_code} to GET /v1/config: {_snippet(r.text)}; check "
+                "--catalog-url and --warehouse")
     if r.status_code != 200:
-        return f"catalog at {url} answered HTTP {r.status_code} to GET /v1/config: {_snippet(r.text)}"
+        return (f"catalog at {url} answered HTTP {r.status_code} to GET /v1/config: {_snippet(r.text)} (the "
+                "catalog's own error: its log says why)")
     if _json_object(r) is None:
         kind = r.headers.get("content-type", "no content type")
         return (f"catalog at {url} answered GET /v1/config with something that is not a JSON object ({kind}): "
-                f"{_snippet(r.text)}")
+                f"{_snippet(r.text)}; is --catalog-url the catalog's REST base URL (before /v1), not a web page?")
     return None
 
 
