@@ -36,3 +36,24 @@ def test_a_case_sends_through_a_catalog_client_and_is_built_from_a_case_context(
 def test_the_session_holds_typed_parts():
     source = typing.get_type_hints(CtkSession._make_context)
     assert source["return"] is CheckContext
+
+
+def test_the_central_objects_are_never_any_where_they_are_passed():
+    """A check context, a case, a check run, an endpoint, an interposer or a database link is passed with its
+    type (CheckContext, Case, Run, Endpoint, Interposer, DbLink), so an editor follows it; `Any` stays for
+    arbitrary JSON and for third-party objects (a schemathesis case in ctk/fuzzing/openapi_run.py)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "ctk"
+    central = {"ctx", "case", "run", "endpoint", "ip", "interposer", "db_interposer", "db_link", "link", "history"}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                for arg in a.posonlyargs + a.args + a.kwonlyargs:
+                    if arg.arg in central and arg.annotation is not None and ast.unparse(arg.annotation) == "Any":
+                        found.append(f"{path.relative_to(root.parent)}:{node.lineno} {node.name}({arg.arg}: Any)")
+    schemathesis_cases = [f for f in found if f.startswith("ctk/fuzzing/openapi_run.py") and "(case: Any)" in f]
+    assert sorted(set(found) - set(schemathesis_cases)) == []
