@@ -607,38 +607,38 @@ async def drop_table(ctx: Context, request: Request, ns: list[str], name: str, b
     return response
 
 
-def delete_table_metadata(metadata_location: str, records) -> None:
-    """Delete the metadata files (the current one and its log) of a table dropped without purge, as catalogs that
-    clean up on drop do; data files stay. Stored answers that refer to them are copied into their records first
-    (nothing is deleted when that fails)."""
+def _releasable_metadata(metadata_location: str, records, kept: str):
+    """The table metadata at ``metadata_location`` and its metadata files (the current one and its log), once
+    stored answers that refer to them are copied into their records; None when it is gone or the copy failed
+    (then nothing may be deleted: ``kept`` says what was kept in the log line)."""
     try:
         metadata = store.read_table_metadata(metadata_location)
     except Exception:  # noqa: BLE001 - already gone
-        return
+        return None
     metadata_files = {e.metadata_file for e in metadata.metadata_log} | {metadata_location}
     try:
         records.materialize(metadata_files, metadata_json)
     except Exception:  # noqa: BLE001 - keep every file rather than break a replay
         logging.getLogger("ctk.reference.catalog").exception(
-            "metadata of %s kept: stored answers referring to it could not be copied", metadata_location)
-        return
-    delete_files(store.file_io(metadata_location), metadata_files, "metadata")
+            "%s %s kept: stored answers referring to its metadata could not be copied", kept, metadata_location)
+        return None
+    return metadata, metadata_files
+
+
+def delete_table_metadata(metadata_location: str, records) -> None:
+    """Delete the metadata files (the current one and its log) of a table dropped without purge, as catalogs that
+    clean up on drop do; data files stay. Stored answers that refer to them are copied into their records first
+    (nothing is deleted when that fails)."""
+    if (found := _releasable_metadata(metadata_location, records, "metadata of")) is not None:
+        delete_files(store.file_io(metadata_location), found[1], "metadata")
 
 
 def purge_table(metadata_location: str, records) -> None:
     """Delete the data, manifest, manifest-list and metadata files of a dropped table (best effort). Stored
     answers that refer to the metadata files are copied into their records (a RecordStore) first."""
-    try:
-        metadata = store.read_table_metadata(metadata_location)
-    except Exception:  # noqa: BLE001 - already gone
+    if (found := _releasable_metadata(metadata_location, records, "every file of")) is None:
         return
-    metadata_files = {e.metadata_file for e in metadata.metadata_log} | {metadata_location}
-    try:
-        records.materialize(metadata_files, metadata_json)
-    except Exception:  # noqa: BLE001 - keep every file rather than break a replay
-        logging.getLogger("ctk.reference.catalog").exception(
-            "purge of %s skipped: stored answers referring to its metadata could not be copied", metadata_location)
-        return
+    metadata, metadata_files = found
     io = store.file_io(metadata_location)
     manifest_lists, manifests = set(), {}
     for snapshot in metadata.snapshots:
