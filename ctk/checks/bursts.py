@@ -43,9 +43,8 @@ REJECTED = ("409 request_in_progress", "plain 409")
 class BurstOptions:
     size: int = 3            # requests per burst: the original and size-1 copies (2..4)
     rounds: int = 4          # at most this many bursts per check (twice as many, of 2, where a second
-                             # execution would leave no trace: only an all-409 burst decides there)
-    budget: float = 20.0     # unused: how many bursts run is `rounds` (a count), never a time, so that a busy
-                             # machine decides what a quiet one does; each burst is bounded by `wait`
+                             # execution would leave no trace: only an all-409 burst decides there); a count,
+                             # never a time, so that a busy machine decides what a quiet one does
     wait: float = 15.0       # longest wait for a burst's event (the copies' answers)
 
     def copies(self) -> int:

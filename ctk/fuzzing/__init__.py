@@ -2,11 +2,12 @@
 state machine (hypothesis, GEN-02).
 
     from ctk.fuzzing import run_openapi_checks, run_stateful_check
-    verdicts = run_openapi_checks(ctx, spec_path=None, examples=10, seed=None, time_budget=60.0)
-    verdicts = run_stateful_check(ctx, examples=10, steps=15, seed=None, time_budget=60.0, report_dir=None)
+    verdicts = run_openapi_checks(ctx, spec_path=None, examples=10, seed=None, backstop_s=600.0)
+    verdicts = run_stateful_check(ctx, examples=10, steps=15, seed=None, backstop_s=600.0, report_dir=None)
 
-Both take a `ctk.checks.context.CheckContext`, touch only names under its run namespace, are bounded by
-examples and by a wall-clock budget, and are deterministic for a given seed (``seed=None``: derandomized).
+Both take a `ctk.checks.context.CheckContext`, touch only names under its run namespace, are bounded by counts
+(examples, steps; ``backstop_s`` is only a hang backstop, --ctk-gen-budget), and are deterministic for a given
+seed (``seed=None``: derandomized).
 """
 
 from __future__ import annotations
