@@ -77,9 +77,15 @@ def load(path: Path, known: Iterable[str]) -> dict[str, Expectation]:
     return parse(text, known, source=str(path))
 
 
-def expected_exit(expectations: dict[str, Expectation]) -> int:
-    """The exit status a run should have: 1 when some requirement is expected to fail or error, else 0."""
-    return 1 if any(e.verdict in ("fail", "error") for e in expectations.values()) else 0
+def expected_exit(expectations: dict[str, Expectation], musts: Iterable[str] = ()) -> int:
+    """The exit status a run should have (ctk/plugin/exits.py): 1 when some requirement is expected to fail or
+    error; else 7 when a MUST (one of ``musts``) is expected inconclusive (a setup that failed, a storage setting
+    missing: undecided, not a green build); else 0. An inconclusive MUST that names what would decide it
+    ("needs ...") does not make 7; no expectation file here has one."""
+    if any(e.verdict in ("fail", "error") for e in expectations.values()):
+        return 1
+    musts = set(musts)
+    return 7 if any(e.verdict == "inconclusive" and e.requirement in musts for e in expectations.values()) else 0
 
 
 @dataclass(frozen=True)

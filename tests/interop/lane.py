@@ -230,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
         result["error"] = f"{type(exc).__name__}: {exc}"
     finally:
         result["catalog_alive_at_end"] = any(p.alive() for p in catalog.processes)
+        if result["catalog_alive_at_end"] and result["runs"] and not args.serve:
+            try:    # what the kit's runs left in the catalog, listed by the lane itself (not the kit's word)
+                result["leftovers"] = catalog.leftovers()
+            except Exception as exc:  # noqa: BLE001 - reported, judged by the test
+                result["leftovers"] = [f"(listing failed: {type(exc).__name__}: {exc})"]
         result["catalog_log"] = catalog.logs()
         catalog.stop()
         result["catalog_stopped"] = not any(p.alive() for p in catalog.processes)

@@ -92,6 +92,15 @@ def test_expected_exit_follows_the_expected_failures():
     assert expectations.expected_exit(expectations.parse(GOOD.replace("OCC-01    pass", "OCC-01 fail"), KNOWN)) == 1
 
 
+def test_expected_exit_is_7_for_an_inconclusive_must_and_1_still_wins():
+    undecided = expectations.parse(GOOD.replace("OCC-01    pass", "OCC-01 inconclusive"), KNOWN)
+    assert expectations.expected_exit(undecided, musts=["OCC-01"]) == 7
+    assert expectations.expected_exit(undecided, musts=[]) == 0          # a SHOULD left undecided: exit 0
+    both = expectations.parse(GOOD.replace("OCC-01    pass", "OCC-01 inconclusive").replace(
+        "OCC-04    unsupported", "OCC-04 fail"), KNOWN)
+    assert expectations.expected_exit(both, musts=["OCC-01"]) == 1
+
+
 @pytest.mark.parametrize("name", ["lakana", "seaweedfs"])
 def test_committed_expectation_files_cover_every_requirement_with_a_reason(name):
     parsed = expectations.load(Path(__file__).parent / "expectations" / f"{name}.txt", REQUIREMENTS)
@@ -131,3 +140,55 @@ def test_split_options_hands_flags_ctk_run_does_not_forward_to_pytest():
 def test_no_strace_means_an_untraced_run_not_a_broken_one(monkeypatch, tmp_path):
     monkeypatch.setattr(lane.shutil, "which", lambda name: None)
     assert lane.strace_argv(tmp_path / "t") == []
+
+
+def test_leftovers_lists_kit_namespaces_however_the_catalog_joins_levels():
+    """The lane's own listing of what the kit left: nested below a parent (lakana: bronze.ctk_...), and joined
+    with '.' into one level (a catalog that does not nest), found by listing from the top; other namespaces
+    are not leftovers."""
+    import json as _json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import parse_qs, urlparse
+
+    from interop.catalogs import Catalog
+
+    tree = {"": [["bronze"], ["silver"], ["ctk_ab12cd34_main.ctk_nesting_probe"]],
+            "bronze": [["bronze", "x"], ["bronze", "ctk_ab12cd34_gw0"]],
+            "bronze\x1fx": [], "silver": [["silver"]]}   # silver: a catalog that ignores ?parent=
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):   # noqa: N802
+            parent = parse_qs(urlparse(self.path).query).get("parent", [""])[0]
+            body = _json.dumps({"namespaces": tree.get(parent, [])}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    class Stub(Catalog):
+        def rest(self):
+            return f"http://127.0.0.1:{server.server_address[1]}/v1/p", None
+
+    try:
+        found = Stub(Path("."), Path(".")).leftovers()
+    finally:
+        server.shutdown()
+    assert sorted(found) == ["bronze.ctk_ab12cd34_gw0", "ctk_ab12cd34_main.ctk_nesting_probe"]
+    # lakana and SeaweedFS list every level at once without ?parent=: each leftover once, what is below it its own
+    tree.clear()
+    tree[""] = [["bronze"], ["bronze", "ctk_ab12cd34_main"], ["bronze", "ctk_ab12cd34_main", "ctk_nesting_probe"],
+                ["bronze", "keep"], ["gold"]]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        assert Stub(Path("."), Path(".")).leftovers() == ["bronze.ctk_ab12cd34_main"]
+    finally:
+        server.shutdown()
