@@ -32,15 +32,47 @@ def test_deviation_profile_count():
 
 
 def test_listed_options_exist():
-    import argparse
+    """Every option the README names is in the one table (ctk run and pytest take it), and the README's Options
+    section names every option of the table, in the group `--help` shows it in."""
+    from ctk.plugin.options import GROUPS, OPTIONS
 
-    from ctk import runner
+    named = set(re.findall(r"`(--(?:ctk|catalog|openapi|warehouse|workers)[a-z-]*)", README))
+    flags = {o.flag for o in OPTIONS}
+    assert named and named <= flags, sorted(named - flags)
+    section = README[README.index("\n## Options\n"):README.index("\n### Fixtures for your own checks")]
+    for o in OPTIONS:
+        title = GROUPS[o.group]
+        line = re.search(rf"^- \*\*{re.escape(title)}\*\*:(.*?)(?=^- |^\S)", section, re.M | re.S)
+        assert line and f"`{o.flag}" in line.group(1), (o.flag, title)
 
-    options = set(re.findall(r"`(--(?:ctk|catalog|openapi|warehouse)[a-z-]*)", README))
-    parser = argparse.ArgumentParser()
-    runner.add_arguments(parser)
-    known = {o for a in parser._actions for o in a.option_strings}
-    assert options and options <= known, sorted(options - known)   # every option the README names, ctk run takes
+
+def _commands(block: str) -> list[list[str]]:
+    """The `ctk ...` commands of a shell block: continuation lines joined, redirections and `&` dropped."""
+    import shlex
+
+    out = []
+    for line in block.replace("\\\n", " ").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("ctk "):
+            words = shlex.split(line)
+            cut = next((i for i, w in enumerate(words) if w in (">", "2>&1", "&", "&&", "|")), len(words))
+            out.append(words[1:cut])
+    return out
+
+
+def test_db_link_recipe_parses():
+    """The recommended CI setup's commands (ctk interposer in front of the database, the catalog, ctk run with
+    --ctk-db-link) use real options: each parses with ctk's own parser, and the run's --ctk-db-link names the
+    interposer's proxy and control API."""
+    from ctk.cli import build_parser
+
+    commands = _commands(_block("<!-- ci-recipe:db-link -->"))
+    assert [c[0] for c in commands] == ["interposer", "serve", "run"]
+    parsed = {c[0]: build_parser(only=c[0]).parse_args(c) for c in commands}
+    proxy = parsed["interposer"]
+    assert parsed["run"].ctk_db_link == f"http://{proxy.api}/proxies/{proxy.name}"
+    assert proxy.listen.rsplit(":", 1)[1] in parsed["serve"].database_url
+    assert parsed["run"].ctk_fail_on == "ci"
 
 
 def test_exit_code_table():
@@ -52,6 +84,18 @@ def test_exit_code_table():
     assert rows[str(exits.EXIT_INTERRUPTED)].startswith("interrupted")
     assert rows[str(exits.EXIT_USAGE)].startswith("usage error")
     assert rows[str(exits.EXIT_UNUSABLE_TARGET)].startswith("the target is unusable")
+    assert rows[str(exits.EXIT_MUST_UNDECIDED)].startswith("no MUST broken, but a MUST left undecided")
+    assert "docs/verdicts.md" in README
+
+
+def test_fresh_machine_commands_first():
+    """The two fresh-machine commands open the README, each saying what it is; .ci/run runs the test one."""
+    first = re.search(r"```sh\n(.*?)```", README, re.S).group(1)
+    assert README.index(first) < README.index("\n## ")                    # before any section
+    lines = [ln for ln in first.splitlines() if ln.startswith("pip install nox")]
+    assert [ln.split("#")[0].split() [-1] for ln in lines] == ["kit", "tests"]
+    assert "THE KIT:" in lines[0] and "THE KIT'S OWN TESTS:" in lines[1]
+    assert "nox -s tests" in (REPO / ".ci" / "run").read_text()
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the recipe waits with curl, which is not installed here")
