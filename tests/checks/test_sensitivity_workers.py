@@ -113,9 +113,13 @@ def test_allowed_variant_gets_the_reference_verdicts(tmp_path, reference_run, va
     assert run.results, f"{variant}: the run recorded no verdicts:\n{run.log}"
     bad = [r for r in run.results if r.get("status") in ("fail", "deviation", "error")]
     theirs, ours = status_table(reference_run.results), status_table(run.results)
-    undecided = [f"{' '.join(k)}: {ours[k]} (reference: {theirs.get(k, '(none)')})" for k in sorted(ours)
-                 if set(ours[k].split("/")) & set(UNDECIDED) and not set(theirs.get(k, "").split("/")) & set(UNDECIDED)
-                 and k[0] not in VARIANTS[variant].design]
+    newly = [k for k in sorted(ours) if set(ours[k].split("/")) & set(UNDECIDED)
+             and not set(theirs.get(k, "").split("/")) & set(UNDECIDED)]
+    # a requirement the variant's own profile names (its `design` verdicts, e.g. inflight-wait's INFLIGHT-02, which
+    # never sees a 409 to judge) may be undecided where the reference decides it; nothing else may
+    declared = [k for k in newly if k[0] in VARIANTS[variant].design]
+    undecided = [f"{' '.join(k)}: {ours[k]} (reference: {theirs.get(k, '(none)')})" for k in newly
+                 if k not in declared]
     missing = sorted(set(theirs) - set(ours))
     MATRIX[f"variant {variant}"] = (f"{run.seconds:5.0f} s  {len(bad)} broken, {len(undecided)} newly undecided, "
                                     f"{len(missing)} missing")
@@ -123,7 +127,8 @@ def test_allowed_variant_gets_the_reference_verdicts(tmp_path, reference_run, va
                               f"{(r.get('message') or '')[:300]}" for r in bad)
     assert not undecided, "\n".join(undecided)
     assert not missing, f"verdicts the reference's run has and {variant}'s has not: {missing}"
-    assert run.report.get("overall") == "pass", (run.report.get("overall"), run.log[-2000:])
+    assert run.report.get("overall") in (("pass", "inconclusive") if declared else ("pass",)), (
+        run.report.get("overall"), declared, run.log[-2000:])
 
 
 def summary() -> str:
