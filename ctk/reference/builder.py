@@ -440,7 +440,9 @@ def apply_updates(base, updates, creating: bool = False, metadata_location: str 
         meta.sort_order().check_compatible(meta.schema())
         if creating:
             return TableMetadataUtil.parse_obj(meta.model_dump()), True
-        return meta.model_copy(deep=True), context.has_changes()
+        # no deep copy (it took a seventh of a commit's time): `base` is read from its file for this commit only,
+        # so the sub-objects the result shares with it are seen by nothing else, and nothing updates them in place
+        return meta, context.has_changes()
     except CatalogError:
         raise
     except CommitFailedException as exc:
