@@ -60,7 +60,8 @@ class Run:
 
 
 def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, needs_support: bool = True,
-            needs_endpoint: bool = True, also: tuple[tuple[str, Behaviour], ...] = ()):
+            needs_endpoint: bool = True, also: tuple[tuple[str, Behaviour], ...] = ()
+            ) -> Callable[[Callable[..., Any]], Callable[..., list[Verdict]]]:
     """Decorator for a check ``fn(run, ctx, endpoint, ...) -> Verdict | list[Verdict]``.
 
     Applies the common gates (endpoint advertised, idempotency advertised) and turns a failing
@@ -96,9 +97,9 @@ def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, 
                 out = fn(run, ctx, endpoint, *args, **kw)
             except PrerequisiteError as exc:
                 ex = getattr(exc, "exchange", None)
-                if ex is not None and (why := not_routed(ex)) is not None:
+                if ex is not None and (unserved := not_routed(ex)) is not None:
                     return [r.unsupported(f"an operation the check needs is not served by the target: {exc} "
-                                          f"({ex.method} {ex.url}: {why})") for r in runs]
+                                          f"({ex.method} {ex.url}: {unserved})") for r in runs]
                 return [r.inconclusive(setup_failed(exc)) for r in runs]
             except FaultUnsupported as exc:
                 return [r.unsupported(str(exc)) for r in runs]
@@ -117,9 +118,10 @@ def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, 
             if endpoint is not None and any(v.status.value != "unsupported" for v in out):
                 # every request to the operation answered like a router that does not know it: nothing about
                 # the operation was exercised, whatever the verdict said (a "replayed" router 404 is no pass)
-                why = unrouted_endpoint(runs[0].exchanges(), endpoint)
-                if why is not None:
-                    return [r.unsupported(f"{endpoint.operation} is not served by the target: {why}") for r in runs]
+                unrouted = unrouted_endpoint(runs[0].exchanges(), endpoint)
+                if unrouted is not None:
+                    return [r.unsupported(f"{endpoint.operation} is not served by the target: {unrouted}")
+                            for r in runs]
             return out
 
         check.requirement = requirement  # type: ignore[attr-defined]

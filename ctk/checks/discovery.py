@@ -4,11 +4,14 @@ showed about nested namespaces (SEM-02: one it acknowledged creating loads back)
 from __future__ import annotations
 
 import functools
+from typing import Any, Callable
 
 from ctk.checks.common import describe, guarded
 from ctk.checks.judging import broken
 from ctk.core.behaviours import Behaviour, check, registered
-from ctk.catalog import ENDPOINTS, Endpoint
+from ctk.catalog import ENDPOINTS, Case, Endpoint
+from ctk.core.exchange import Exchange
+from ctk.core.verdicts import Verdict
 from ctk.catalog.facade import probe_nesting
 from ctk.client.keys import new_key
 from ctk.checks.context import CheckContext
@@ -17,16 +20,17 @@ from ctk.checks.common import Run
 KEY = "idempotency-key-lifetime"
 
 
-def config_check(requirement: str, behaviour: Behaviour):
+def config_check(requirement: str,
+                 behaviour: Behaviour) -> Callable[[Callable[..., Verdict]], Callable[..., list[Verdict]]]:
     """A check judged from /v1/config alone, written as ``fn(run, discovery)``: registered and guarded like every
     check (it runs whether or not the target advertises support or the endpoint), with the /v1/config exchange
     as its evidence."""
 
-    def wrap(fn):
+    def wrap(fn: Callable[..., Verdict]) -> Callable[..., list[Verdict]]:
         @check(requirement=requirement, behaviour=behaviour)
         @guarded(needs_support=False, needs_endpoint=False)
         @functools.wraps(fn)
-        def judged(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None):
+        def judged(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None) -> Verdict:
             ex = getattr(ctx.discovery, "exchange", None)
             if ex is not None:
                 run.extra.append(ex)
@@ -73,7 +77,8 @@ def check_discovery_java(run, d):
 @check(requirement="DISC-04", behaviour=Behaviour.KEY_IGNORED_WHEN_UNSUPPORTED,
        also=(("SEM-02", Behaviour.KEY_IGNORED_WHEN_UNSUPPORTED),))
 @guarded(needs_support=False, needs_endpoint=False)
-def check_key_ignored_when_unsupported(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None):
+def check_key_ignored_when_unsupported(run: Run, ctx: CheckContext,
+                                       endpoint: Endpoint | None = None) -> Verdict | list[Verdict]:
     endpoint = endpoint or ENDPOINTS["createNamespace"]
     run.endpoint = endpoint
     if ctx.discovery is not None and ctx.discovery.idempotency_supported:
@@ -84,7 +89,7 @@ def check_key_ignored_when_unsupported(run: Run, ctx: CheckContext, endpoint: En
     ex = case.send(ctx.client, key=new_key(), label="mutation with a key to a target that does not advertise support")
     after = case.observe()
     n = case.executions(before, after)
-    details = {"status": ex.status, "executions": n}
+    details: dict[str, Any] = {"status": ex.status, "executions": n}
     made = _appeared(before, after) if ex.status in endpoint.success and n <= 1 else []
     dropped = _without_sent_properties(case, after, made)
     if ex.status in endpoint.success and n == 1 and not dropped:
@@ -124,7 +129,7 @@ def _appeared(before: dict, after: dict) -> list[str]:
     return [k for k, v in after.items() if v is not None and before.get(k) is None]
 
 
-def _without_sent_properties(case, after: dict, made: list[str]) -> list[str]:
+def _without_sent_properties(case: Case, after: dict, made: list[str]) -> list[str]:
     """Of the resources that appeared, those that lack a property the request created them with."""
     body = case.request.json if isinstance(case.request.json, dict) else {}
     sent = body.get("properties") or {}
@@ -134,7 +139,8 @@ def _without_sent_properties(case, after: dict, made: list[str]) -> list[str]:
                                    for p, v in sent.items())]
 
 
-def _properties_not_stored(ctx: CheckContext, endpoint: Endpoint, case, ex, after: dict, made: list[str], mark: int):
+def _properties_not_stored(ctx: CheckContext, endpoint: Endpoint, case: Case, ex: Exchange, after: dict, made: list[str],
+                          mark: int) -> Verdict:
     """SEM-02's finding: the created resource exists without the properties it was created with. The merged spec
     stores namespace properties "if supported by the server": classified (a pass that names it), never failed."""
     from ctk.checks.common import Run
@@ -152,7 +158,7 @@ def _properties_not_stored(ctx: CheckContext, endpoint: Endpoint, case, ex, afte
 
 @check(requirement="SEM-02", behaviour=Behaviour.NESTED_NAMESPACE)
 @guarded(needs_support=False, needs_endpoint=False)
-def check_nested_namespace_loadable(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None):
+def check_nested_namespace_loadable(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None) -> Verdict:
     """A nested namespace the catalog acknowledged creating (2xx) loads back under its levels. A catalog that
     refuses to create one does not support nesting (unsupported, not a failure); one that answers 200 and then
     404 (e.g. it joined the levels with '.' into one name) lost what it acknowledged. Judged from the session's

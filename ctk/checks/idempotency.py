@@ -29,14 +29,15 @@ from ctk.checks.common import Run
 LOWER = "idempotency-key"
 
 
-def _first_success(run: Run, case: Case, ex: Any, what: str = "the first attempt"):
+def _first_success(run: Run, case: Case, ex: Exchange, what: str = "the first attempt") -> Verdict | None:
     if ex.status in case.endpoint.success:
         return None
     return run.inconclusive(f"{what} of {case.endpoint.operation} did not succeed ({describe(ex)}), so the "
                             "behaviour under test could not be exercised")
 
 
-def _blind(run: Run, case: Case, counted: int | None, details: dict | None = None, what: str = "the retry"):
+def _blind(run: Run, case: Case, counted: int | None, details: dict | None = None,
+           what: str = "the retry") -> Verdict | None:
     """Inconclusive (instead of a pass) when a re-execution would leave no trace in state (``case.blind``)
     and the target has no execution counters to tell instead; None when the kit can judge."""
     if case.blind is None or counted is not None:
@@ -128,7 +129,7 @@ def _replay_problems(case: Case, first: Any, retry: Any, extra: int, counted: in
 
 
 def _retry_with_interference(ctx: CheckContext, case: Case, key: str, label: str, counters: bool = True,
-                             interfere: bool = True):
+                             interfere: bool = True) -> tuple[Exchange, int, int | None]:
     """interfere, observe, retry with the same key (lower-case header), observe; returns (retry, extra, counted)."""
     if interfere:
         case.interfere()
@@ -144,7 +145,7 @@ def _retry_with_interference(ctx: CheckContext, case: Case, key: str, label: str
 @check(requirement="REPLAY-01", behaviour=Behaviour.FINALIZED_DUPLICATE,
        also=(("REPLAY-05", Behaviour.REPLAY_ORIGINAL_STATE),))
 @guarded()
-def check_finalized_duplicate(run: Run, ctx: CheckContext, endpoint: Endpoint):
+def check_finalized_duplicate(run: Run, ctx: CheckContext, endpoint: Endpoint) -> list[Verdict]:
     """REPLAY-01 (the replay means the original: status, error type, resource, its effect; ran once) and
     REPLAY-05 (the replay shows the original's state, not a newer one)."""
     from ctk.checks.common import Run
@@ -205,7 +206,7 @@ def _replay_headers(first: Any, retry: Any) -> dict:
 # ----------------------------------------------------------------------------------------------------------
 @check(requirement="REPLAY-02", behaviour=Behaviour.TERMINAL_4XX_REPLAYED)
 @guarded()
-def check_terminal_4xx_replayed(run: Run, ctx: CheckContext, endpoint: Endpoint):
+def check_terminal_4xx_replayed(run: Run, ctx: CheckContext, endpoint: Endpoint) -> Verdict:
     case = endpoint.prepare(ctx)
     conflict = case.conflicting
     if conflict is None:
@@ -275,7 +276,7 @@ NEEDS_CRASH_BEFORE_FINALIZE = (
 
 @check(requirement="REPLAY-03", behaviour=Behaviour.FIVE_XX_NOT_STORED)
 @guarded()
-def check_5xx_not_stored(run: Run, ctx: CheckContext, endpoint: Endpoint, status: int = 503):
+def check_5xx_not_stored(run: Run, ctx: CheckContext, endpoint: Endpoint, status: int = 503) -> Verdict:
     if not ctx.faults.supports("fail_before") and ctx.faults.supports("db_link"):
         from ctk.checks.db_link import db_link_failure   # the database write fails: any catalog
 
@@ -310,7 +311,7 @@ def check_5xx_not_stored(run: Run, ctx: CheckContext, endpoint: Endpoint, status
 
 # ----------------------------------------------------------------------------------------------------------
 @guarded("REPLAY-04", Behaviour.LOST_ANSWER)
-def check_lost_answer(run: Run, ctx: CheckContext, endpoint: Endpoint, mode: str = "503"):
+def check_lost_answer(run: Run, ctx: CheckContext, endpoint: Endpoint, mode: str = "503") -> Verdict | list[Verdict]:
     if not (ctx.faults.supports(f"lose_answer:{mode}")):
         return run.unsupported(f"losing the answer ({mode}) needs the control API or the interposer; this run "
                                f"injects faults via {ctx.faults.name}")
@@ -356,7 +357,7 @@ def _execution_error(ex: Any) -> bool:
     return any(s in t for s in EXECUTION_ERRORS)
 
 
-def _run_in_flight(run: Run, ctx: CheckContext, endpoint: Endpoint):
+def _run_in_flight(run: Run, ctx: CheckContext, endpoint: Endpoint) -> tuple[str, dict[str, Any], Case]:
     """Shared by INFLIGHT-01 and -02: returns (classification, evidence dict) or a verdict builder tuple."""
     case = endpoint.prepare(ctx)
     key = new_key()
@@ -429,7 +430,7 @@ def _run_in_flight(run: Run, ctx: CheckContext, endpoint: Endpoint):
     return (f"other: {describe(dup)}", ev, case)
 
 
-def _inflight_bursts(run01, run02, ctx, endpoint: Endpoint):
+def _inflight_bursts(run01: Run, run02: Run, ctx: CheckContext, endpoint: Endpoint) -> list[Verdict]:
     """Without a server-side hold: the interposer sends the first with copies as bursts until one overlaps at
     the server (observed from its forward/answer times) and decides; see ctk.checks.bursts."""
     from ctk.checks.bursts import BurstOptions, inflight_verdicts, run_bursts
@@ -489,7 +490,7 @@ def _inflight_verdicts(run01, run02, ctx, endpoint):
 @check(requirement="INFLIGHT-01", behaviour=Behaviour.IN_FLIGHT_DUPLICATE,
        also=(("INFLIGHT-02", Behaviour.IN_FLIGHT_409_SUBTYPE),))
 @guarded()
-def check_in_flight(run: Run, ctx: CheckContext, endpoint: Endpoint):
+def check_in_flight(run: Run, ctx: CheckContext, endpoint: Endpoint) -> list[Verdict]:
     """Returns two verdicts: INFLIGHT-01 and INFLIGHT-02."""
     from ctk.checks.common import Run
 
@@ -501,7 +502,7 @@ def check_in_flight(run: Run, ctx: CheckContext, endpoint: Endpoint):
 # ----------------------------------------------------------------------------------------------------------
 @check(requirement="PAYLOAD-01", behaviour=Behaviour.PAYLOAD_MISMATCH)
 @guarded()
-def check_payload_mismatch(run: Run, ctx: CheckContext, endpoint: Endpoint):
+def check_payload_mismatch(run: Run, ctx: CheckContext, endpoint: Endpoint) -> Verdict | list[Verdict]:
     if not endpoint.has_payload:
         return run.unsupported(f"{endpoint.operation} has no request body, so there is no other payload to send")
     case = endpoint.prepare(ctx)
@@ -575,7 +576,7 @@ def _alt_observed(case: Case, first: Any, alt: Any, details: dict) -> str:
 @check(requirement="SCOPE-01", behaviour=Behaviour.KEY_SCOPE,
        also=(("SCOPE-02", Behaviour.KEY_REUSE_NO_5XX),))
 @guarded()
-def check_scope(run: Run, ctx: CheckContext, endpoint: Endpoint):
+def check_scope(run: Run, ctx: CheckContext, endpoint: Endpoint) -> list[Verdict]:
     """SCOPE-01 (the same key on another operation is not answered with the first's stored response) and
     SCOPE-02 (nor with a 5xx: a finding of its own, whatever the scope)."""
     from ctk.checks.common import Run
@@ -625,7 +626,8 @@ def check_scope(run: Run, ctx: CheckContext, endpoint: Endpoint):
                    + f"; {other_ep.operation} executions visible in state: {n}", cls, details), v2]
 
 
-def _resource_scope(ctx: CheckContext, case: Case, endpoint: Endpoint, key: str, first: Any, details: dict):
+def _resource_scope(ctx: CheckContext, case: Case, endpoint: Endpoint, key: str, first: Exchange,
+                    details: dict) -> tuple[str, Exchange | None]:
     """Classified, not judged: the same operation on another resource with the same key (a new request where
     keys are scoped per resource). Returns (classification, the answer or None when it could not be probed)."""
     try:
@@ -654,7 +656,8 @@ def _resource_scope(ctx: CheckContext, case: Case, endpoint: Endpoint, key: str,
 @check(requirement="LIFE-01", behaviour=Behaviour.LIFETIME,
        also=(("LIFE-03", Behaviour.LIFETIME_GRACE),))
 @guarded()
-def check_lifetime(run: Run, ctx: CheckContext, endpoint: Endpoint, fraction: float = 0.9, measurements: int = 3):
+def check_lifetime(run: Run, ctx: CheckContext, endpoint: Endpoint, fraction: float = 0.9,
+                   measurements: int = 3) -> list[Verdict]:
     """LIFE-01 (a duplicate at 90% of the advertised lifetime is replayed) and LIFE-03 (one just after the
     lifetime still is: a grace margin), each judged from state after an interfering change.
 
@@ -801,7 +804,7 @@ def _sleep_until(deadline: float) -> None:
 @check(requirement="RECON-01", behaviour=Behaviour.REPLAY_FAILED,
        also=(("RECON-03", Behaviour.REPLAY_FAILED_SUBTYPE),))
 @guarded()
-def check_replay_failed(run: Run, ctx: CheckContext, endpoint: Endpoint):
+def check_replay_failed(run: Run, ctx: CheckContext, endpoint: Endpoint) -> list[Verdict]:
     """RECON-01 (a finalized answer that cannot be produced: 5xx, never a re-execution) and RECON-03 (that
     5xx carries the subtype idempotency_replay_failed)."""
     from ctk.checks.common import Run
@@ -840,7 +843,7 @@ def check_replay_failed(run: Run, ctx: CheckContext, endpoint: Endpoint):
 
 @check(requirement="RECON-02", behaviour=Behaviour.CRASH_RECONCILED)
 @guarded()
-def check_crash_reconciled(run: Run, ctx: CheckContext, endpoint: Endpoint):
+def check_crash_reconciled(run: Run, ctx: CheckContext, endpoint: Endpoint) -> Verdict | list[Verdict]:
     if not ctx.faults.supports("crash_before_finalize"):
         return run.unsupported(NEEDS_CRASH_BEFORE_FINALIZE + f"; this run injects faults via {ctx.faults.name}")
     case = endpoint.prepare(ctx)
@@ -875,7 +878,7 @@ def check_crash_reconciled(run: Run, ctx: CheckContext, endpoint: Endpoint):
 
 # ----------------------------------------------------------------------------------------------------------
 @check(requirement="REPLAY-04", behaviour=Behaviour.LOST_ANSWER)
-def check_lost_answers(ctx: CheckContext, endpoint: Endpoint, modes: tuple[str, ...] | None = None):
+def check_lost_answers(ctx: CheckContext, endpoint: Endpoint, modes: tuple[str, ...] | None = None) -> list[Verdict]:
     out = []
     for mode in modes or ctx.options.lose_modes:
         out += check_lost_answer(ctx, endpoint, mode=mode, behaviour=Behaviour(f"lost-answer-{mode}"))

@@ -8,18 +8,20 @@ from ctk.checks.common import describe, guarded
 from ctk.checks.judging import broken
 from ctk.core.behaviours import Behaviour, check, registered
 from ctk.catalog import ENDPOINTS, Endpoint
+from ctk.core.exchange import Exchange
+from ctk.core.verdicts import Verdict
 from ctk.client.keys import malformed_keys, new_key
 from ctk.checks.context import CheckContext
 from ctk.checks.common import Run
 
 
-def _rejected(ex) -> bool:
+def _rejected(ex: Exchange) -> bool:
     return ex.status is not None and 400 <= ex.status < 500
 
 
 @check(requirement="KEY-01", behaviour=Behaviour.MALFORMED_KEY)
 @guarded()
-def check_malformed_keys(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None):
+def check_malformed_keys(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None) -> Verdict:
     endpoint = endpoint or ENDPOINTS["createNamespace"]
     run.endpoint = endpoint
     results, bad = [], []
@@ -70,7 +72,7 @@ def key_formats(results: list[dict], formats: dict) -> str:
 
 @check(requirement="KEY-02", behaviour=Behaviour.REPEATED_HEADER)
 @guarded()
-def check_repeated_header(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None):
+def check_repeated_header(run: Run, ctx: CheckContext, endpoint: Endpoint | None = None) -> Verdict:
     endpoint = endpoint or ENDPOINTS["createNamespace"]
     run.endpoint = endpoint
     case = endpoint.prepare(ctx)

@@ -27,7 +27,7 @@ class Profile:
     name: str
     breaks: str            # the rule it breaks, in one line
     catches: tuple[str, ...]  # requirement ids whose checks must fail (or deviate) under it, and no others
-    policy: type = KeyPolicy  # the policy subclass that breaks it
+    policy: type[KeyPolicy] | type[CommitPolicy] = KeyPolicy  # the policy subclass that breaks it
     # Per endpoint: requirement -> the only endpoints (operationIds) whose checks show it broken. A requirement
     # of `catches` not named here is shown on every endpoint whose checks decide it on the reference
     # (tests/checks/test_reference_all_endpoints.py holds each endpoint to exactly that set).

@@ -636,8 +636,9 @@ def _phase(chain: Chain, main: Any, table: str, name: str, statements: list[tupl
     outs = [o for o in outcomes if o is not None]
     expected = dict(model)
     for k, o in enumerate(outcomes):
-        if o is not None and o.ok and statements[k][4] is not None:
-            statements[k][4](expected)
+        apply = statements[k][4]
+        if o is not None and o.ok and apply is not None:
+            apply(expected)
     actual = _read_rows(main, table)
     diff = _diff(actual, expected)
     if diff:
