@@ -21,9 +21,9 @@ from ctk.plugin.fixtures import (  # noqa: F401 - fixtures registered by import
     ctk_client, ctk_context, ctk_discovery, ctk_namespace, ctk_openapi, ctk_session, ctk_target, lifetime_batch,
 )
 from ctk.plugin.options import CtkOptions, add_options, apply_workers
-from ctk.plugin.reports import FinalSummary, VerdictCollector
+from ctk.plugin.reports import COLLECTOR_KEY, FinalSummary, VerdictCollector
 from ctk.plugin.session import CtkSession, worker_identity
-from ctk.plugin.state import COLLECTOR_KEY, OPTIONS_KEY, SESSION_KEY, get_options, get_session
+from ctk.plugin.state import OPTIONS_KEY, SESSION_KEY, get_options, get_session
 
 VERDICTS_KEY = pytest.StashKey[list]()
 INTERRUPTS_KEY = pytest.StashKey[exits.Interrupts]()

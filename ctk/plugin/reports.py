@@ -238,6 +238,10 @@ class VerdictCollector:
         return out
 
 
+#: where the run keeps its collector (pytest's config stash; ctk.plugin.state keeps the other per-run objects)
+COLLECTOR_KEY = pytest.StashKey[VerdictCollector]()
+
+
 ROOT_CAUSES_SHOWN = 5
 UNDECIDED_SHOWN = 6
 FAIL_ON_SHOWN = 5

@@ -8,12 +8,10 @@ import pytest
 
 if TYPE_CHECKING:  # pragma: no cover
     from ctk.plugin.options import CtkOptions
-    from ctk.plugin.reports import VerdictCollector
     from ctk.plugin.session import CtkSession
 
 OPTIONS_KEY = pytest.StashKey["CtkOptions"]()
 SESSION_KEY = pytest.StashKey["CtkSession"]()
-COLLECTOR_KEY = pytest.StashKey["VerdictCollector"]()
 
 
 def get_options(config: pytest.Config) -> "CtkOptions | None":

@@ -85,23 +85,12 @@ def cycles_within_packages(graph: dict[str, set[str]], package: dict[str, str]) 
     return sorted(out)
 
 
-# Circles known and not undone yet, each with what undoes it; the list only shrinks (a listed circle that is
-# gone fails the test until it leaves the list).
-PENDING = {
-    # state.py (the stash) names VerdictCollector for its key's type, reports.py's FinalSummary reads the
-    # session from state: undone by moving COLLECTOR_KEY next to VerdictCollector (and pytest_plugin's import)
-    ("ctk.plugin.reports", "ctk.plugin.state"),
-}
-
-
 def test_no_import_circle_inside_a_package():
     graph, package = import_graph(ROOT)
     assert len(graph) > 50 and "ctk.interposer.link" in graph
-    found = {tuple(c) for c in cycles_within_packages(graph, package)}
-    new = sorted(found - PENDING)
-    assert not new, "import circles inside a package (make one module of each pair the lower one):\n" + \
-        "\n".join(" <-> ".join(c) for c in new)
-    assert not PENDING - found, f"gone now, take them off PENDING: {sorted(PENDING - found)}"
+    found = cycles_within_packages(graph, package)
+    assert found == [], "import circles inside a package (make one module of each pair the lower one):\n" + \
+        "\n".join(" <-> ".join(c) for c in found)
 
 
 def test_a_circle_inside_a_package_is_found(tmp_path):
