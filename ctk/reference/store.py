@@ -22,6 +22,7 @@ Read helpers for the idempotency pipeline's reconcile step (all take an open SQL
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -29,6 +30,7 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
+from urllib.parse import urlsplit
 
 from pyiceberg.io import FileIO, load_file_io
 from pyiceberg.serializers import FromInputFile
@@ -342,7 +344,14 @@ def name_taken(conn: Connection, namespace, name: str) -> str | None:
 # ---------------------------------------------------------------------------------------------- files
 
 def file_io(location: str) -> FileIO:
-    return load_file_io({}, location)
+    """The FileIO of the location's scheme: one per scheme for the process (made without properties, so one
+    serves every location of that scheme; making it took about as long as writing a metadata file)."""
+    return _file_io_of(urlsplit(location).scheme)
+
+
+@functools.lru_cache(maxsize=16)
+def _file_io_of(scheme: str) -> FileIO:
+    return load_file_io({}, f"{scheme}://" if scheme else "/")
 
 
 def read_table_metadata(location: str) -> TableMetadata:
