@@ -41,7 +41,6 @@ from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
 from ctk.checks.context import CheckContext
 
-SHARED_UPSTREAM = Path("/work/shared/reference/iceberg-rest-catalog-open-api.yaml")
 MUTATING = ("POST", "PUT", "DELETE", "PATCH")
 
 
@@ -61,17 +60,13 @@ class GenOptions:
 # --------------------------------------------------------------------------------------------------------
 
 def resolve_spec_path(spec_path: str | Path | None = None) -> Path:
-    """``--openapi-spec`` when given, else the kit's open-api/ctk-openapi.yaml, else the shared upstream copy."""
+    """``--openapi-spec`` when given, else the document the kit ships (ctk/data/ctk-openapi.yaml). Never a path
+    of one machine: an installed kit finds its own document or says so."""
     if spec_path:
         return Path(spec_path)
-    try:
-        from ctk.openapi import default_spec_path
+    from ctk.openapi import default_spec_path
 
-        return default_spec_path()
-    except Exception:  # noqa: BLE001 - fall back to the upstream document
-        if SHARED_UPSTREAM.is_file():
-            return SHARED_UPSTREAM
-        raise
+    return default_spec_path()
 
 
 def _load_document(path: Path, prefix: str | None) -> dict:
