@@ -133,7 +133,8 @@ def _run(pytester: pytest.Pytester, url: str, *extra: str) -> tuple[pytest.RunRe
 def _assert_unusable(result, text: str, data: dict, url: str, cause: str) -> None:
     assert result.ret == EXIT_UNUSABLE_TARGET, text
     assert re.search(cause, text), text
-    assert text.count("the target is unusable") == 1, text          # one error, not one per check
+    assert text.count("the target is unusable, no check ran") == 1, text   # one error, not one per check
+    assert text.count("exit 6: the target is unusable (docs/verdicts.md)") == 1, text   # the exit line, once
     assert "ran" not in [r.get("message") for r in data["results"]]  # no check ran
     assert len(text.splitlines()) < 60, text
     port = url.rsplit(":", 1)[1]
