@@ -28,6 +28,14 @@ given at create and not stored are allowed by the spec ("if supported by the ser
 and the SEM-02 verdict classifies it; a rename to the same name may be answered 409, 400 or 2xx (the spec does
 not speak to it), and must leave the object where it was.
 
+On a target that advertises no Idempotency-Key support the model runs in its plain mode: no key, retry, key
+reuse or fault is sent; SEM-01/02 are decided, GEN-02 (retries with keys) is unsupported. Only operations the
+target offers are used: one missing from an advertised /v1/config ``endpoints`` list is skipped, and one
+answered as not routed (`ctk.checks.common.not_routed`: 404/405 without an error model, 501,
+NoSuchOperation-like) is dropped from the machine - "not offered", named in the verdicts, never a SEM-01
+deviation. The model's namespaces live under the run namespace (the placement's), so a catalog that allows
+tables only below certain top-level namespaces (run with --ctk-parent-namespace) works.
+
 How much is tried is counted (``examples`` sequences of up to ``steps`` rules, ``shrinks`` sequences for
 shrinking), never timed, so that a busy machine gives the verdicts of a quiet one; ``backstop_s``
 (--ctk-gen-budget) only catches a hang, and what it cuts short is inconclusive, naming the option.
@@ -49,6 +57,7 @@ from ctk.catalog import (Catalog, PrerequisiteError, create_table_body, create_v
 from ctk.catalog.state import current
 from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
+from ctk.checks.common import not_routed
 from ctk.checks.context import CheckContext
 
 NSS = ("a", "b")
@@ -60,6 +69,20 @@ STORED = (400, 404, 409, 422)
 RECENT = 4                        # a retry picks one of the last RECENT finalized mutations
 REPLAY_KINDS = ("replay-status", "re-executed", "retry-after-fault", "key-reuse")
 SEMANTICS = {"unexpected-status": "SEM-01", "state": "SEM-02"}
+# operation -> (method, template under /v1/{prefix}/): the /v1/config endpoints-list entry that gates it
+OPERATIONS = {
+    "createNamespace": ("POST", "namespaces"),
+    "dropNamespace": ("DELETE", "namespaces/{namespace}"),
+    "updateProperties": ("POST", "namespaces/{namespace}/properties"),
+    "createTable": ("POST", "namespaces/{namespace}/tables"),
+    "dropTable": ("DELETE", "namespaces/{namespace}/tables/{table}"),
+    "renameTable": ("POST", "tables/rename"),
+    "updateTable": ("POST", "namespaces/{namespace}/tables/{table}"),
+    "createView": ("POST", "namespaces/{namespace}/views"),
+    "dropView": ("DELETE", "namespaces/{namespace}/views/{view}"),
+    "renameView": ("POST", "views/rename"),
+    "replaceView": ("POST", "namespaces/{namespace}/views/{view}"),
+}
 NS_PROPS_NOTE = ("namespace properties given at create were not stored (allowed by the merged spec: "
                  "\u201cProperties stored on the namespace, if supported by the server\u201d); the model adopted it")
 
@@ -141,7 +164,7 @@ def _scenario_key(index: int) -> str:
 
 
 def scenario_yaml(steps: list[dict], observes: list[dict], endpoint: str, uses_faults: bool, why: str,
-                  uses_counters: bool = False, requirement: str = "GEN-02") -> str:
+                  uses_counters: bool = False, requirement: str = "GEN-02", keyless: bool = False) -> str:
     import yaml
 
     doc = {"scenarios": [{
@@ -150,7 +173,7 @@ def scenario_yaml(steps: list[dict], observes: list[dict], endpoint: str, uses_f
         "endpoint": endpoint,
         "behaviour": "model-based",
         "description": f"Found by the kit's model-based test and shrunk by hypothesis. {why}"[:900],
-        "requires": ["idempotency"] + (["faults"] if uses_faults else []) + (["control-api"] if uses_counters else []),
+        "requires": ([] if keyless else ["idempotency"]) + (["faults"] if uses_faults else []) + (["control-api"] if uses_counters else []),
         "setup": [{"request": {"method": "POST", "path": "namespaces", "body": {"namespace": ["{ns}", "{child}"]}},
                    "label": "root namespace of the sequence", "expect": {"status": [200]}}],
         "steps": steps + observes,
@@ -195,6 +218,8 @@ class _Shared:
     counters: bool = False
     avoid: set = field(default_factory=set)   # signatures of semantics mismatches found in earlier rounds
     plain_only: bool = False      # no retries, key reuses or faults (a round that decides SEM-01/02 alone)
+    keyless: bool = False         # send no Idempotency-Key (a target that does not advertise key support)
+    offered: dict = field(default_factory=dict)   # operation -> why it is not offered (not advertised / not routed)
     failure: _Failure | None = None
     shrink_runs: int = 0
     sequences: int = 0
@@ -272,7 +297,7 @@ def build_machine(shared: _Shared) -> type:
             f = _Failure(kind, text, list(self.lines), "", self.client.exchanges_since(self.mark), replayed, signature,
                          list(self.calls))
             f.scenario = scenario_yaml(self.scen, observes, endpoint, self.uses_faults, why, self.uses_counters,
-                                       requirement=f.requirement)
+                                       requirement=f.requirement, keyless=shared.keyless)
             shared.failure = f
             raise _Found(text)
 
@@ -303,7 +328,9 @@ def build_machine(shared: _Shared) -> type:
             return out
 
         def _scen_request(self, m: Mut, body: Any, label: str, expect: list) -> None:
-            req: dict = {"method": m.method, "path": _ph_value(m.path, self.root), "key": _scenario_key(m.index)}
+            req: dict = {"method": m.method, "path": _ph_value(m.path, self.root)}
+            if not shared.keyless:
+                req["key"] = _scenario_key(m.index)
             if body is not None:
                 req["body"] = _ph_value(body, self.root)
             if m.params:
@@ -311,8 +338,8 @@ def build_machine(shared: _Shared) -> type:
             self.scen.append({"request": req, "label": label[:200], "expect": {"status": expect}})
 
         def _send(self, m: Mut, body: Any, label: str) -> Exchange:
-            return self.client.request(m.method, m.path, json=body, params=m.params, idempotency_key=m.key,
-                                       label=f"model: {label}")
+            return self.client.request(m.method, m.path, json=body, params=m.params,
+                                       idempotency_key=None if shared.keyless else m.key, label=f"model: {label}")
 
         def _new(self, m: Mut) -> Mut:
             m.key, m.index, m.sent_at = new_key(), len(self.history) + 1, time.monotonic()
@@ -333,13 +360,19 @@ def build_machine(shared: _Shared) -> type:
 
         def _run(self, m: Mut) -> None:
             self.last_plain = False
-            if self.idle or self._avoided(m):
+            if self.idle or self._avoided(m) or m.op in shared.offered:
                 return
             shared.steps += 1
             self._new(m)
+            ex = self._send(m, m.body, m.text)
+            why = not_routed(ex)
+            if why is not None:
+                # the target does not serve the operation at all: not offered (dropped from the machine), not a
+                # status the model can judge; the model is unchanged (nothing was executed)
+                shared.offered.setdefault(m.op, f"answered as not routed: {why}")
+                return
             self.lines.append(f"{m.index}. {m.text} -> expect {'/'.join(map(str, m.expect))}")
             self._scen_request(m, m.body, f"#{m.index} {m.text}", list(m.expect))
-            ex = self._send(m, m.body, m.text)
             self.history.append(m)
             self.touched += m.touched
             self.lines[-1] += f", got {ex.status if ex.status is not None else 'no answer'}"
@@ -591,7 +624,7 @@ def build_machine(shared: _Shared) -> type:
             else:
                 m = self.m_create("view", n, data.draw(view_st), {})
             self.last_plain = False
-            if self._avoided(m):
+            if self._avoided(m) or m.op in shared.offered:
                 return
             shared.steps += 1
             self._new(m)
@@ -619,6 +652,13 @@ def build_machine(shared: _Shared) -> type:
                 faults.clear()
             except Exception:  # noqa: BLE001 - best effort
                 pass
+            why = not_routed(first)
+            if why is not None:
+                shared.offered.setdefault(m.op, f"answered as not routed: {why}")
+                self.history.remove(m)
+                self.touched = self.touched[:len(self.touched) - len(m.touched)]
+                self.lines[-1] += f", answered as not routed ({why}): {m.op} dropped from the model"
+                return
             if first.status is not None and first.status < 500:
                 # the fault did not apply: an ordinary answer
                 self.lines[-1] += f", the faulted attempt answered {_st(first)}"
@@ -692,6 +732,8 @@ def build_machine(shared: _Shared) -> type:
                 self._fail("state", f"at the end: namespaces {sorted(listed)}; the model says {sorted(self.model.ns)}")
             for n in self.model.ns:
                 for kind, lister in (("table", self.cat.list_tables), ("view", self.cat.list_views)):
+                    if kind == "view" and "createView" in shared.offered:
+                        continue          # the target offers no views: nothing of the model to list
                     got = set(lister(self._ns(n)) or [])
                     want = {k[1] for k in self.model.objects(kind) if k[0] == n}
                     if got != want:
@@ -750,20 +792,26 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
     opts = options or StatefulOptions(examples=examples, steps=steps, seed=seed, backstop_s=backstop_s,
                                       report_dir=str(report_dir) if report_dir else None)
     kw = dict(endpoint=None, behaviour="model-based")
-    if not ctx.idempotency_supported:
+    keyless = not ctx.idempotency_supported
+    keyless_reason = ""
+    if keyless:
+        # SEM-01/02 apply to every catalog: the model runs in its plain mode (no keys, retries, key reuse or
+        # faults) and decides them; GEN-02 (retries with keys) stays unsupported
         why = getattr(ctx.discovery, "lifetime_error", None) or "no discovery"
-        reason = f"the target does not advertise Idempotency-Key support (idempotency-key-lifetime: {why})"
-        # SEM-01/02 apply to every catalog; only the kit's way of deciding them (this model) needs key support
-        sem = (f"not decided by the model-based run, which sends Idempotency-Keys and runs only on a target that "
-               f"advertises their support: {reason}")
-        return [Verdict.unsupported("GEN-02", reason, **kw),
-                *(Verdict.unsupported(r, sem, **kw) for r in ("SEM-01", "SEM-02"))]
+        keyless_reason = f"the target does not advertise Idempotency-Key support (idempotency-key-lifetime: {why})"
+        opts = StatefulOptions(**{**opts.__dict__, "faults": False, "counters": False})
     placement = getattr(ctx.client, "placement", None)
     if placement is not None and placement.nested is False:   # the model's namespaces are children of a root
         reason = ("the model-based run needs nested namespaces, which the target does not support "
                   f"({placement.nesting_note})")
         return [Verdict.inconclusive(r, reason, **kw) for r in ("GEN-02", "SEM-01", "SEM-02")]
     lifetime = getattr(ctx.discovery, "lifetime", None)
+    offered: dict[str, str] = {}            # operations not offered (dropped from the machine), and why
+    disc = ctx.discovery
+    if disc is not None and getattr(disc, "endpoints", None) is not None:
+        for op, (method, template) in OPERATIONS.items():
+            if not disc.supports(method, template):
+                offered[op] = f"{method} /v1/{{prefix}}/{template} is not in the advertised endpoints list"
     faults = ctx.faults
     can_lose = opts.faults and faults.supports("lose_answer:503")
     can_fail_before = opts.faults and faults.supports("fail_before")
@@ -775,11 +823,12 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
     runs: list[tuple[_Shared, str | None]] = []
     replay_failure: _Failure | None = None
     stuck = None
-    plain_only = False
+    plain_only = keyless
     for _ in range(max(1, int(opts.rounds))):
         shared = _Shared(ctx, opts, backstop, lifetime.total_seconds() if lifetime is not None else None,
                          can_lose=can_lose and not plain_only, can_fail_before=can_fail_before and not plain_only,
-                         counters=counters, avoid=set(avoid), plain_only=plain_only)
+                         counters=counters, avoid=set(avoid), plain_only=plain_only, keyless=keyless,
+                         offered=offered)
         error = _run_machine(shared)
         runs.append((shared, error))
         f = shared.failure
@@ -808,11 +857,15 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
                "faults": [m for m, ok in (("lose_answer", can_lose), ("fail_before", can_fail_before)) if ok],
                "replays": total["replays"], "retries_skipped_late": total["late"],
                "rounds": len(runs), "steered_around": [_steered(a) for a in sorted(avoid)],
-               "backstop_hit": backstop_hit}
-    out = [_gen02(opts, details, last, error, replay_failure, stuck, found, backstop_hit, **kw)]
+               "backstop_hit": backstop_hit, "keyless": keyless, "not_offered": dict(offered)}
+    if keyless:
+        out = [Verdict.unsupported("GEN-02", keyless_reason, details=details, **kw)]
+    else:
+        out = [_gen02(opts, details, last, error, replay_failure, stuck, found, backstop_hit, **kw)]
     out += _semantics(opts, details, total, found, error, **kw)
     try:
-        faults.clear()
+        if can_lose or can_fail_before:
+            faults.clear()
     except Exception:  # noqa: BLE001
         pass
     return out
@@ -859,7 +912,8 @@ def _run_machine(shared: _Shared) -> str | None:
             error = f"{type(exc).__name__}: {str(exc)[:400]}"
     finally:
         try:
-            shared.ctx.faults.clear()
+            if shared.can_lose or shared.can_fail_before:
+                shared.ctx.faults.clear()
         except Exception:  # noqa: BLE001
             pass
     return error
@@ -956,10 +1010,18 @@ def _semantics(opts: StatefulOptions, details: dict, total: dict, found: dict, e
                       total["plain"], "mutations sent once answered the status the spec documents"),
            "SEM-02": ("a mutation sent once that the catalog acknowledged has its effect, one it refused none",
                       total["compared"], "reads after mutations sent once showed the model's state")}
+    notes = []
+    if details.get("keyless"):
+        notes.append("plain mode: the target advertises no Idempotency-Key support, so no key, retry, key reuse "
+                     "or fault was sent")
+    if details.get("not_offered"):
+        notes.append("not offered, dropped from the model: " + "; ".join(
+            f"{op} ({why})" for op, why in sorted(details["not_offered"].items())))
+    note = f" ({'; '.join(notes)})" if notes else ""
     for req, (expected, n, said) in sem.items():
         d = dict(details, evidence=n)
         if req in found:
-            out.append(_failure_verdict(req, expected, opts, found[req], d, **kw))
+            out.append(_failure_verdict(req, expected + note, opts, found[req], d, **kw))
         elif error:
             out.append(Verdict.inconclusive(req, f"{n} {said}, then the model-based run stopped: {error}",
                                             details=d, **kw))
@@ -967,14 +1029,14 @@ def _semantics(opts: StatefulOptions, details: dict, total: dict, found: dict, e
             out.append(Verdict.inconclusive(req, f"{n} {said}, then {_backstop_reason(opts)}",
                                             needs=f"--ctk-gen-budget above {opts.backstop_s:g} s", details=d, **kw))
         elif n == 0:
-            out.append(Verdict.inconclusive(req, "no mutation was sent once and judged (nothing to decide it on)",
-                                            details=d, **kw))
+            out.append(Verdict.inconclusive(req, "no mutation was sent once and judged (nothing to decide it on)"
+                                            + note, details=d, **kw))
         elif req == "SEM-02" and total["ns_props_dropped"]:
             d["ns_props_dropped"] = total["ns_props_dropped"]
-            out.append(Verdict.ok(req, f"{n} {said}; {total['ns_props_dropped']}x {NS_PROPS_NOTE}",
+            out.append(Verdict.ok(req, f"{n} {said}; {total['ns_props_dropped']}x {NS_PROPS_NOTE}{note}",
                                   classification="namespace-properties-not-stored-at-create", details=d, **kw))
         else:
-            out.append(Verdict.ok(req, f"{n} {said}", classification="model-equal", details=d, **kw))
+            out.append(Verdict.ok(req, f"{n} {said}{note}", classification="model-equal", details=d, **kw))
     return out
 
 

@@ -115,3 +115,39 @@ def test_gen02_counts_not_seconds(gen_ctx, monkeypatch):
     assert quick.status is slowed.status is Status.PASS, slowed.message
     assert (quick.details["sequences"], quick.details["steps"]) == (slowed.details["sequences"],
                                                                     slowed.details["steps"])
+
+
+def test_plain_mode_on_a_target_without_key_support_decides_sem01_sem02(start_catalog, timed):
+    """The reference advertising no idempotency-key-lifetime: the model runs without keys, retries, key reuse or
+    faults; SEM-01/02 pass on what it observed, GEN-02 (retries with keys) is unsupported."""
+    from ctk.checks.context import CheckOptions
+
+    ctx = start_catalog(options=CheckOptions(max_wait=5.0), control_api=True, idempotency_lifetime=None)
+    assert not ctx.idempotency_supported
+    mark = len(ctx.client.exchanges)
+    gen, sem1, sem2 = run_stateful_check(ctx, examples=4, steps=10)
+    assert gen.status is Status.UNSUPPORTED and "Idempotency-Key" in gen.message, gen.message
+    assert (sem1.status, sem2.status) == (Status.PASS, Status.PASS), (sem1.message, sem2.message)
+    assert sem1.details["evidence"] > 0 and sem2.details["evidence"] > 0
+    assert gen.details["keyless"] is True and gen.details["replays"] == 0 and gen.details["faults"] == []
+    assert "plain mode" in sem1.message and "plain mode" in sem2.message
+    sent = [e for e in ctx.client.exchanges[mark:] if (e.label or "").startswith("model:")]
+    assert sent and not any(k.lower() == "idempotency-key" for e in sent for k in e.request_headers)
+    assert not any("/_ctk/faults" in e.url for e in ctx.client.exchanges[mark:])
+    assert Catalog(ctx.client).list_namespaces(ctx.namespace) == []
+
+
+def test_plain_mode_skips_operations_missing_from_the_advertised_endpoints(start_catalog):
+    """An endpoints list without views: the model sends no view request and says so in the verdicts."""
+    from ctk.checks.context import CheckOptions
+
+    ctx = start_catalog(options=CheckOptions(max_wait=5.0), idempotency_lifetime=None)
+    from ctk.client.discovery import DEFAULT_ENDPOINTS
+
+    ctx.discovery.endpoints = {e for e in DEFAULT_ENDPOINTS if "/views" not in e}
+    mark = len(ctx.client.exchanges)
+    gen, sem1, sem2 = run_stateful_check(ctx, examples=4, steps=10)
+    assert (sem1.status, sem2.status) == (Status.PASS, Status.PASS), (sem1.message, sem2.message)
+    assert not any("/views" in e.url for e in ctx.client.exchanges[mark:])
+    assert set(sem1.details["not_offered"]) == {"createView", "dropView", "renameView", "replaceView"}
+    assert "not in the advertised endpoints list" in sem1.message
