@@ -135,7 +135,9 @@ def _judge(pyfuncitem: pytest.Function, session: CtkSession | None, result: obje
             try:
                 stored.append(v.to_dict())
             except (KeyError, TypeError):
-                pass
+                continue
+            if session is not None and session.worker.startswith("gw"):   # which xdist worker decided it
+                stored[-1]["worker"] = session.worker
 
 
 def _name_users_url(verdict: Verdict, session: CtkSession) -> None:

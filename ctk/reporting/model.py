@@ -294,6 +294,7 @@ class Result:
     exchanges_cut: int = 0                  # exchanges of this result left out of the report (EXCHANGE_LIMIT)
     needs: str | None = None                # not decided by this setup: what would decide it (Verdict.needs)
     repeat: bool = False                    # a finding of a kind already shown in full (FULL_EVIDENCE_PER_KIND)
+    worker: str | None = None               # the xdist worker that ran the test (gw0, gw1, ...), to reproduce it
 
     @property
     def kind(self) -> str:
@@ -328,6 +329,8 @@ class Result:
             for name in ("source", "statement"):
                 if d.get(name) == getattr(req, name):
                     del d[name]
+        if compact and d.get("worker") is None:
+            del d["worker"]
         return d
 
 

@@ -72,10 +72,9 @@ class KitRun:
 
     @property
     def workers(self) -> set[str]:
-        """The xdist workers whose run namespaces (ctk_<run>_gwN) the recorded requests name."""
-        names = {(e.get("request_headers") or {}).get("X-Ctk-Scope") or "" for r in self.results
-                 for e in r.get("exchanges") or []}
-        return {n.rsplit("_", 1)[1] for n in names if n.rsplit("_", 1)[-1].startswith("gw")}
+        """The xdist workers that decided the verdicts (conformance.json: each result's `worker`, gw0, gw1, ...;
+        none in one process)."""
+        return {str(r["worker"]) for r in self.results if r.get("worker")}
 
 
 def run_kit(url: str, reports: Path, workers: int | None = None, limit: float = RUN_LIMIT) -> KitRun:

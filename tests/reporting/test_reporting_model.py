@@ -77,6 +77,16 @@ def test_json_round_trip(sample):
     assert back.discovery["endpoints"] == sorted(back.discovery["endpoints"])
 
 
+def test_each_result_names_the_worker_that_decided_it():
+    """Under xdist a verdict carries its worker (gw0, ...), to rerun it on its own; in one process none is written."""
+    rep = RunReport.begin("http://127.0.0.1:1")
+    rep.add({**Verdict.ok("REPLAY-01").to_dict(), "worker": "gw1"}, "t::a")
+    rep.add(Verdict.ok("REPLAY-01"), "t::b")
+    results = json.loads(rep.to_json())["results"]
+    assert results[0]["worker"] == "gw1" and "worker" not in results[1]
+    assert [r.worker for r in RunReport.from_json(rep.to_json()).results] == ["gw1", None]
+
+
 def test_from_json_rejects_other_documents():
     with pytest.raises(ValueError, match="not a ctk conformance report"):
         RunReport.from_json('{"tests": []}')
