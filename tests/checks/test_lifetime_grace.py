@@ -85,3 +85,60 @@ def test_short_lifetime_is_still_caught_by_arrival(make_ctx):
     assert v.status in (Status.FAIL, Status.DEVIATION), v.message
     assert v.classification == "forgotten"
     assert v.details["arrival"]["retry_after_s"] < 2.0 and "interposer" in v.details["arrival"]["judged_by"]
+
+
+# ---------------------------------------------------------------------------------- LIFE-03 judged by arrival
+# The same on the probe just past the lifetime: at a 4 s lifetime under three workers on a busy machine, the
+# reference (grace 2 s) got LIFE-03 "expires at the lifetime" because the probe meant for 4.5 s reached it after
+# 6 s. A probe that reached the catalog well after the lifetime is measured again, else inconclusive; never broken.
+
+def _late_grace_probe(monkeypatch, ctx, seconds: float, times: int | None = None):
+    """Every LIFE-03 probe (or the first `times` of them) is held `seconds` by the interposer before it reaches
+    the catalog."""
+    import ctk.checks.idempotency as idem
+    from ctk.interposer import HttpMatch
+    from ctk.interposer.faults import HttpFaults
+
+    http = HttpFaults(ctx.test_interposer)
+    real = idem._until_grace_probe_time
+    made = {"n": 0}
+
+    def until(deadline: float) -> None:
+        real(deadline)
+        if times is None or made["n"] < times:
+            made["n"] += 1
+            http.delay_request(HttpMatch(header="Idempotency-Key"), seconds)
+
+    monkeypatch.setattr(idem, "_until_grace_probe_time", until)
+    return made
+
+
+def test_a_grace_probe_that_arrived_after_the_grace_is_not_broken(make_ctx, monkeypatch):
+    # grace 1 s: the probe aimed at 2.5 s is held 1.5 s, reaching the catalog after the grace ends (3 s)
+    ctx = make_ctx(idempotency_lifetime="PT2S", idempotency_grace="PT1S", interposer=True, control_api=False)
+    made = _late_grace_probe(monkeypatch, ctx, 1.5)
+    got = _by_req(run_endpoint_checks(ctx, "createNamespace", ["lifetime"]))
+    assert got["LIFE-01"].status is Status.PASS, got["LIFE-01"].message
+    v = got["LIFE-03"]
+    # before: "expires at the lifetime" (a deviation under the design profile) on a catalog with a grace
+    assert v.status is Status.INCONCLUSIVE, v.message
+    assert v.classification == "retry arrived well after the lifetime"
+    late = v.details["late_probes"]
+    assert len(late) == 3 == made["n"]                             # measured again, a bounded number of times
+    assert all(x["retry_after_s"] > 3.0 and "interposer" in x["judged_by"] for x in late)
+
+
+def test_a_late_grace_probe_is_taken_again(make_ctx, monkeypatch):
+    ctx = make_ctx(idempotency_lifetime="PT2S", idempotency_grace="PT1S", interposer=True, control_api=False)
+    _late_grace_probe(monkeypatch, ctx, 1.5, times=1)
+    got = _by_req(run_endpoint_checks(ctx, "createNamespace", ["lifetime"]))
+    v = got["LIFE-03"]
+    assert v.status is Status.PASS and v.classification == "grace after the lifetime", v.message
+    assert len(v.details["late_probes"]) == 1 and v.details["late_arrival"]["retry_after_s"] <= 3.0
+
+
+def test_no_grace_is_still_caught_by_arrival(make_ctx):
+    ctx = make_ctx(idempotency_lifetime="PT2S", idempotency_grace="PT0S", interposer=True, control_api=False)
+    v = _by_req(run_endpoint_checks(ctx, "createNamespace", ["lifetime"]))["LIFE-03"]
+    assert v.classification == "expires at the lifetime", v.message
+    assert v.details["late_arrival"]["retry_after_s"] <= 3.0 and "interposer" in v.details["late_arrival"]["judged_by"]
