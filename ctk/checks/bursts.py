@@ -372,7 +372,7 @@ def inflight_verdicts(run01: Any, run02: Any | None, rounds: list[BurstRound], c
     retries = len(last.attempts) - 1 if last.retries_after_burst else 0
     split = (f"; in flight together: {', '.join(describe(a) for a in last.in_flight)}; the client's {retries} "
              "retry(ies) went out after the burst was answered (a finalized key: replays)" if retries else "")
-    if late_final and last.final.status not in case.endpoint.success:
+    if late_final and last.final is not None and last.final.status not in case.endpoint.success:
         split += (f"; the client's final answer, to its retry after the burst, was {describe(last.final)} "
                   "(the replay checks judge it)")
     v1 = run01.ok(f"in-flight duplicates: {last.cls}; executed once ({last.why}){split}; {seen}", last.cls, details)

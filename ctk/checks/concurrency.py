@@ -53,7 +53,7 @@ def _violated(kind: str, meta: dict) -> dict:
     for ref, spec in (meta.get("refs") or {}).items():
         if ref == "main":
             current = spec.get("snapshot-id")
-    return {
+    requirements: dict[str, dict] = {
         "assert-create": {"type": "assert-create"},
         "assert-table-uuid": {"type": "assert-table-uuid", "uuid": str(uuid.uuid4())},
         "assert-ref-snapshot-id": {"type": "assert-ref-snapshot-id", "ref": "main",
@@ -70,7 +70,8 @@ def _violated(kind: str, meta: dict) -> dict:
                                    "default-spec-id": int(meta.get("default-spec-id", 0)) + 100},
         "assert-default-sort-order-id": {"type": "assert-default-sort-order-id",
                                          "default-sort-order-id": int(meta.get("default-sort-order-id", 0)) + 100},
-    }[kind]
+    }
+    return requirements[kind]
 
 
 def _commit(ctx: CheckContext, staged: Any, label: str) -> Any:
@@ -412,8 +413,8 @@ def _serial(ctx: CheckContext, runs: dict, name: str, writers: int, appends: int
                   if notes.setup else "")
     out: list[Verdict] = []
     if attempts == 0:
-        why = "no commit was sent" + (f": {'; '.join(notes.setup[:5])}" if notes.setup else "")
-        return [r.inconclusive(why, "nothing sent", details) for r in runs.values()]
+        nothing = "no commit was sent" + (f": {'; '.join(notes.setup[:5])}" if notes.setup else "")
+        return [r.inconclusive(nothing, "nothing sent", details) for r in runs.values()]
     if state.unreadable:
         return [_unreadable(r, state, "after the appends", details=details) for r in runs.values()]
 

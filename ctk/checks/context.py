@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
-from ctk.checks.faults import FaultInjector, NoFaults, detect_injector
+from ctk.checks.faults import DbLinkFaults, FaultInjector, NoFaults, detect_injector
 from ctk.client.transport import CatalogClient
 from ctk.catalog import Catalog
 from ctk.client.discovery import Discovery, discover
@@ -46,6 +46,12 @@ class CheckContext:
     def idempotency_supported(self) -> bool:
         return bool(self.options.assume_support or (self.discovery is not None
                                                     and self.discovery.idempotency_supported))
+
+    @property
+    def db_link_faults(self) -> DbLinkFaults | None:
+        """The injector as the catalog's database link (``--ctk-db-link``: `DbLinkFaults`), None when this run
+        has no such link; the checks that fail, hold or cut the database reach the link only through this."""
+        return self.faults if isinstance(self.faults, DbLinkFaults) else None
 
     @property
     def catalog(self) -> Catalog:

@@ -25,7 +25,7 @@ Implementations:
   `ctk.interposer.faults.HttpFaults` (the only place that knows the interposer's toxic names).
 - `NoFaults`: nothing; every method raises `FaultUnsupported`.
 - `DbLinkFaults`: one of these plus the catalog's database link (``--ctk-db-link``): failing, holding and
-  cutting the database under any catalog (checks use ``faults.link`` where ``supports("db_link")``).
+  cutting the database under any catalog (checks reach it as ``ctx.db_link_faults``, None without a link).
 
 `detect_injector(client, interposer=None)` picks the control API when the target has one, else the
 interposer when one is given, else `NoFaults`.
@@ -135,6 +135,10 @@ class FaultInjector:
         """Wait until a rule added with times=1 has been taken by a request. True: taken; False: not within
         `timeout`; None: this injector cannot tell."""
         return None
+
+    def remove(self, rule_id: Any) -> None:
+        """Remove one rule this injector armed (used up or not); an injector without removable rules does
+        nothing."""
 
     def clear(self) -> None:
         pass
@@ -368,9 +372,7 @@ class DbLinkFaults(FaultInjector):
             if rule_id[2] is not None:
                 self._drop(rule_id[2])
             rule_id = rule_id[1]
-        remove = getattr(self.inner, "remove", None)
-        if remove is not None:
-            remove(rule_id)
+        self.inner.remove(rule_id)
 
     @staticmethod
     def _inner_rule(rule_id: Any) -> Any:

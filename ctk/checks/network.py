@@ -211,12 +211,14 @@ def _inflight_bursts(run: Run, ctx: CheckContext, endpoint: Endpoint, ip: Interp
         if ctx.faults.supports("delay:server"):  # the owner is held at the server: the copies overlap for sure
             ctx.faults.delay(FaultMatch.for_case(case, key), opts.hold)
 
-    link = LinkFaults(ctx.faults.link) if ctx.faults.supports("db_link") else None
+    db = ctx.db_link_faults
+    link = LinkFaults(db.link) if db is not None else None
+    hold_ms = db.hold_ms if db is not None else 0
 
     def arm(case: Case, key: str, copies: int) -> Any:
         held = None
         if link is not None:   # the database is held: the original is still in flight when the copies arrive
-            held = link.db_hold(ctx.faults.hold_ms)
+            held = link.db_hold(hold_ms)
         armed["rule"] = faults.duplicate_burst(http_match(ctx, case, key), copies=copies)
         return armed["rule"], held
 

@@ -193,18 +193,18 @@ def _pyiceberg(run: Run, ctx: CheckContext, endpoint: Endpoint, budget_s: float)
     cause = "\ncause: ".join(causes) if causes else None
     if unrecorded:
         details["appends_acknowledged"] = state.get("appended", 0)
-    exc = state.get("error")
-    if isinstance(exc, StorageGuardError):
-        return run.inconclusive(f"the real client's table files were not touched: {exc}", "storage guard", details)
-    if exc is not None:
-        text = f"{type(exc).__name__}: {exc}"
+    error = state.get("error")
+    if isinstance(error, StorageGuardError):
+        return run.inconclusive(f"the real client's table files were not touched: {error}", "storage guard", details)
+    if error is not None:
+        text = f"{type(error).__name__}: {error}"
         details["error"] = text[:2000]
         if step.startswith("connect"):
             return run.inconclusive(f"pyiceberg could not connect to the catalog: {text}", "connect", details)
-        if isinstance(exc, OSError) and not cause:   # storage or transport (requests' errors are OSErrors too)
+        if isinstance(error, OSError) and not cause:   # storage or transport (requests' errors are OSErrors too)
             return run.inconclusive(f"pyiceberg's I/O failed at step '{step}' (storage or connection, not a "
                                     f"catalog answer): {text}", "I/O failed", details)
-        if step == "create table" and _is_http_4xx(exc):
+        if step == "create table" and _is_http_4xx(error):
             return run.broken("pyiceberg's create-table request accepted where the kit's own create-table was",
                               f"pyiceberg's create-table failed: {text}", "create rejected", details)
         happened = f"pyiceberg failed at step '{step}': {text}"

@@ -158,3 +158,24 @@ def test_a_client_bound_to_one_context_is_not_rebound_by_another(make_ctx):
     finally:
         sibling.close()
 
+
+
+def test_the_database_link_is_reached_only_through_a_db_link_injector():
+    """Checks reach the catalog's database link as ``ctx.db_link_faults``: the `DbLinkFaults` of the run, None
+    when there is none, also for an injector that claims the ``db_link`` capability without having a link (it
+    used to be read as ``ctx.faults.link``: an AttributeError inside the check)."""
+    from ctk.checks.context import CheckContext
+    from ctk.checks.faults import DbLinkFaults, FaultInjector
+    from ctk.interposer.client import ProxyLink
+
+    class Claims(FaultInjector):
+        capabilities = frozenset({"db_link"})
+
+    link = ProxyLink("http://127.0.0.1:8474/proxies/catalog-db")   # nothing is contacted to build it
+    with_link = CheckContext(None, None, ("ns",), faults=DbLinkFaults(NoFaults(), link, hold_ms=7))
+    assert with_link.db_link_faults is with_link.faults
+    assert with_link.db_link_faults.link is link and with_link.db_link_faults.hold_ms == 7
+    assert CheckContext(None, None, ("ns",), faults=NoFaults()).db_link_faults is None
+    claims = CheckContext(None, None, ("ns",), faults=Claims())
+    assert claims.faults.supports("db_link") and claims.db_link_faults is None
+    claims.faults.remove("any rule")      # every injector can be asked to remove a rule; this one has none
