@@ -35,10 +35,10 @@ def set_properties_update(updates: dict[str, str]) -> dict:
 def view_version(namespace: tuple[str, ...], sql: str) -> dict:
     from pyiceberg.view.metadata import SQLViewRepresentation, ViewRepresentation, ViewVersion
 
-    v = ViewVersion(**{"version-id": 1, "schema-id": 0, "timestamp-ms": int(time.time() * 1000),
-                       "summary": {"engine-name": "ctk"}, "default-namespace": list(namespace),
-                       "representations": [ViewRepresentation(SQLViewRepresentation(type="sql", sql=sql,
-                                                                                    dialect="spark"))]})
+    v = ViewVersion.model_validate({"version-id": 1, "schema-id": 0, "timestamp-ms": int(time.time() * 1000),
+                                    "summary": {"engine-name": "ctk"}, "default-namespace": list(namespace),
+                                    "representations": [ViewRepresentation(SQLViewRepresentation(
+                                        type="sql", sql=sql, dialect="spark"))]})
     return v.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 

@@ -171,7 +171,8 @@ def drop_tree(client: Any, parts: Namespace, keep_root: bool = False, budget_s: 
                 problems += drop_tree(client, child, False, budget_s, _depth + 1, deadline)
     views, _ = pages(client, f"namespaces/{enc}/views", "identifiers", "cleanup: list", deadline=deadline)
     tables, _ = pages(client, f"namespaces/{enc}/tables", "identifiers", "cleanup: list", deadline=deadline)
-    drops = [(view_path(parts, name), None, "cleanup: drop view", f"view {name}") for name in _names(views)]
+    drops: list[tuple[str, dict[str, str] | None, str, str]] = [
+        (view_path(parts, name), None, "cleanup: drop view", f"view {name}") for name in _names(views)]
     drops += [(table_path(parts, name), {"purgeRequested": "true"}, "cleanup: drop table", f"table {name}")
               for name in _names(tables)]
 

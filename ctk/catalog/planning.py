@@ -71,14 +71,15 @@ class Plans:
             raise PrerequisiteError(f"observe: fetchPlanningResult answered {ex.status or ex.error}", ex)
         return list(body.get("plan-tasks") or [])
 
-    def state(self) -> dict[str, str]:
-        """plan-id -> status of every plan of the table the kit can see."""
+    def state(self) -> dict[str, str | None]:
+        """plan-id -> status of every plan of the table the kit can see (None: the control API's listing gives
+        none for it)."""
         if self.listed:
             listing = self._listing()
             if listing is None:
                 raise PrerequisiteError("observe: GET /_ctk/plans stopped answering")
             return {pid: p.get("status") for pid, p in listing.items()}
-        out = {}
+        out: dict[str, str | None] = {}
         for pid in self.seen():
             st = self.status(pid)
             if st is not None:
@@ -153,7 +154,7 @@ def append_file(client: CatalogClient, ns: tuple[str, ...], name: str, ids: list
     """Append one data file (rows of the kit's schema) with pyiceberg, committed over HTTP by the kit."""
     import pyarrow as pa
     from pyiceberg.catalog.noop import NoopCatalog
-    from pyiceberg.table import CommitTableRequest, Table, TableIdentifier
+    from pyiceberg.table import CommitTableRequest, Namespace, Table, TableIdentifier
     from pyiceberg.table.metadata import TableMetadataUtil
 
     from ctk.client.storage import StorageGuardError, settings_for
@@ -167,7 +168,7 @@ def append_file(client: CatalogClient, ns: tuple[str, ...], name: str, ids: list
         table = Table((*ns, name), metadata, loaded.get("metadata-location") or "", io, NoopCatalog("ctk-noop"))
         txn = table.transaction()
         txn.append(pa.table({"id": pa.array(ids, pa.int64()), "data": pa.array([f"r{i}" for i in ids])}))
-        body = CommitTableRequest(identifier=TableIdentifier(namespace=list(ns), name=name),
+        body = CommitTableRequest(identifier=TableIdentifier(namespace=Namespace(root=list(ns)), name=name),
                                   requirements=txn._requirements, updates=txn._updates).model_dump(mode="json",
                                                                                                    by_alias=True)
     except StorageGuardError:
@@ -231,11 +232,11 @@ def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
         cat.drop_table(ns, name, purge=True, label="interfere: drop the plan's table")
         control = ctx.client.request("DELETE", path, label="interfere: control - cancel again without a key "
                                      "(what a re-execution answers now)")
-        case.notes["re-execution answers"] = control.status if control.status is not None else control.error
+        the_case.notes["re-execution answers"] = control.status if control.status is not None else control.error
         if control.status is not None and control.status not in ep.success:
-            case.blind = None
+            the_case.blind = None
         else:
-            case.blind = (f"cancelling a plan that is already cancelled leaves no trace in state, and on this "
+            the_case.blind = (f"cancelling a plan that is already cancelled leaves no trace in state, and on this "
                           f"target a re-execution (a cancel without a key after the plan's table was dropped) "
                           f"answers {control.status or control.error} like the original")
 
@@ -255,7 +256,7 @@ def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
             why=f"the plan's table was renamed away ({cname} -> {renamed.moved})")
 
     missing = rename_missing(ctx)
-    case = Case(
+    the_case = Case(
         ep, f"plan {pid} of table {'.'.join(ns)}.{name}",
         Req("DELETE", path),
         observe=lambda: {"p": plans.status(pid)},
@@ -267,7 +268,7 @@ def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
         reexecutable=False,
         notes={"plan-id": pid},
     )
-    return case
+    return the_case
 
 
 @case("fetchScanTasks", success=(200,),

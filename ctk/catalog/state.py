@@ -100,9 +100,10 @@ def _observed(client: Any, path: str, what: str, damaged_ok: bool = False, metad
         return None
     if damaged_ok and ex.status is not None and ex.status >= 500:
         return {"damaged": f"{what} answered {ex.status}"}
-    if not got.exists or (metadata and not isinstance(got.body.get("metadata"), dict)):
+    body = got.body     # a dict whenever the resource exists
+    if not got.exists or body is None or (metadata and not isinstance(body.get("metadata"), dict)):
         raise PrerequisiteError(f"observe: {what} answered {ex.status or ex.error}", ex)
-    return got.body
+    return body
 
 
 def load_result(client: Any, namespace: tuple[str, ...], name: str, kind: str = "table",
@@ -210,7 +211,8 @@ def body_identity(ex: Exchange) -> Any:
     if "plan-id" in body:
         return (ex.status, "plan", body.get("status"), body.get("plan-id"))
     if "file-scan-tasks" in body or "plan-tasks" in body:
-        tasks = body.get("file-scan-tasks") if isinstance(body.get("file-scan-tasks"), list) else []
+        listed = body.get("file-scan-tasks")
+        tasks = listed if isinstance(listed, list) else []
         files = sorted(str((t.get("data-file") or {}).get("file-path")) for t in tasks if isinstance(t, dict))
         return (ex.status, "scan-tasks", body.get("status"), tuple(files),
                 tuple(map(str, body.get("plan-tasks") or ())))

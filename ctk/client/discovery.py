@@ -129,8 +129,9 @@ class Discovery:
     @classmethod
     def from_config(cls, config: dict[str, Any], exchange: Exchange | None = None,
                     target_prefix: str | None = None) -> "Discovery":
-        defaults = config.get("defaults") if isinstance(config.get("defaults"), dict) else {}
-        overrides = config.get("overrides") if isinstance(config.get("overrides"), dict) else {}
+        advertised_defaults, advertised_overrides = config.get("defaults"), config.get("overrides")
+        defaults: dict[str, Any] = advertised_defaults if isinstance(advertised_defaults, dict) else {}
+        overrides: dict[str, Any] = advertised_overrides if isinstance(advertised_overrides, dict) else {}
         d = cls(config=config, exchange=exchange, defaults=dict(defaults), overrides=dict(overrides))
         if LIFETIME_KEY in config:
             d.lifetime_raw = config[LIFETIME_KEY]

@@ -112,7 +112,8 @@ class ViewState(_LoadedState):
         return list(self.metadata.get("versions") or [])
 
     @property
-    def version_ids(self) -> list[int]:
+    def version_ids(self) -> list[int | None]:
+        """The ids of the view's versions (None for a version that names none)."""
         return [v.get("version-id") for v in self.versions]
 
     @property
@@ -138,9 +139,9 @@ class NamespaceState(_ReadState):
 
 def read_table_state(client: Any, namespace: Any, name: str) -> TableState:
     got = read(client, resource_path(namespace, name, "table"), "state: load table", "load table", READ_ATTEMPTS)
-    if not got.exists:
+    body = got.body     # a dict whenever the table exists
+    if not got.exists or body is None:
         return TableState(got.exists, error=got.error, exchange=got.exchange)
-    body = got.body
     storage = client.storage_settings(body) if hasattr(client, "storage_settings") else None
     return TableState(True, body.get("metadata-location"), body.get("metadata") or {}, exchange=got.exchange,
                       storage=storage)
@@ -148,13 +149,15 @@ def read_table_state(client: Any, namespace: Any, name: str) -> TableState:
 
 def read_view_state(client: Any, namespace: Any, name: str) -> ViewState:
     got = read(client, resource_path(namespace, name, "view"), "state: load view", "load view", READ_ATTEMPTS)
-    if not got.exists:
+    body = got.body     # a dict whenever the view exists
+    if not got.exists or body is None:
         return ViewState(got.exists, error=got.error, exchange=got.exchange)
-    return ViewState(True, got.body.get("metadata-location"), got.body.get("metadata") or {}, exchange=got.exchange)
+    return ViewState(True, body.get("metadata-location"), body.get("metadata") or {}, exchange=got.exchange)
 
 
 def read_namespace_state(client: Any, namespace: Any) -> NamespaceState:
     got = read(client, resource_path(namespace), "state: load namespace", "load namespace", READ_ATTEMPTS)
-    if not got.exists:
+    body = got.body     # a dict whenever the namespace exists
+    if not got.exists or body is None:
         return NamespaceState(got.exists, error=got.error, exchange=got.exchange)
-    return NamespaceState(True, dict(got.body.get("properties") or {}), exchange=got.exchange)
+    return NamespaceState(True, dict(body.get("properties") or {}), exchange=got.exchange)

@@ -81,7 +81,7 @@ def stage_append(client: Any, namespace: Any, name: str, data: Any = None, marke
     loaded    a LoadTableResult already read (default: loaded now through ``client``)
     """
     from pyiceberg.manifest import read_manifest_list
-    from pyiceberg.table import CommitTableRequest, TableIdentifier
+    from pyiceberg.table import CommitTableRequest, Namespace, TableIdentifier
     from pyiceberg.table.update import AddSnapshotUpdate
 
     ns = ns_tuple(namespace)
@@ -108,7 +108,7 @@ def stage_append(client: Any, namespace: Any, name: str, data: Any = None, marke
     if len(adds) != 1:
         raise StageError(f"expected one add-snapshot update, got {len(adds)}")
     snap = adds[0].snapshot
-    request = CommitTableRequest(identifier=TableIdentifier(namespace=list(ns), name=name),
+    request = CommitTableRequest(identifier=TableIdentifier(namespace=Namespace(root=list(ns)), name=name),
                                  requirements=requirements, updates=updates)
     body = json.loads(request.model_dump_json())
     manifests = [m.manifest_path for m in read_manifest_list(table.io.new_input(snap.manifest_list))
