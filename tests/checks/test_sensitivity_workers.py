@@ -4,16 +4,21 @@ the requirements D's `catches` lists, each with the verdict its level calls for;
 
 This is where the checks that need the interposer run (the network's late copy: HIST-02; the design document's
 example 1b: INTEG-01), so it is the only matrix that asserts every entry of `catches`. A run of the whole kit
-takes a minute or more, so the default test run takes a representative subset (DEFAULT_PROFILES: the reference,
-which must pass overall, and keys-partial, the widest profile: eleven requirements, whose checks use the control
-API's faults, delays and execution counters - all scoped per worker - the interposer, and the generated checks).
-CTK_SENSITIVITY_WORKERS=all runs every profile and compares a conformant target's verdicts with and without
-workers; a comma list runs those profiles. `nox -s sensitivity` runs all and prints the matrix.
+takes one to three minutes, so what runs is chosen:
 
-The CI lane (CI=true, as .ci/run sets it, unless CTK_SENSITIVITY_WORKERS chooses) runs all of it: every profile,
-the workers comparison, and every allowed variant (`ctk serve --variant V`) through the whole kit, which must
-give the reference's verdicts: no fail, deviation or error, and nothing the reference decides left undecided.
-Each run takes one to three minutes, so the default run leaves them to CI (about 40 minutes there)."""
+- by default: DEFAULT_PROFILES, the reference (which must pass overall) and keys-partial, the widest profile
+  (eleven requirements, whose checks use the control API's faults, delays and execution counters - all scoped per
+  worker - the interposer, and the generated checks); the other profiles are skipped, named;
+- the CI lane (CI=true, as .ci/run sets it, unless CTK_SENSITIVITY_WORKERS chooses): the default profiles, the
+  comparison of a conformant target's verdicts with and without workers, and every allowed variant (`ctk serve
+  --variant V`, issue 24 item 2: specificity through the whole kit), which must give the reference's verdicts: no
+  fail, deviation or error, and nothing the reference decides left undecided (about 15 runs, 25-35 minutes on an
+  idle 2-core machine);
+- CTK_SENSITIVITY_WORKERS=all (`nox -s sensitivity`, which prints the matrix): all of that and every deviation
+  profile through the user path; a comma list runs those profiles only.
+
+Every profile is held per endpoint in process by the default suite (tests/checks/test_sensitivity.py,
+test_reference_all_endpoints.py); what only this module adds for the other profiles is the user's path."""
 
 from __future__ import annotations
 
@@ -32,9 +37,15 @@ REFERENCE = "(reference)"
 ALL_TRAFFIC = ("SCHEMA-01", "", "all-traffic")
 DEFAULT_PROFILES = (REFERENCE, "keys-partial")
 _CHOSEN = os.environ.get("CTK_SENSITIVITY_WORKERS", "").strip()
-ALL = _CHOSEN == "all" or (not _CHOSEN and in_ci())
-SELECTED = ((REFERENCE, *PROFILES) if ALL else tuple(n.strip() for n in _CHOSEN.split(",") if n.strip())
-            if _CHOSEN else DEFAULT_PROFILES)
+ALL = _CHOSEN == "all"
+CI_LANE = ALL or (not _CHOSEN and in_ci())          # the workers comparison and the variants
+NAMED = tuple(n.strip() for n in _CHOSEN.split(",") if n.strip()) if _CHOSEN and not ALL else ()
+SELECTED = (REFERENCE, *PROFILES) if ALL else NAMED or DEFAULT_PROFILES
+# a profile left out is shown as a skip, not silently absent (a comma list runs only what it names)
+OTHERS_SKIPPED = ("CTK_SENSITIVITY_WORKERS=all (nox -s sensitivity) runs every deviation profile through the user path"
+                  "; the default suite holds each per endpoint in process (tests/checks/test_sensitivity.py)")
+PARAMS = NAMED or [name if name in SELECTED else pytest.param(name, marks=pytest.mark.skip(reason=OTHERS_SKIPPED))
+                   for name in (REFERENCE, *PROFILES)]
 MATRIX: dict[str, str] = {}
 # Verdicts the runs of 2026-11-24 showed that are NOT the profile's rule but a check attributing what it saw to
 # the wrong requirement (decision (b) of the reconciliation; the checks are ctk/checks/network.py, bursts.py
@@ -51,7 +62,7 @@ def reference_run(tmp_path_factory):
         return run_kit(url, tmp_path_factory.mktemp("reference") / "reports")
 
 
-@pytest.mark.parametrize("name", SELECTED)
+@pytest.mark.parametrize("name", PARAMS)
 def test_user_path_run_fails_exactly_what_the_profile_lists(tmp_path, reference_run, name):
     if name != REFERENCE and name not in PROFILES:
         pytest.fail(f"CTK_SENSITIVITY_WORKERS names an unknown profile {name!r}; known: {', '.join(PROFILES)}")
@@ -80,8 +91,8 @@ def test_user_path_run_fails_exactly_what_the_profile_lists(tmp_path, reference_
     assert run.report.get("overall") == worst, (run.report.get("overall"), worst, run.log[-2000:])
 
 
-@pytest.mark.skipif(not ALL, reason="CTK_SENSITIVITY_WORKERS=all (or the CI lane, CI=true) runs it: two runs of "
-                                    "the whole kit")
+@pytest.mark.skipif(not CI_LANE, reason="CTK_SENSITIVITY_WORKERS=all (or the CI lane, CI=true) runs it: two runs "
+                                        "of the whole kit")
 def test_conformant_target_gets_the_same_verdicts_with_and_without_workers(tmp_path):
     """Per requirement + endpoint + behaviour, the statuses with the default workers equal those of --workers 0."""
     with serve() as url:
@@ -102,8 +113,8 @@ def test_conformant_target_gets_the_same_verdicts_with_and_without_workers(tmp_p
 UNDECIDED = ("inconclusive", "unsupported")
 
 
-@pytest.mark.skipif(not ALL, reason="CTK_SENSITIVITY_WORKERS=all (or the CI lane, CI=true) runs every allowed "
-                                    "variant through the whole kit")
+@pytest.mark.skipif(not CI_LANE, reason="CTK_SENSITIVITY_WORKERS=all (or the CI lane, CI=true) runs every "
+                                        "allowed variant through the whole kit")
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_allowed_variant_gets_the_reference_verdicts(tmp_path, reference_run, variant):
     """Specificity as a user meets it: `ctk serve --variant V` and `ctk run` give no fail, deviation or error, and
