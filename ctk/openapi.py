@@ -134,7 +134,9 @@ def normalize_primitive_value(doc: dict[str, Any]) -> list[str]:
     """
     schemas = (doc.get("components") or {}).get("schemas") or {}
     node = schemas.get(PRIMITIVE_VALUE)
-    alts = node.get("oneOf") if isinstance(node, dict) else None
+    if not isinstance(node, dict):
+        return []
+    alts = node.get("oneOf")
     if not isinstance(alts, list) or len(alts) < 2:
         return []
     kinds = []

@@ -35,8 +35,10 @@ class LifetimeBatch:
         self.clients: list["CatalogClient"] = []
 
     def _one(self, operation: str) -> "Verdict | list[Verdict]":
-        base = self.session.context
-        client = self.session.client.sibling()   # same prefix, separator, storage settings and placement
+        base, own = self.session.context, self.session.client
+        if base is None or own is None:
+            raise RuntimeError("the lifetime batch runs in a started session only (it has no check context yet)")
+        client = own.sibling()   # same prefix, separator, storage settings and placement
         self.clients.append(client)
         # the interposer in front of the catalog, when the run has one, says when each retry reached it (LIFE-01)
         ip = getattr(self.session, "interposer", None)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover - imported where used: the embedded catalo
     from ctk.plugin.containers import ContainerTarget
     from ctk.reference.server import ReferenceServer
 
-EMBEDDED_SETTINGS = dict(control_api=True, idempotency_lifetime="PT4S", idempotency_grace="PT2S")
+EMBEDDED_SETTINGS: dict[str, Any] = dict(control_api=True, idempotency_lifetime="PT4S", idempotency_grace="PT2S")
 
 
 class TargetUnavailable(RuntimeError):
@@ -191,33 +191,34 @@ class CtkSession:
             url=self._through_interposer(self.url), prefix=o.catalog_prefix, warehouse=o.warehouse, token=o.catalog_token,
             credential=o.catalog_credential, headers=dict(o.catalog_headers), timeout=o.timeout,
             connect_timeout=min(o.timeout, 5.0), allow_remote=o.allow_remote or self.server is not None)
-        self.client = CatalogClient(self.target)
-        self.discovery = discover(self.client)
-        self._place_run_namespace()
-        self.context = self._make_context()
+        client = CatalogClient(self.target)
+        self.client = client
+        self.discovery = discover(client)
+        self._place_run_namespace(client)
+        self.context = self._make_context(client)
 
-    def _place_run_namespace(self) -> None:
+    def _place_run_namespace(self, client: CatalogClient) -> None:
         """Storage settings and the namespace separator on the client, then the run namespace (inside the
         parent namespace when given) and the probe of whether the target nests namespaces below it."""
         o = self.options
-        self.client.storage_properties = dict(o.catalog_properties)
-        self.client.storage_allow_remote = bool(o.allow_remote)
+        client.storage_properties = dict(o.catalog_properties)
+        client.storage_allow_remote = bool(o.allow_remote)
         sep = advertised_separator(self.discovery)
-        used = self.client.set_namespace_separator(sep)
+        used = client.set_namespace_separator(sep)
         if sep is not None:
             self.server_info["namespace-separator"] = used
         parent = tuple(o.parent_namespace)
         if parent:
-            nsmod.check_parent(self.client, parent)
+            nsmod.check_parent(client, parent)
         parts = parent + (nsmod.run_namespace_name(o.namespace_prefix, self.run_id, self.worker),)
         self.namespace, self.namespace_parts = ".".join(parts), parts
-        nsmod.create(self.client, parts, self.run_id)
+        nsmod.create(client, parts, self.run_id)
         self.namespace_created = True
         if parent:
-            nsmod.check_loadable(self.client, parts)
-        probe = nsmod.probe_nesting(self.client, parts, self.run_id)
+            nsmod.check_loadable(client, parts)
+        probe = nsmod.probe_nesting(client, parts, self.run_id)
         self.placement = Placement(parts, probe.nested, probe.note, probe=probe)
-        self.client.placement = self.placement
+        client.placement = self.placement
         self.leftovers += probe.leftovers          # reported with the cleanup problems at the end
         self.server_info["placement"] = {"run-namespace": self.namespace, "parent": ".".join(parent) or None,
                                          "nested-namespaces": probe.nested, "probe": probe.note}
@@ -231,6 +232,9 @@ class CtkSession:
         if parts.scheme != "http":
             self.interposer_note = f"{parts.scheme} target: the interposer relays plain HTTP only"
             return url
+        if not parts.hostname:
+            self.interposer_note = f"the target URL {url} names no host: no interposer in front of it"
+            return url
         self.interposer = Interposer(upstream=(parts.hostname, parts.port or 80))
         host, port = self.interposer.start()
         self.server_info["interposer"] = f"{host}:{port} -> {parts.hostname}:{parts.port or 80}"
@@ -242,10 +246,10 @@ class CtkSession:
             h["Authorization"] = f"Bearer {self.options.catalog_token}"
         return h
 
-    def _make_context(self) -> CheckContext:
+    def _make_context(self, client: CatalogClient) -> CheckContext:
         """The CheckContext on the run namespace (created by the session, so not again here)."""
         options = CheckOptions(max_wait=self.options.max_wait, strict=self.options.strict)
-        ctx = CheckContext.create(self.client, discovery=self.discovery, namespace=self.namespace_parts,
+        ctx = CheckContext.create(client, discovery=self.discovery, namespace=self.namespace_parts,
                                   interposer=self.interposer, options=options, create_namespace=False)
         if self.options.db_link:   # the catalog's database link, on any catalog (ctk.checks.faults.DbLinkFaults)
             from ctk.checks.faults import DbLinkFaults
@@ -269,7 +273,7 @@ class CtkSession:
         try:
             if self.namespace_created and self.client is not None and not self.error:
                 self.cleanup_problems = self._drop_own(max(30.0, self.options.timeout * 3))
-            elif self.namespace_created and self.client is not None:
+            elif self.namespace_created and self.client is not None and self.url is not None:
                 if probe(self.url, min(self.options.timeout, 5.0), self._auth_headers()) is None:
                     self.cleanup_problems = self._drop_own(30.0)
                 else:

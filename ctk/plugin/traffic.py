@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctk.checks.common import not_routed
+from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Status, Verdict
 
 import re
@@ -108,7 +109,7 @@ def verdict(summaries: list[dict[str, Any]]) -> Verdict | None:
     details = {"checked": checked, "workers": workers, "problems": count}
     if checked == 0:
         return Verdict.inconclusive(REQ, f"no responses to validate ({what})"
-                                    + (f"; {'; '.join(errors)}" if errors else ""), behaviour="all-traffic",
+                                    + (f"; {'; '.join(errors)}" if errors else ""), behaviour=Behaviour.ALL_TRAFFIC,
                                     details=details)
     if count:
         groups = grouped(summaries)
@@ -121,8 +122,8 @@ def verdict(summaries: list[dict[str, Any]]) -> Verdict | None:
         shown = problems[:MAX_PROBLEMS]
         v = Verdict.broken(REQ, f"{count} problem(s) in {checked} responses do not conform to {source} ({what}); "
                            f"every one, by operation and problem ({sum(len(p) for p in groups.values())} kinds, "
-                           "an example exchange of each):\n" + "\n".join(lines), behaviour="all-traffic",
+                           "an example exchange of each):\n" + "\n".join(lines), behaviour=Behaviour.ALL_TRAFFIC,
                            classification=f"{count} problems", exchanges=[ex for _, ex in shown], details=details)
         return v
-    return Verdict(REQ, Status.PASS, f"{checked} responses conform to {source} ({what})", behaviour="all-traffic",
-                   details=details)
+    return Verdict(REQ, Status.PASS, f"{checked} responses conform to {source} ({what})",
+                   behaviour=Behaviour.ALL_TRAFFIC, details=details)

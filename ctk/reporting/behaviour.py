@@ -63,7 +63,8 @@ def key_exchange(v: Any) -> dict | None:
     keyed = [e for e in shown if any(k.lower() == "idempotency-key" for k in e.get("request_headers") or {})]
     if _get(v, "requirement") == "INFLIGHT-01":      # the duplicate's answer, not the first's
         keyed = [e for e in keyed if "duplicate" in str(e.get("label") or "")] or keyed
-    return (keyed or shown or exs or [None])[-1]
+    found = keyed or shown or exs
+    return found[-1] if found else None
 
 
 def exchange_line(ex: dict | None) -> str:
@@ -120,8 +121,9 @@ def _scope(cls: str) -> str:
 
 
 def _lifetime(results: list[Any]) -> tuple[str, list]:
-    parts, used = [], []
-    for rid, fmt in (("DISC-01", None), ("DISC-02", "placement: {}"), ("DISC-03", None), ("LIFE-03", None)):
+    parts: list[str] = []
+    used: list[Any] = []
+    for rid in ("DISC-01", "DISC-02", "DISC-03", "LIFE-03"):
         vs = [v for v in results if _get(v, "requirement") == rid and _get(v, "status") != "error"]
         if not vs:
             continue
@@ -132,7 +134,7 @@ def _lifetime(results: list[Any]) -> tuple[str, list]:
             raw = d.get("lifetime_raw")
             parts.append(f"lifetime {raw}" if raw else "no lifetime advertised")
         elif rid == "DISC-02" and cls:
-            parts.append(fmt.format(cls))
+            parts.append(f"placement: {cls}")
         elif rid == "DISC-03" and d.get("lifetime_raw"):
             parts.append("a Java client parses it" if d.get("java_parseable") else "a Java client cannot parse it")
         elif rid == "LIFE-03":
@@ -147,7 +149,9 @@ def _lifetime(results: list[Any]) -> tuple[str, list]:
 
 
 def _endpoints(results: list[Any]) -> tuple[str, list]:
-    honoured, not_honoured, used = set(), set(), []
+    honoured: set[str] = set()
+    not_honoured: set[str] = set()
+    used: list[Any] = []
     for v in _decided(results, "REPLAY-01"):
         ep = _get(v, "endpoint") or "-"
         (honoured if _get(v, "status") == "pass" else not_honoured).add(ep)

@@ -185,6 +185,7 @@ def _do(run: _Run, step: Step) -> None:
 def _request(run: _Run, step: Step) -> None:
     spec = step.spec
     key_mode = spec.get("key", "none")
+    key: str | None
     if key_mode == "new":
         run.last_key = new_key()
         key = run.last_key
