@@ -164,7 +164,7 @@ class Req:
 class Conflict:
     request: Req
     expect: tuple[int, ...]                       # the 4xx it must get, e.g. (409,)
-    clear: Callable[[], object]                   # remove the cause (what it returns is not used): a re-execution would now succeed
+    clear: Callable[[], object]                   # remove the cause: a re-execution would now succeed (result unused)
     executed: Callable[[], bool]                  # from state: was it executed (after clear)?
     why: str = ""
 
@@ -180,7 +180,7 @@ class Case:
     request: Req
     observe: Callable[[], Observed]
     executions: Callable[[Observed, Observed], int]     # (before, after) -> how often the request took effect
-    interfere: Callable[[], object]               # change the resource behind the kit's back (what it returns is not used)
+    interfere: Callable[[], object]               # change the resource behind the kit's back (result unused)
     alternative: Req | None = None
     alt_executions: Callable[[Observed, Observed], int] | None = None
     conflicting: Conflict | None = None

@@ -277,10 +277,11 @@ NEEDS_CRASH_BEFORE_FINALIZE = (
 @check(requirement="REPLAY-03", behaviour=Behaviour.FIVE_XX_NOT_STORED)
 @guarded()
 def check_5xx_not_stored(run: Run, ctx: CheckContext, endpoint: Endpoint, status: int = 503) -> Verdict:
-    if not ctx.faults.supports("fail_before") and ctx.faults.supports("db_link"):
+    db = ctx.db_link_faults
+    if not ctx.faults.supports("fail_before") and db is not None:
         from ctk.checks.db_link import db_link_failure   # the database write fails: any catalog
 
-        return db_link_failure(run, ctx, endpoint, ctx.faults.link, "fail_write")
+        return db_link_failure(run, ctx, endpoint, db.link, "fail_write")
     if not ctx.faults.supports("fail_before"):
         return run.unsupported(NEEDS_FAIL_BEFORE + f"; this run injects faults via {ctx.faults.name}")
     case = endpoint.prepare(ctx)
@@ -669,8 +670,9 @@ def check_lifetime(run: Run, ctx: CheckContext, endpoint: Endpoint, fraction: fl
 
     run03 = Run(ctx, "LIFE-03", endpoint, Behaviour.LIFETIME_GRACE)
     run03.mark = run.mark
-    lifetime = getattr(ctx.discovery, "lifetime", None)
-    if lifetime is None:
+    discovery = ctx.discovery
+    lifetime = discovery.lifetime if discovery is not None else None
+    if discovery is None or lifetime is None:
         return [run.unsupported("no valid advertised lifetime"), run03.unsupported("no valid advertised lifetime")]
     seconds = lifetime.total_seconds()
     wait = seconds * fraction
@@ -703,15 +705,15 @@ def check_lifetime(run: Run, ctx: CheckContext, endpoint: Endpoint, fraction: fl
         details["late_measurements"] = late
     first_at = details["arrival"]["first_at"]
     if problems:
-        v = broken(run, f"a duplicate {fraction:.0%} into the advertised lifetime ({ctx.discovery.lifetime_raw}) "
+        v = broken(run, f"a duplicate {fraction:.0%} into the advertised lifetime ({discovery.lifetime_raw}) "
                    "is still replayed without executing again", "; ".join(problems)
                    + f" (it reached the catalog {details['arrival']['retry_after_s']:.2f} s after the first, within "
                    f"the lifetime of {seconds:.1f} s, by {details['arrival']['judged_by']})",
                    "forgotten" if (extra or counted) else "different response", details)
         return [v, run03.inconclusive("not replayed within the lifetime (see LIFE-01), so no grace to probe",
                                       v.classification)]
-    if (v := _blind(run, case, counted, details)) is not None:
-        return [v, run03.inconclusive(v.message)]
+    if (blind := _blind(run, case, counted, details)) is not None:
+        return [blind, run03.inconclusive(blind.message)]
     gap = details["arrival"]["retry_after_s"]
     v1 = run.ok(f"replayed; the retry reached the catalog {gap:.1f} s after the first attempt "
                 f"({details['arrival']['judged_by']})", "honoured", details)
@@ -724,7 +726,8 @@ def check_lifetime(run: Run, ctx: CheckContext, endpoint: Endpoint, fraction: fl
     # (transit); a probe that reached the catalog later than that and was not replayed says nothing about a grace
     # just after the lifetime (a busy machine): measured again with a new key, else inconclusive.
     bound = seconds + 2 * margin
-    probe = _grace_probe(ctx, case, key, first, first_at, after, margin)
+    probe: str | Verdict | tuple[Case, Exchange, Exchange, int, int | None, dict] = \
+        _grace_probe(ctx, case, key, first, first_at, after, margin)
     late3: list[dict] = []
     while True:
         if isinstance(probe, str):
@@ -744,17 +747,18 @@ def check_lifetime(run: Run, ctx: CheckContext, endpoint: Endpoint, fraction: fl
                 f"than {bound:.1f} s after the first ({arrived}, by {late3[-1]['judged_by']}) and was not replayed: no "
                 f"evidence about a duplicate just after the lifetime ({len(late3)} measurements)",
                 "retry arrived well after the lifetime", {**d3, "late_probes": late3})]
-        probe = _lifetime_measure(run03, ctx, endpoint, after / seconds, after, seconds, grace=True)
-        if isinstance(probe, dict):
-            m3 = probe
+        m3 = _lifetime_measure(run03, ctx, endpoint, after / seconds, after, seconds, grace=True)
+        if isinstance(m3, Verdict):
+            probe = m3
+        else:
             probe = (m3["case"], m3["first"], m3["retry"], m3["extra"], m3["counted"],
                      {"late_seconds": m3["details"]["arrival"]["retry_after_s"], "late_status": m3["retry"].status,
                       "late_arrival": m3["details"]["arrival"], "key": m3["key"]})
     if late3:
         d3["late_probes"] = late3
     if honoured:
-        if (v := _blind(run03, case3, counted2, d3)) is not None:
-            return [v1, v]
+        if (blind3 := _blind(run03, case3, counted2, d3)) is not None:
+            return [v1, blind3]
         return [v1, run03.ok(f"still replayed {d3['late_seconds']:.1f} s after the first attempt, past the "
                              f"lifetime of {seconds:.1f} s", "grace after the lifetime", d3)]
     cls = "expires at the lifetime" if (extra2 or counted2) else f"other: {describe(late_ex)}"
@@ -824,6 +828,7 @@ def _lifetime_measure(run: Run, ctx: CheckContext, endpoint: Endpoint, fraction:
     finally:
         ctx.faults.unwatch(watch)
     counted = counter_delta(c0, c1, endpoint.operation)
+    arrival: dict[str, Any]
     if len(seen) >= 2:
         arrival = {"first_at": seen[0], "retry_after_s": round(seen[1] - seen[0], 3),
                    "judged_by": "when the interposer forwarded each request to the catalog"}
@@ -938,10 +943,11 @@ def check_lost_answers(ctx: CheckContext, endpoint: Endpoint, modes: tuple[str, 
     out = []
     for mode in modes or ctx.options.lose_modes:
         out += check_lost_answer(ctx, endpoint, mode=mode, behaviour=Behaviour(f"lost-answer-{mode}"))
-    if ctx.faults.supports("db_link"):   # the database's answer to the catalog's commit is cut
+    db = ctx.db_link_faults
+    if db is not None:   # the database's answer to the catalog's commit is cut
         from ctk.checks.db_link import check_db_commit_cut
 
-        out += check_db_commit_cut(ctx, ctx.faults.link, endpoint)
+        out += check_db_commit_cut(ctx, db.link, endpoint)
     return out
 
 
