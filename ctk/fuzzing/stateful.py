@@ -220,6 +220,7 @@ class _Shared:
     plain_only: bool = False      # no retries, key reuses or faults (a round that decides SEM-01/02 alone)
     keyless: bool = False         # send no Idempotency-Key (a target that does not advertise key support)
     offered: dict = field(default_factory=dict)   # operation -> why it is not offered (not advertised / not routed)
+    ops: dict = field(default_factory=dict)       # operation -> {status: count} of the plain mutations judged
     failure: _Failure | None = None
     shrink_runs: int = 0
     sequences: int = 0
@@ -234,7 +235,7 @@ class _Shared:
 
 def build_machine(shared: _Shared) -> type:
     from hypothesis import strategies as st
-    from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+    from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
     ns_st, table_st, view_st = st.sampled_from(NSS), st.sampled_from(TABLES), st.sampled_from(VIEWS)
     kind_st = st.sampled_from(["table", "view"])
@@ -380,6 +381,8 @@ def build_machine(shared: _Shared) -> type:
                 self._fail("unexpected-status", f"step {m.index} ({m.text}) answered {_st(ex)}; the model expects "
                                                 f"{'/'.join(map(str, m.expect))}", m.op, m)
             shared.plain += 1
+            per = shared.ops.setdefault(m.op, {})
+            per[ex.status] = per.get(ex.status, 0) + 1
             self.last_plain = True
             m.status = ex.status if (self._ok(ex.status) or ex.status in STORED) else None
             if self._ok(ex.status):
@@ -483,6 +486,14 @@ def build_machine(shared: _Shared) -> type:
                        f"commit {kind} {n}.{name} set {k}={v}", alt_body=body(v + "-other"))
 
         # --- rules --------------------------------------------------------------------------------
+        @initialize(n=ns_st, props=props_st)
+        def start_with_a_namespace(self, n, props):
+            """Every sequence starts by creating one of its namespaces (a plain, judged mutation): otherwise the
+            few sequences of a small --ctk-examples may never leave the empty state and judge only 404s."""
+            self.create_namespace(n, props)
+            if not self.idle and not self.failed and self.history:
+                self.touched_match_model()
+
         @rule(n=ns_st, props=props_st)
         def create_namespace(self, n, props):
             self.calls.append(('create_namespace', (n, props)))
@@ -804,7 +815,9 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
     if placement is not None and placement.nested is False:   # the model's namespaces are children of a root
         reason = ("the model-based run needs nested namespaces, which the target does not support "
                   f"({placement.nesting_note})")
-        return [Verdict.inconclusive(r, reason, **kw) for r in ("GEN-02", "SEM-01", "SEM-02")]
+        gen = (Verdict.unsupported("GEN-02", keyless_reason, **kw) if keyless
+               else Verdict.inconclusive("GEN-02", reason, **kw))
+        return [gen, *(Verdict.inconclusive(r, reason, **kw) for r in ("SEM-01", "SEM-02"))]
     lifetime = getattr(ctx.discovery, "lifetime", None)
     offered: dict[str, str] = {}            # operations not offered (dropped from the machine), and why
     disc = ctx.discovery
@@ -857,7 +870,8 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
                "faults": [m for m, ok in (("lose_answer", can_lose), ("fail_before", can_fail_before)) if ok],
                "replays": total["replays"], "retries_skipped_late": total["late"],
                "rounds": len(runs), "steered_around": [_steered(a) for a in sorted(avoid)],
-               "backstop_hit": backstop_hit, "keyless": keyless, "not_offered": dict(offered)}
+               "backstop_hit": backstop_hit, "keyless": keyless, "not_offered": dict(offered),
+               "operations": _merge_ops(sh.ops for sh, _ in runs)}
     if keyless:
         out = [Verdict.unsupported("GEN-02", keyless_reason, details=details, **kw)]
     else:
@@ -869,6 +883,15 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
     except Exception:  # noqa: BLE001
         pass
     return out
+
+
+def _merge_ops(parts: Any) -> dict[str, dict[int, int]]:
+    out: dict[str, dict[int, int]] = {}
+    for part in parts:
+        for op, per in part.items():
+            for status, n in per.items():
+                out.setdefault(op, {})[status] = out.setdefault(op, {}).get(status, 0) + n
+    return {op: dict(sorted(out[op].items())) for op in sorted(out)}
 
 
 def _steered(signature: tuple) -> str:
@@ -1017,6 +1040,9 @@ def _semantics(opts: StatefulOptions, details: dict, total: dict, found: dict, e
     if details.get("not_offered"):
         notes.append("not offered, dropped from the model: " + "; ".join(
             f"{op} ({why})" for op, why in sorted(details["not_offered"].items())))
+    if details.get("operations"):
+        notes.insert(0, "judged: " + ", ".join(
+            f"{op} " + "/".join(f"{n}x{st}" for st, n in per.items()) for op, per in details["operations"].items()))
     note = f" ({'; '.join(notes)})" if notes else ""
     for req, (expected, n, said) in sem.items():
         d = dict(details, evidence=n)
@@ -1031,6 +1057,9 @@ def _semantics(opts: StatefulOptions, details: dict, total: dict, found: dict, e
         elif n == 0:
             out.append(Verdict.inconclusive(req, "no mutation was sent once and judged (nothing to decide it on)"
                                             + note, details=d, **kw))
+        elif not any(200 <= int(st) < 300 for per in details.get("operations", {}).values() for st in per):
+            out.append(Verdict.inconclusive(req, f"{n} {said}, but the catalog acknowledged none of them (only "
+                                            f"refusals were judged, no effect to compare){note}", details=d, **kw))
         elif req == "SEM-02" and total["ns_props_dropped"]:
             d["ns_props_dropped"] = total["ns_props_dropped"]
             out.append(Verdict.ok(req, f"{n} {said}; {total['ns_props_dropped']}x {NS_PROPS_NOTE}{note}",
