@@ -82,6 +82,8 @@ def keep_interrupting(signum: int = signal.SIGTERM) -> threading.Thread:
     main = threading.main_thread().ident
 
     def loop() -> None:
+        if main is None:     # (the main thread has always started; nothing to re-deliver to otherwise)
+            return
         while not FINISHING.wait(REDELIVER_EVERY_S):
             try:
                 signal.pthread_kill(main, signum)
@@ -122,7 +124,7 @@ class Lifeline:
         if reporter is not None and hasattr(reporter, "_report_keyboardinterrupt"):
             reporter._report_keyboardinterrupt = lambda: None
             try:
-                excinfo.getrepr = lambda *args, **kwargs: None   # type: ignore[method-assign]
+                setattr(excinfo, "getrepr", lambda *args, **kwargs: None)   # nothing to render (see above)
             except Exception:  # noqa: BLE001 - pytest's ExceptionInfo changed: rendered, only slower
                 pass
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -152,8 +152,9 @@ def _add(parser: pytest.Parser, group: Any, o: Option) -> None:
     else:
         group.addoption(o.flag, dest=o.dest, default=None, metavar=o.metavar, help=o.help)
     if o.ini is not None:
-        parser.addini(o.ini, help=o.help, type={"bool": "bool", "list": "linelist"}.get(o.kind, "string"),
-                      default=None)
+        ini_type: Literal["bool", "linelist", "string"] = (
+            "bool" if o.kind == "bool" else "linelist" if o.kind == "list" else "string")
+        parser.addini(o.ini, help=o.help, type=ini_type, default=None)
 
 
 def apply_workers(config: pytest.Config) -> None:
@@ -174,11 +175,12 @@ def apply_workers(config: pytest.Config) -> None:
     config.option.numprocesses = n
 
 
-class OptionError(pytest.UsageError):
-    pass
+# a bad option is pytest's usage error (pytest.UsageError is final: this names it, it does not subclass it)
+OptionError = pytest.UsageError
 
 
-def _value(config: pytest.Config, o: Option) -> object:
+def _value(config: pytest.Config, o: Option) -> Any:
+    """The option's value (command line, then ini, then its default), of the type its ``kind`` parses to."""
     value = config.getoption(o.dest, default=None)
     if (value is None or value == []) and o.ini is not None:
         try:
@@ -254,7 +256,7 @@ class CtkOptions:
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "CtkOptions":
-        values: dict[str, object] = {}
+        values: dict[str, Any] = {}     # each option's value, of the type its kind parses to (see _value)
         for o in OPTIONS:
             values[o.dest] = _value(config, o)
         opts = cls(

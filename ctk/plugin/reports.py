@@ -77,23 +77,17 @@ class VerdictCollector:
         except Exception as exc:  # noqa: BLE001
             self.errors.append(f"run report not built: {type(exc).__name__}: {exc}")
             return self._write_fallback(directory)
+        from ctk.reporting import write_conformance
+
         try:
-            from ctk.reporting import write_conformance  # type: ignore[attr-defined]
-        except ImportError:
-            try:
-                from ctk.reporting.conformance import write_conformance  # type: ignore[no-redef]
-            except ImportError:
-                write_conformance = None  # type: ignore[assignment]
-        if write_conformance is not None:
-            try:
-                out = write_conformance(rep, directory)
-                paths = [str(p) for p in out] if isinstance(out, (list, tuple)) else (
-                    [str(v) for v in out.values()] if isinstance(out, dict) else [])
-                self.written = paths or [os.path.join(directory, "conformance.json"),
-                                         os.path.join(directory, "conformance.html")]
-                return self.written
-            except Exception as exc:  # noqa: BLE001
-                self.errors.append(f"write_conformance failed: {type(exc).__name__}: {exc}")
+            out = write_conformance(rep, directory)
+            paths = [str(p) for p in out] if isinstance(out, (list, tuple)) else (
+                [str(v) for v in out.values()] if isinstance(out, dict) else [])
+            self.written = paths or [os.path.join(directory, "conformance.json"),
+                                     os.path.join(directory, "conformance.html")]
+            return self.written
+        except Exception as exc:  # noqa: BLE001
+            self.errors.append(f"write_conformance failed: {type(exc).__name__}: {exc}")
         path = os.path.join(directory, "conformance.json")
         rep.save(path)
         self.written = [path]
