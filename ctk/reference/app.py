@@ -267,7 +267,9 @@ def create_app(settings) -> Starlette:
 
         routes.append(Route("/_ctk/plans", list_plans, methods=["GET"]))
 
-    async def http_error(request: Request, exc: HTTPException) -> Response:
+    async def http_error(request: Request, error: Exception) -> Response:
+        # registered for HTTPException only (Starlette types a handler by the base class)
+        exc = error if isinstance(error, HTTPException) else HTTPException(500, str(error))
         kind = NOT_FOUND_TYPES.get(exc.status_code, "HTTPException")
         path = request.url.path.replace(SLASH, "%2F")
         message = {404: f"No route for {request.method} {path}",

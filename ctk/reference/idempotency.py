@@ -90,11 +90,14 @@ def _insert_record(conn: Connection, params: dict[str, Any]) -> None:
     entry = _DRIVER_INSERT.get(cache_key)
     if entry is None:
         compiled = _RESERVE.compile(dialect=conn.dialect, column_keys=list(params))
-        entry = (str(compiled), tuple(compiled.positiontup) if compiled.positional else None)
+        positions = compiled.positiontup if compiled.positional else None
+        entry = (str(compiled), tuple(positions) if positions is not None else None)
         _DRIVER_INSERT[cache_key] = entry
     sql, order = entry
-    dbapi = conn.dialect.dbapi
-    cursor = conn.connection.driver_connection.cursor()
+    dbapi, driver = conn.dialect.dbapi, conn.connection.driver_connection
+    if dbapi is None or driver is None:    # a Connection of a real engine has both
+        raise RuntimeError(f"no DB-API connection under this {conn.dialect.name} connection")
+    cursor = driver.cursor()
     try:
         cursor.execute(sql, tuple(params[k] for k in order) if order is not None else params)
     except dbapi.IntegrityError as exc:

@@ -286,7 +286,10 @@ class Pipeline:
                 await run_in_threadpool(self.records.delete, rec)
                 races += 1
                 continue
-            held_hash, held_origin = here if here is not None else (rec.request_hash, rec.origin)
+            if here is not None:     # one of the two is there: neither went round the loop again above
+                held_hash, held_origin = here
+            elif rec is not None:
+                held_hash, held_origin = rec.request_hash, rec.origin
             reused = policy.reuse(mutation, held_origin, origin_of(*origin))
             if reused is not None:
                 return render(reused)

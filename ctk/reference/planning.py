@@ -291,12 +291,13 @@ class Scan:
 
     def plan(self, task_size: int) -> Planned:
         from pyiceberg.expressions import AlwaysTrue
-        from pyiceberg.table import StaticTable
+        from pyiceberg.table import DataScan, IncrementalAppendScan, StaticTable
 
         table = StaticTable.from_metadata(self.metadata_location)
         req = self.req
         selected = tuple(req.select) if req.select else ("*",)
         row_filter = self.filter if self.filter is not None else AlwaysTrue()
+        scan: DataScan | IncrementalAppendScan
         if req.incremental:
             scan = table.incremental_append_scan(from_snapshot_id_exclusive=req.start_snapshot_id,
                                                  to_snapshot_id_inclusive=req.end_snapshot_id, row_filter=row_filter,
@@ -645,7 +646,10 @@ async def plan_table_scan(ctx: Context, request: Request, ns: list[str], name: s
         plan_id = str(uuid.uuid4())
         insert_plan(conn, plan_id, ns, name, str(metadata.table_uuid), COMPLETED if planned is not None else SUBMITTED,
                     location, {"request": req.doc, "mode": mode}, digest, planned, None, now)
-        return planned_response(conn, get_plan(conn, plan_id))
+        plan = get_plan(conn, plan_id)
+        if plan is None:   # inserted just above, in this transaction
+            raise RuntimeError(f"plan {plan_id} is not there right after it was inserted")
+        return planned_response(conn, plan)
 
     def reconcile(conn):
         if digest is None:

@@ -13,6 +13,7 @@ import threading
 import time
 
 import uvicorn
+from starlette.applications import Starlette
 
 from ctk.reference.app import create_app
 from ctk.reference.settings import ReferenceSettings
@@ -33,15 +34,16 @@ class ReferenceServer:
         self.settings = settings or ReferenceSettings()
         check_loopback(self.settings.host)
         self.start_timeout = start_timeout
-        self.app = None
+        self.app: Starlette | None = None
         self.url: str | None = None
+        self._sock: socket.socket | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> str:
         if self.url:
             return self.url
-        self.app = create_app(self.settings)
+        self.app = app = create_app(self.settings)
         family = socket.AF_INET6 if ":" in self.settings.host else socket.AF_INET
         # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on such sockets, and without it every
         # response waits ~40 ms for the client's delayed ACK (Nagle).
@@ -53,7 +55,7 @@ class ReferenceServer:
             sock.close()
             raise
         port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="on", access_log=False,
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False,
                                 timeout_graceful_shutdown=5, limit_concurrency=256)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
@@ -76,7 +78,7 @@ class ReferenceServer:
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout)
-        if getattr(self, "_sock", None) is not None:
+        if self._sock is not None:
             self._sock.close()
             self._sock = None
         self._server, self._thread, self.url = None, None, None
