@@ -60,7 +60,7 @@ def take_name(conn, kind: str, ns, name: str, location: str | None, overwrite: b
     if not store.namespace_exists(conn, ns):
         raise no_namespace(ns)
     taken = store.name_taken(conn, ns, name)
-    if taken == kind and overwrite:
+    if taken == kind and overwrite and location is not None:   # (a staged create takes nothing, see above)
         store.swap_pointer(conn, kind, ns, name, None, location)
     elif taken:
         other = "View" if kind == "table" else "Table"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy.engine import Connection
 
@@ -171,9 +171,9 @@ def reconcile(conn: Connection, mutation: Mutation, reserved_at: float | None) -
     raise Unknown(f"no reconciliation rule for {op}")
 
 
-def _checks(updates: list[dict]) -> list:
+def _checks(updates: list[dict]) -> list[Callable[..., bool]]:
     """Predicates over a table metadata document, one per checkable update."""
-    checks = []
+    checks: list[Callable[..., bool]] = []    # each takes the metadata (its other arguments are bound defaults)
     for u in updates:
         action = u.get("action")
         if action == "add-snapshot" and isinstance(u.get("snapshot"), dict):
