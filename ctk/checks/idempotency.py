@@ -775,9 +775,9 @@ def _grace_probe(ctx: CheckContext, case: Case, key: str, first: Exchange, first
 
     No second interference: after the replayed retry the state still shows the first one (a re-execution now
     would be visible again), and a second one may not even apply (re-creating what exists)."""
-    _until_grace_probe_time(first_at + after)
-    watch = ctx.faults.watch_arrivals(FaultMatch.for_case(case, key))
+    watch = ctx.faults.watch_arrivals(FaultMatch.for_case(case, key))     # before the wait: nothing more after it
     try:
+        _until_grace_probe_time(first_at + after)
         late_ex, extra2, counted2 = _retry_with_interference(
             ctx, case, key, f"retry, same key, {margin:.1f} s after the lifetime", counters=case.blind is not None,
             interfere=False)
