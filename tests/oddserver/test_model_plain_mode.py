@@ -5,6 +5,9 @@ model) is dropped from the machine as "not offered", never blamed on SEM-01."""
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
+import httpx
 from odd import Answer, Req, Rule
 from test_model_semantics import OPTS, by_req, create_table_in_missing_namespace
 
@@ -64,3 +67,35 @@ def test_not_routed_is_dropped_on_a_keyed_target_too(make_odd):
     assert {r: v.status for r, v in vs.items()} == {"GEN-02": Status.PASS, "SEM-01": Status.PASS,
                                                    "SEM-02": Status.PASS}, [v.message for v in vs.values()]
     assert "createView" in vs["SEM-01"].details["not_offered"]
+
+
+class create_existing_view_answers_it(Rule):
+    """createView of a view that exists answers 200 with the existing view (as SeaweedFS 4.48 does in the interop
+    lane), where the merged spec documents 409 AlreadyExists."""
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__()
+        self.upstream = upstream
+
+    def before(self, req: Req) -> Answer | None:
+        if req.is_("POST", r"/namespaces/[^/]+/views$"):
+            name = (req.json() or {}).get("name")
+            got = httpx.get(f"{self.upstream}{req.path}/{quote(str(name))}", timeout=10)
+            if got.status_code == 200:
+                self.hit()
+                return Answer(200, body=got.content)
+        return None
+
+
+def test_create_existing_view_answered_200_is_a_sem01_deviation_without_key_support(make_odd):
+    """The SeaweedFS finding reproduced: on a target without key support the plain mode blames SEM-01 (a status,
+    SHOULD) for it, with a minimal sequence that creates the view twice; nothing changed, so SEM-02 passes."""
+    rules = []
+    ctx, _ = make_odd(lambda up: rules.append(create_existing_view_answers_it(up)) or rules, **NO_KEYS)
+    vs = by_req(run_stateful_check(ctx, options=StatefulOptions(examples=20, steps=10, shrinks=30)))
+    assert rules[0].hits >= 1
+    sem1 = vs["SEM-01"]
+    assert sem1.status is Status.DEVIATION and sem1.classification == "unexpected-status", sem1.message
+    assert "create view" in sem1.message and "answered 200; the model expects 409" in sem1.message, sem1.message
+    assert vs["SEM-02"].status is Status.PASS, vs["SEM-02"].message
+    assert vs["GEN-02"].status is Status.UNSUPPORTED
