@@ -32,6 +32,7 @@ from typing import Any
 
 from ctk.checks.common import describe, error_of
 from ctk.core.exchange import Exchange
+from ctk.core import needs
 from ctk.checks.context import CheckContext
 from ctk.catalog import Case, Endpoint
 
@@ -329,10 +330,11 @@ def inflight_verdicts(run01: Any, run02: Any | None, rounds: list[BurstRound], c
                "timings": timings(last.event)}
     details.update(brief_timings(last.event))
 
-    def both(v1, text2=None, cls2=None):
+    def both(v1, text2=None, cls2=None, needs2=None):
         if run02 is None:
             return [v1]
-        return [v1, run02.inconclusive(text2 or v1.message.split("\n\n")[0], cls2 or v1.classification, details)]
+        return [v1, run02.inconclusive(text2 or v1.message.split("\n\n")[0], cls2 or v1.classification, details,
+                                       needs=needs2 if text2 else v1.needs)]
 
     if last.event is None:
         return both(run01.inconclusive("the interposer reported no burst (no copy was sent or answered)",
@@ -368,7 +370,8 @@ def inflight_verdicts(run01: Any, run02: Any | None, rounds: list[BurstRound], c
                   f"{last.why}), but {case.blind}; without the target's execution counters the kit cannot tell "
                   f"a wait-and-replay from a second execution, and no burst of {len(rounds)} had every in-flight "
                   f"duplicate rejected; {seen}")
-        return both(run01.inconclusive(reason, "not visible", details), reason, "not visible")
+        return both(run01.inconclusive(reason, "not visible", details, needs=needs.EXECUTION_COUNTERS), reason,
+                    "not visible", needs.EXECUTION_COUNTERS)
     retries = len(last.attempts) - 1 if last.retries_after_burst else 0
     split = (f"; in flight together: {', '.join(describe(a) for a in last.in_flight)}; the client's {retries} "
              "retry(ies) went out after the burst was answered (a finalized key: replays)" if retries else "")

@@ -41,8 +41,8 @@ class Run:
                 + render_exchanges(kw["exchanges"], limit=1500))
         return Verdict.broken(self.requirement, text, **kw)
 
-    def unsupported(self, reason: str, details: dict | None = None) -> Verdict:
-        return Verdict.unsupported(self.requirement, reason, **self._kw(None, details))
+    def unsupported(self, reason: str, details: dict | None = None, needs: str | None = None) -> Verdict:
+        return Verdict.unsupported(self.requirement, reason, needs=needs, **self._kw(None, details))
 
     def crashed(self, exc: BaseException) -> Verdict:
         """The check raised ``exc``: an error verdict with the exception and the last exchange of the run."""
@@ -52,11 +52,12 @@ class Run:
                                endpoint=kw["endpoint"], behaviour=kw["behaviour"], classification="crashed",
                                exchanges=kw["exchanges"][-12:])
 
-    def inconclusive(self, reason: str, classification: str | None = None, details: dict | None = None) -> Verdict:
+    def inconclusive(self, reason: str, classification: str | None = None, details: dict | None = None,
+                     needs: str | None = None) -> Verdict:
         kw = self._kw(classification, details)
         ex = kw["exchanges"]
         text = reason + ("\n\nexchanges:\n" + render_exchanges(ex[-12:], limit=800) if ex else "")
-        return Verdict.inconclusive(self.requirement, text, **kw)
+        return Verdict.inconclusive(self.requirement, text, needs=needs, **kw)
 
 
 def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, needs_support: bool = True,
@@ -102,7 +103,7 @@ def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, 
                                           f"({ex.method} {ex.url}: {unserved})") for r in runs]
                 return [r.inconclusive(setup_failed(exc)) for r in runs]
             except FaultUnsupported as exc:
-                return [r.unsupported(str(exc)) for r in runs]
+                return [r.unsupported(str(exc), needs=exc.needs) for r in runs]
             except Exception as exc:  # noqa: BLE001 - the check crashed: an error verdict, never a lost one
                 from ctk.history.writer import StageError
 

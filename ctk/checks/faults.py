@@ -38,13 +38,19 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ctk.core import needs
 from ctk.interposer.faults import LOSE_MODES, DbLink, HttpFaults, LinkFaults
 from ctk.catalog import Case
 from ctk.interposer.runtime import Interposer
 
 
 class FaultUnsupported(RuntimeError):
-    """The injector cannot produce this fault; the message says why (checks turn it into unsupported)."""
+    """The injector cannot produce this fault; the message says why (checks turn it into unsupported) and
+    ``needs`` what would produce it (``Verdict.needs``; None: nothing the user could add)."""
+
+    def __init__(self, message: str, needs: str | None = None):
+        super().__init__(message)
+        self.needs = needs
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,8 @@ class FaultInjector:
         return capability in self.capabilities
 
     def _unsupported(self, what: str) -> FaultUnsupported:
-        return FaultUnsupported(f"{what} needs {self._needs(what)}; this run injects faults via {self.name}")
+        return FaultUnsupported(f"{what} needs {self._needs(what)}; this run injects faults via {self.name}",
+                                needs=self._needs_option(what))
 
     @staticmethod
     def _needs(what: str) -> str:
@@ -86,6 +93,15 @@ class FaultInjector:
         if what == "duplicate":
             return "the interposer"
         return "the control API or the interposer"
+
+    @staticmethod
+    def _needs_option(what: str) -> str:
+        """``Verdict.needs`` of a fault this injector cannot produce (what `_needs` says in the reason)."""
+        if what in ("fail_before", "crash_before_finalize", "corrupt_stored_response", "executions"):
+            return needs.CONTROL_API
+        if what == "duplicate":
+            return needs.INTERPOSER
+        return needs.CONTROL_API_OR_INTERPOSER
 
     def lose_answer(self, match: FaultMatch, mode: str = "503") -> Any:
         raise self._unsupported("lose_answer")

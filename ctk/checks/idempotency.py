@@ -20,6 +20,7 @@ from ctk.checks.faults import FaultMatch
 from ctk.core.behaviours import Behaviour, check, registered
 from ctk.catalog import ENDPOINTS, Endpoint, PrerequisiteError
 from ctk.core.exchange import Exchange
+from ctk.core import needs
 from ctk.core.verdicts import Verdict
 from ctk.client.keys import new_key
 from ctk.checks.context import CheckContext
@@ -43,7 +44,8 @@ def _blind(run: Run, case: Case, counted: int | None, details: dict | None = Non
     if case.blind is None or counted is not None:
         return None
     return run.inconclusive(f"{what} was answered like a replay, but {case.blind}; without the target's execution "
-                            "counters the kit cannot tell a replay from a re-execution", "not visible", details)
+                            "counters the kit cannot tell a replay from a re-execution", "not visible", details,
+                            needs=needs.EXECUTION_COUNTERS)
 
 
 def _counters(ctx: CheckContext) -> dict | None:
@@ -283,7 +285,8 @@ def check_5xx_not_stored(run: Run, ctx: CheckContext, endpoint: Endpoint, status
 
         return db_link_failure(run, ctx, endpoint, db.link, "fail_write")
     if not ctx.faults.supports("fail_before"):
-        return run.unsupported(NEEDS_FAIL_BEFORE + f"; this run injects faults via {ctx.faults.name}")
+        return run.unsupported(NEEDS_FAIL_BEFORE + f"; this run injects faults via {ctx.faults.name}",
+                               needs=needs.DB_LINK_OR_CONTROL_API)
     case = endpoint.prepare(ctx)
     key = new_key()
     before = case.observe()
@@ -315,7 +318,7 @@ def check_5xx_not_stored(run: Run, ctx: CheckContext, endpoint: Endpoint, status
 def check_lost_answer(run: Run, ctx: CheckContext, endpoint: Endpoint, mode: str = "503") -> Verdict | list[Verdict]:
     if not (ctx.faults.supports(f"lose_answer:{mode}")):
         return run.unsupported(f"losing the answer ({mode}) needs the control API or the interposer; this run "
-                               f"injects faults via {ctx.faults.name}")
+                               f"injects faults via {ctx.faults.name}", needs=needs.CONTROL_API_OR_INTERPOSER)
     case = endpoint.prepare(ctx)
     key = new_key()
     before = case.observe()
@@ -470,7 +473,8 @@ def _inflight_verdicts(run01, run02, ctx, endpoint):
             and cls != "plain 409":
         reason = (f"the duplicate was answered like the first ({cls}), but {case.blind}; without the target's "
                   "execution counters the kit cannot tell a replay from a second execution")
-        return [run01.inconclusive(reason, "not visible", ev), run02.inconclusive(reason, "not visible", ev)]
+        return [run01.inconclusive(reason, "not visible", ev, needs=needs.EXECUTION_COUNTERS),
+                run02.inconclusive(reason, "not visible", ev, needs=needs.EXECUTION_COUNTERS)]
     v1 = run01.ok(f"in-flight duplicate: {cls}; executed once", cls, ev)
     if cls == "409 request_in_progress":
         v2 = run02.ok("409 with subtype request_in_progress", cls, ev)
@@ -590,7 +594,7 @@ def check_scope(run: Run, ctx: CheckContext, endpoint: Endpoint) -> list[Verdict
     key = new_key()
     first = case.send(ctx.client, key=key, label="first attempt")
     if (v := _first_success(run, case, first)) is not None:
-        return [v, run02.inconclusive(v.message)]
+        return [v, run02.inconclusive(v.message, needs=v.needs)]
     ob = other.observe()
     # the label marks the deliberate reuse: SCHEMA-01 does not judge the answer (ctk/suites/test_schema.py)
     second = other.send(ctx.client, key=key, label=f"reused key: the same key on {other_ep.operation} "
@@ -681,12 +685,12 @@ def check_lifetime(run: Run, ctx: CheckContext, endpoint: Endpoint, fraction: fl
     if wait > ctx.options.max_wait:
         why = (f"a retry at {fraction:.0%} of the advertised lifetime ({lifetime}) means waiting {wait:.0f} s, more "
                f"than max_wait ({ctx.options.max_wait:.0f} s)")
-        return [run.unsupported(why), run03.unsupported(why)]
+        return [run.unsupported(why, needs=needs.max_wait(wait)), run03.unsupported(why, needs=needs.max_wait(wait))]
     late: list[dict] = []
     for _ in range(max(1, measurements)):
         m = _lifetime_measure(run, ctx, endpoint, fraction, wait, seconds)
         if isinstance(m, Verdict):       # a setup that could not happen
-            return [m, run03.inconclusive(m.message)]
+            return [m, run03.inconclusive(m.message, needs=m.needs)]
         if m["late"] is None:
             break
         late.append(m["late"])
@@ -713,7 +717,7 @@ def check_lifetime(run: Run, ctx: CheckContext, endpoint: Endpoint, fraction: fl
         return [v, run03.inconclusive("not replayed within the lifetime (see LIFE-01), so no grace to probe",
                                       v.classification)]
     if (blind := _blind(run, case, counted, details)) is not None:
-        return [blind, run03.inconclusive(blind.message)]
+        return [blind, run03.inconclusive(blind.message, needs=blind.needs)]
     gap = details["arrival"]["retry_after_s"]
     v1 = run.ok(f"replayed; the retry reached the catalog {gap:.1f} s after the first attempt "
                 f"({details['arrival']['judged_by']})", "honoured", details)
@@ -721,7 +725,7 @@ def check_lifetime(run: Run, ctx: CheckContext, endpoint: Endpoint, fraction: fl
         why = (f"a retry {margin:.1f} s past the lifetime means waiting {after:.0f} s, more than max_wait "
                f"({ctx.options.max_wait:.0f} s)") if case.reexecutable else \
             f"{endpoint.operation} cannot be executed again, so an expired key would not show"
-        return [v1, run03.unsupported(why)]
+        return [v1, run03.unsupported(why, needs=needs.max_wait(after) if case.reexecutable else None)]
     # "Just after" the lifetime: the kit aims at `margin` past it and counts an arrival up to `margin` later still
     # (transit); a probe that reached the catalog later than that and was not replayed says nothing about a grace
     # just after the lifetime (a busy machine): measured again with a new key, else inconclusive.
@@ -874,13 +878,13 @@ def check_replay_failed(run: Run, ctx: CheckContext, endpoint: Endpoint) -> list
     run03.mark = run.mark
     if not ctx.faults.supports("corrupt_stored_response"):
         why = NEEDS_CORRUPT_STORED + f"; this run injects faults via {ctx.faults.name}"
-        return [run.unsupported(why), run03.unsupported(why)]
+        return [run.unsupported(why, needs=needs.CONTROL_API), run03.unsupported(why, needs=needs.CONTROL_API)]
     case = endpoint.prepare(ctx)
     key = new_key()
     ctx.faults.corrupt_stored_response(FaultMatch.for_case(case, key))
     first = case.send(ctx.client, key=key, label="first attempt (its stored response is made unreadable)")
     if (v := _first_success(run, case, first)) is not None:
-        return [v, run03.inconclusive(v.message)]
+        return [v, run03.inconclusive(v.message, needs=v.needs)]
     retry, extra, counted = _retry_with_interference(ctx, case, key, "retry, same key")
     sub = error_of(retry).get("subtype")
     details = {"key": key, "executions_on_retry": extra, "counter_delta": counted, "subtype": sub}
@@ -894,7 +898,7 @@ def check_replay_failed(run: Run, ctx: CheckContext, endpoint: Endpoint) -> list
                     "; ".join(problems), "re-executed" if (extra or counted) else describe(retry), details)
         return [v1, run03.inconclusive("no 5xx without re-execution to inspect (see RECON-01)", v1.classification)]
     if (v := _blind(run, case, counted, details)) is not None:
-        return [v, run03.inconclusive(v.message)]
+        return [v, run03.inconclusive(v.message, needs=v.needs)]
     v1 = run.ok(f"{describe(retry)}; not re-executed", "replay failed", details)
     if sub == "idempotency_replay_failed":
         return [v1, run03.ok(f"{describe(retry)}", sub, details)]
@@ -906,7 +910,8 @@ def check_replay_failed(run: Run, ctx: CheckContext, endpoint: Endpoint) -> list
 @guarded()
 def check_crash_reconciled(run: Run, ctx: CheckContext, endpoint: Endpoint) -> Verdict | list[Verdict]:
     if not ctx.faults.supports("crash_before_finalize"):
-        return run.unsupported(NEEDS_CRASH_BEFORE_FINALIZE + f"; this run injects faults via {ctx.faults.name}")
+        return run.unsupported(NEEDS_CRASH_BEFORE_FINALIZE + f"; this run injects faults via {ctx.faults.name}",
+                               needs=needs.CONTROL_API)
     case = endpoint.prepare(ctx)
     key = new_key()
     before = case.observe()

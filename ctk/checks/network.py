@@ -62,6 +62,7 @@ from ctk.checks.faulted import (NetworkOptions, attempt_statuses, effects_check,
                                 why_invisible)
 from ctk.checks.faults import FaultMatch
 from ctk.core.behaviours import Behaviour, check
+from ctk.core import needs
 from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
 from ctk.history.recorder import History
@@ -188,7 +189,8 @@ def _lost(run: Run, ctx: CheckContext, endpoint: Endpoint, ip: Interposer, scena
                           "re-executed" if (extra or counted) else f"final {describe(final)}", details)
     if (why := why_invisible(case, counted)) is not None:
         return run.inconclusive(f"the retry was answered like a replay, but {why}; without the target's execution "
-                                "counters the kit cannot tell a replay from a re-execution", "not visible", details)
+                                "counters the kit cannot tell a replay from a re-execution", "not visible", details,
+                                needs=needs.EXECUTION_COUNTERS)
     return run.ok(f"{FAULT_TEXT[scenario]}; attempts {attempt_statuses(attempts)}; final {describe(final)}, executed once",
                   "recovered", details)
 
@@ -360,7 +362,7 @@ def _duplicate(run: Run, ctx: CheckContext, endpoint: Endpoint, ip: Interposer, 
     if not problems and (why := why_invisible(case, counted, copy=not read)) is not None:
         return run.inconclusive(f"{endpoint.operation} ran once as far as the kit can see, but {why}; without the "
                                 "target's execution counters a second execution cannot be ruled out", "not visible",
-                                details)
+                                details, needs=needs.EXECUTION_COUNTERS)
     if parallel:
         cls = "replayed or waited" if copy_ok else ("rejected in flight (409)" if copy == "409" else f"copy {copy}")
         expected = ("a copy of the request arriving while the original is in flight never executes a second time "
@@ -396,7 +398,8 @@ def check_network_scenario(ctx: CheckContext, endpoint: Endpoint | str, interpos
     @guarded(REQUIREMENT[scenario], Behaviour(scenario))
     def check(run: Run, ctx: CheckContext, endpoint: Endpoint) -> Verdict:
         if interposer is None:
-            return run.unsupported("network scenarios need the interposer between the kit and the target")
+            return run.unsupported("network scenarios need the interposer between the kit and the target",
+                                   needs=needs.INTERPOSER)
         if scenario in LOST:
             return _lost(run, ctx, endpoint, interposer, scenario, opts)
         return _duplicate(run, ctx, endpoint, interposer, scenario == "network-duplicate-inflight", opts)

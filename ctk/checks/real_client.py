@@ -26,6 +26,7 @@ from typing import Any
 
 from ctk.checks.common import guarded
 from ctk.core.behaviours import Behaviour, check
+from ctk.core import needs
 from ctk.core.verdicts import Verdict
 from ctk.client.transport import table_path
 from ctk.catalog import Catalog, Endpoint, PrerequisiteError
@@ -138,11 +139,11 @@ def _pyiceberg(run: Run, ctx: CheckContext, endpoint: Endpoint, budget_s: float)
         from pyiceberg.schema import Schema
         from pyiceberg.types import LongType, NestedField, StringType
     except ImportError as exc:
-        return run.unsupported(f"pyiceberg/pyarrow not installed: {exc}")
+        return run.unsupported(f"pyiceberg/pyarrow not installed: {exc}", needs=needs.PYICEBERG)
     client = ctx.client
     redirect = _config_redirects(ctx.discovery, bool(getattr(client, "storage_allow_remote", False)))
     if redirect:
-        return run.inconclusive(redirect)
+        return run.inconclusive(redirect, needs=needs.ALLOW_REMOTE)
     ns = tuple(ctx.namespace)
     name = ctx.unique("rc")
     # a place to create tables: the kit's own create-table (the Java client's body) first
@@ -184,7 +185,7 @@ def _pyiceberg(run: Run, ctx: CheckContext, endpoint: Endpoint, budget_s: float)
     if worker.is_alive():
         return run.inconclusive(f"pyiceberg did not finish within {budget_s:.0f} s (at step: {step}); "
                                 "this hang backstop is 6 x --ctk-timeout (at least 60 s): raise --ctk-timeout",
-                                "timed out", details)
+                                "timed out", details, needs=needs.TIMEOUT)
     # the causes in the order they happen: appends acknowledged but never recorded come before how the load
     # answer spells the metadata location
     unrecorded = unrecorded_appends(state.get("appended", 0), state.get("after_appends"))

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ctk.core.behaviours import Behaviour, check
+from ctk.core import needs
 from ctk.core.verdicts import Verdict
 
 COMBOS = (("serializable", "copy-on-write"), ("serializable", "merge-on-read"),
@@ -78,11 +79,13 @@ def _guard(requirement: str, behaviour: str, spark: Any, fn: Callable[[Any], lis
     try:
         session = _session(spark)
     except SparkUnavailable as exc:
-        return [Verdict.unsupported(requirement, f"Spark is not available: {exc}", behaviour=behaviour)]
+        return [Verdict.unsupported(requirement, f"Spark is not available: {exc}", needs=needs.SPARK,
+                                    behaviour=behaviour)]
     try:
         return fn(session)
     except SparkUnavailable as exc:
-        return [Verdict.unsupported(requirement, f"Spark is not available: {exc}", behaviour=behaviour)]
+        return [Verdict.unsupported(requirement, f"Spark is not available: {exc}", needs=needs.SPARK,
+                                    behaviour=behaviour)]
     except Exception as exc:  # noqa: BLE001 - a workload that could not run says nothing about the target
         return [Verdict.inconclusive(requirement, f"the Spark workload did not complete: {type(exc).__name__}: "
                                      f"{str(exc).splitlines()[0][:600] if str(exc) else ''}", behaviour=behaviour)]
@@ -262,7 +265,7 @@ def run_all(spark: Any, namespace: str | None = None, *, combos: tuple = COMBOS)
     try:
         session = _session(spark)
     except SparkUnavailable as exc:
-        return [Verdict.unsupported(r, f"Spark is not available: {exc}") for r in
+        return [Verdict.unsupported(r, f"Spark is not available: {exc}", needs=needs.SPARK) for r in
                 ("SPARK-01", "SPARK-02", "SPARK-03", "SPARK-04")]
     ns = _namespace(namespace)
     return (check_appends(session, ns) + check_row_level(session, ns, combos=combos)

@@ -11,7 +11,6 @@ the run, since the requirement went unjudged.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -69,15 +68,15 @@ class Verdict:
     @classmethod
     def unsupported(cls, requirement: str, reason: str, needs: str | None = None, **kw: Any) -> "Verdict":
         """Not judged: the check does not apply to the target (``needs`` None: "not applicable"), or this setup
-        cannot decide it and ``needs`` names what would (default: read from the reason, see `needs_of`)."""
-        return cls(requirement, Status.UNSUPPORTED, reason, needs=needs or needs_of(reason), **kw)
+        cannot decide it and ``needs`` names what would (a phrase of ctk.core.needs, given by the check)."""
+        return cls(requirement, Status.UNSUPPORTED, reason, needs=needs, **kw)
 
     @classmethod
     def inconclusive(cls, requirement: str, reason: str, needs: str | None = None, **kw: Any) -> "Verdict":
-        """Exercised but not decided. With ``needs`` (default: read from the reason, see `needs_of`): this setup
+        """Exercised but not decided. With ``needs`` (a phrase of ctk.core.needs, given by the check): this setup
         cannot observe the outcome, and ``needs`` names what would; without: a setup step failed or the outcome
         was unclear (a MUST left so makes the run's exit code 7, ctk.plugin.exits)."""
-        return cls(requirement, Status.INCONCLUSIVE, reason, needs=needs or needs_of(reason), **kw)
+        return cls(requirement, Status.INCONCLUSIVE, reason, needs=needs, **kw)
 
     @classmethod
     def crashed(cls, requirement: str, exc: BaseException, last_exchange: dict[str, Any] | None = None,
@@ -117,37 +116,6 @@ class Verdict:
             "details": self.details,
             "needs": self.needs,
         }
-
-
-# What would decide a check the setup could not, read from the reason the check gave (the checks state it in their
-# own words: ctk/checks/idempotency.py NEEDS_*, ctk/checks/faults.py FaultInjector._needs, the lifetime checks'
-# max_wait). First match wins; the text is searched case-insensitively. tests/core/test_needs.py holds one reason
-# of each kind.
-CONTROL_API = "the reference control API (/_ctk: `ctk serve --control-api`), which a third-party catalog lacks"
-_NEEDS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.I | re.S), n) for p, n in (
-    (r"needs one of: the catalog's database link \(--ctk-db-link", "--ctk-db-link (a `ctk interposer` in front of "
-     "the catalog's database) or " + CONTROL_API),
-    (r"--ctk-db-link does not help", CONTROL_API),
-    (r"needs the reference catalog's control API|needs a hook inside the catalog", CONTROL_API),
-    (r"without the target's execution counters", "execution counters: " + CONTROL_API),
-    (r"needs the control API or the interposer", CONTROL_API + ", or the interposer (`ctk run` puts one in "
-     "front of the catalog unless told otherwise)"),
-    (r"needs? the interposer", "the interposer between the kit and the catalog (`ctk run` and the plugin start one)"),
-    (r"means waiting (\d+) s, more than max_wait", "--ctk-max-wait {0}"),
-    (r"Spark is not available", "--ctk-spark and Spark's jars (`ctk spark-jars`)"),
-    (r"pyiceberg/pyarrow not installed", "pyiceberg and pyarrow installed (pip install 'iceberg-rest-ctk[all]')"),
-))
-
-
-def needs_of(reason: str | None) -> str | None:
-    """What would decide a check that this setup could not (an option or a capability), from its reason; None
-    when the reason names nothing the user could add (not applicable, a setup that failed)."""
-    text = (reason or "").split("\n\nexchanges:")[0]     # the reason, not the exchanges a check rendered after it
-    for pattern, needs in _NEEDS:
-        m = pattern.search(text)
-        if m:
-            return needs.format(*m.groups())
-    return None
 
 
 def _exchange_line(ex: dict[str, Any]) -> str:

@@ -8,12 +8,14 @@ for SHOULD/MAY). A missing capability (no advertised lifetime, no fault injectio
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
 from urllib.parse import quote
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctk.core import needs
 from ctk.core.verdicts import Verdict
 from ctk.core.exchange import Exchange
 from ctk.client.keys import new_key
@@ -27,7 +29,11 @@ class _Mismatch(Exception):
 
 
 class _Unsupported(Exception):
-    pass
+    """The scenario cannot run on this setup; ``needs`` what would let it (``Verdict.needs``), None: not applicable."""
+
+    def __init__(self, message: str, needs: str | None = None):
+        super().__init__(message)
+        self.needs = needs
 
 
 # --- faults ------------------------------------------------------------------------------------------
@@ -139,7 +145,7 @@ def run_scenario(scenario: Scenario, session: Any) -> Verdict:
         for step in scenario.steps:
             _do(run, step)
     except _Unsupported as exc:
-        return Verdict.unsupported(req, str(exc), exchanges=exchanges(), **kw)
+        return Verdict.unsupported(req, str(exc), needs=exc.needs, exchanges=exchanges(), **kw)
     except _Mismatch as m:
         what = f"{m.step.where}" + (f" ({m.step.label})" if m.step.label else "")
         return Verdict.broken(req, f"scenario {scenario.name!r}, {what}: {m.message}", exchanges=exchanges(),
@@ -288,7 +294,7 @@ def _arm(run: _Run, step: Step, spec: dict[str, Any], method: str, path: str, ke
         else:  # pragma: no cover - the loader validates actions
             raise _Unsupported(f"unknown fault action {action!r}")
     except FaultUnsupported as exc:
-        raise _Unsupported(f"{step.where}: fault {action}: {exc}") from None
+        raise _Unsupported(f"{step.where}: fault {action}: {exc}", needs=exc.needs) from None
     run.used_faults = True
 
 
@@ -302,7 +308,8 @@ def _wait(run: _Run, step: Step) -> None:
             raise _Unsupported("the scenario waits for the idempotency-key-lifetime, which is not advertised")
         seconds = lifetime.total_seconds()
     if seconds > max_wait:
-        raise _Unsupported(f"the scenario would wait {seconds:g} s, longer than --ctk-max-wait {max_wait:g} s")
+        raise _Unsupported(f"the scenario would wait {seconds:g} s, longer than --ctk-max-wait {max_wait:g} s",
+                           needs=needs.max_wait(math.ceil(seconds)))
     time.sleep(float(seconds))
 
 

@@ -31,6 +31,7 @@ def test_pass(ctk_client):
 
 UNDECIDED = """
 import pytest
+from ctk.core import needs
 from ctk.core.verdicts import Verdict
 
 @pytest.mark.ctk
@@ -42,7 +43,8 @@ def test_setup_failed(ctk_client):
 @pytest.mark.ctk
 def test_not_decidable_here(ctk_client):
     return Verdict.unsupported("REPLAY-03", "a 5xx before anything is persisted needs one of: the catalog's "
-                               "database link (--ctk-db-link http://HOST:PORT/proxies/NAME: ...)")
+                               "database link (--ctk-db-link http://HOST:PORT/proxies/NAME: ...)",
+                               needs=needs.DB_LINK_OR_CONTROL_API)
 
 @pytest.mark.ctk
 def test_pass(ctk_client):
