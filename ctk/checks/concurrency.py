@@ -249,6 +249,7 @@ def _race(run: Run, ctx: CheckContext, endpoint: Endpoint, writers: int) -> Verd
         unknown_text = (f"; {len(unknown)} commit(s) answered 5xx or nothing (commit state unknown, counted neither "
                         f"as win nor as conflict; {len(found)} of them landed)")
         details["commit_state_unknown"] = {"writers": unknown, "landed": found}
+        details["commit_state_unknown_count"] = len(unknown)     # read by the reports (ctk.reporting.model)
     if crashes:
         details["crashes"] = crashes
     if problems:
@@ -404,7 +405,8 @@ def _serial(ctx: CheckContext, runs: dict, name: str, writers: int, appends: int
                "conflicts_retried": attempts - len(ops), "chain_length": chain,
                "snapshots": len(state.snapshot_ids), "anomalies": result.anomalies,
                "server_errors": notes.server[:10], "setup_errors": notes.setup[:10],
-               "commit_state_unknown": notes.unknown[:10], "recovered_after_unknown": notes.recovered[:10],
+               "commit_state_unknown": notes.unknown[:10], "commit_state_unknown_count": len(notes.unknown),
+               "recovered_after_unknown": notes.recovered[:10],
                "history_errors": crashes[:10]}
     cls = f"{len(state.snapshot_ids)}/{total} snapshots, {attempts - len(ops)} retries"
     unknown_text = (f"; {len(notes.unknown)} commit(s) answered 5xx or nothing (commit state unknown, recorded as "

@@ -61,8 +61,9 @@ class Verdict:
         profile (--ctk-profile); where no source of the profile states the rule (CLASSIFIED) a pass that says
         so (ctk.checks.judging adds what each profile makes of it)."""
         status = Status(status_if_broken(requirement))
-        if status is Status.PASS:
+        if status is Status.PASS:   # details.rule_broken marks it for the reports (as ctk.checks.judging does)
             message = f"classified, not judged under the {active_profile()} profile: {message}"
+            kw["details"] = {**(kw.get("details") or {}), "rule_broken": True}
         return cls(requirement, status, message, **kw)
 
     @classmethod

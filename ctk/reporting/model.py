@@ -77,19 +77,11 @@ _RUN_UNIQUE = re.compile(r"\b\w*?_[0-9a-f]{6,}(?:_\w+)?\b|\b\d{4,}\b")
 _OPTION = re.compile(r"(--(?:ctk|catalog)-[a-z-]+(?: [A-Za-z0-9_.:/=-]+)?)")
 
 
-_UNKNOWN_COMMITS = re.compile(r"(\d+) commit\(s\) answered 5xx or nothing|(\d+) commit state unknown")
-
-
 def _unknown_commits(r: Any) -> int:
-    """How many commits a result says were answered 5xx or nothing under contention (its message, else its
-    classification, e.g. "3 won, 4 got 409, 1 commit state unknown (5xx)")."""
-    for text in (r.message or "", r.classification or ""):
-        m = _UNKNOWN_COMMITS.search(text)
-        if m:
-            return int(m.group(1) or m.group(2))
-    if "every commit answered 5xx or nothing" in (r.message or ""):
-        return int((r.details or {}).get("writers") or 1) if isinstance((r.details or {}).get("writers"), int) else 1
-    return 0
+    """How many commits the check of a result saw answered 5xx or nothing under contention (its details'
+    ``commit_state_unknown_count``, ctk.checks.concurrency)."""
+    n = (r.details or {}).get("commit_state_unknown_count")
+    return n if isinstance(n, int) and not isinstance(n, bool) else 0
 
 
 def _hint(reason: str) -> str | None:
@@ -343,10 +335,10 @@ class RequirementSummary:
 
 
 def is_classified(r: Any) -> bool:
-    """A pass that records a broken rule no source of the active profile judges (ctk.checks.judging)."""
+    """A pass that records a broken rule no source of the active profile judges (details.rule_broken, set by
+    ctk.checks.judging and Verdict.broken)."""
     details = (r.get("details") if isinstance(r, dict) else getattr(r, "details", None)) or {}
-    message = (r.get("message") if isinstance(r, dict) else getattr(r, "message", "")) or ""
-    return bool(details.get("rule_broken")) or message.startswith("classified, not judged")
+    return bool(details.get("rule_broken"))
 
 
 def worst(statuses: Iterable[str]) -> str | None:

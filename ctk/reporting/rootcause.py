@@ -141,7 +141,7 @@ _RETRY_CONFLICT = re.compile(r"the retry got 409 \w+, not 2\d\d|attempts \[5\d\d
 def _symptom(result: Any) -> str | None:
     message = str(_get(result, "message") or "")
     happened = _happened(message)
-    if message.startswith("scenario "):
+    if (_get(result, "details") or {}).get("from_scenario"):    # a scenario file's step (ctk.scenarios.runner)
         first = message.split("\n\nexchanges:")[0]
         if _SCENARIO_4XX.search(first):
             return "4xx-executed-again"

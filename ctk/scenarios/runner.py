@@ -149,7 +149,7 @@ def run_scenario(scenario: Scenario, session: Any) -> Verdict:
     except _Mismatch as m:
         what = f"{m.step.where}" + (f" ({m.step.label})" if m.step.label else "")
         return Verdict.broken(req, f"scenario {scenario.name!r}, {what}: {m.message}", exchanges=exchanges(),
-                              classification=_classification(run), **kw)
+                              classification=_classification(run), details={"from_scenario": scenario.name}, **kw)
     finally:
         if run.used_faults:
             try:

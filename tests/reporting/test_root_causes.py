@@ -97,9 +97,12 @@ def test_commit_state_unknown_under_contention_needs_attention(tmp_path):
     rep.add(Verdict.inconclusive("OCC-02", "every commit answered 5xx or nothing (commit state unknown): nothing "
                                  "to judge; 8 commit(s) answered 5xx or nothing (commit state unknown, counted "
                                  "neither as win nor as conflict; 0 of them landed)", behaviour="race",
-                                 classification="0 won, 0 got 409, 8 commit state unknown (5xx)"), "race")
+                                 classification="0 won, 0 got 409, 8 commit state unknown (5xx)",
+                                 details={"commit_state_unknown_count": 8}), "race")
     rep.add(Verdict.ok("OCC-03", "12 snapshots; 3 commit(s) answered 5xx or nothing (commit state unknown, recorded "
-                       "as info; 3 found landed)"), "appends")
+                       "as info; 3 found landed)", details={"commit_state_unknown_count": 3}), "appends")
+    rep.add(Verdict.ok("OCC-04", "reworded: the count is read, not the words; 2 commit(s) answered 5xx or nothing"),
+            "appends")
     rep.add(Verdict.ok("OCC-01", "409 for a stale requirement"), "occ1")
     rep.finish()
     [note] = rep.to_dict()["attention"]
@@ -114,8 +117,9 @@ def test_scenario_files_and_seed_1b_findings_join_the_rule():
     """A `ctk run` also runs the scenario files and seed example 1b: their findings under no-replay are the same
     rule (a re-execution), not root causes of their own."""
     def v(req, msg, ep, cls=None):
+        scenario = msg.split("'")[1] if msg.startswith("scenario ") else None
         return {"requirement": req, "status": "fail", "endpoint": ep, "behaviour": None, "classification": cls,
-                "message": msg}
+                "message": msg, "details": {"from_scenario": scenario} if scenario else {}}
 
     findings = [
         v("REPLAY-01", "expected: ...\nhappened: the state shows the mutation executed again on the retry",
@@ -132,3 +136,27 @@ def test_scenario_files_and_seed_1b_findings_join_the_rule():
     ]
     [only] = root_causes(findings)
     assert only.rule.id == "duplicate-executed-again" and len(only.findings) == 5
+
+
+def test_a_scenario_finding_is_known_by_its_field_not_its_words():
+    """The scenario origin is ``details.from_scenario`` (ctk.scenarios.runner): a check's message that happens to
+    start with "scenario " is no scenario step, and a scenario step's message may say anything."""
+    from ctk.reporting.rootcause import _symptom
+
+    step = ("scenario 'x', steps[1] (a replay leaves it absent, a re-execution brings it back): expected false, "
+            "observed true")
+    assert _symptom({"requirement": "REPLAY-01", "message": step, "details": {"from_scenario": "x"}}) \
+        == "executed-again"
+    assert _symptom({"requirement": "REPLAY-01", "message": step, "details": {}}) is None
+
+
+def test_a_classified_pass_is_known_by_its_field():
+    """Verdict.broken under a profile that does not state the rule marks it (details.rule_broken); the reports read
+    the mark, not the message's first words."""
+    from ctk.core.requirements import REQUIREMENTS, active_profile
+    from ctk.reporting.model import is_classified
+
+    classified = [r for r in REQUIREMENTS if status_if_broken(r, active_profile()) == "pass"]
+    v = Verdict.broken(classified[0], "x")
+    assert v.status is Status.PASS and v.details.get("rule_broken") and is_classified(v)
+    assert not is_classified(Verdict.ok("REPLAY-01", "classified, not judged under the spec profile: reworded"))
