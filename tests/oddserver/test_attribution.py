@@ -133,6 +133,7 @@ def test_5xx_under_concurrent_commits_is_commit_state_unknown(make_odd):
     occ3 = verdicts["OCC-03"]
     assert occ3.status is Status.PASS, occ3.message
     assert "2 commit(s) answered 5xx or nothing (commit state unknown, recorded as info; 2 found landed)" in occ3.message
+    assert occ3.details["commit_state_unknown_count"] == 2      # what the reports count (ctk.reporting.model)
     assert verdicts["HIST-02"].status is Status.PASS        # the kit looked before retrying: nothing applied twice
     assert verdicts["HIST-01"].status is Status.PASS
     assert len(occ3.details["commit_state_unknown"]) == 2
@@ -387,3 +388,4 @@ def test_race_winner_answered_500_is_commit_state_unknown_not_a_failure(make_odd
     assert "1 commit(s) answered 5xx or nothing (commit state unknown, counted neither as win nor as conflict; " \
            "1 of them landed)" in v.message
     assert v.details["commit_state_unknown"]["landed"] == v.details["commit_state_unknown"]["writers"]
+    assert v.details["commit_state_unknown_count"] == 1          # what the reports count (ctk.reporting.model)
