@@ -86,6 +86,11 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
     extra = list(getattr(args, "pytest_args", None) or [])
     if extra and extra[0] == "--":
         extra = extra[1:]
+    # The kit's run is its own: pytest would load conftest.py files of the working directory and its test*/
+    # folders (a catalog project's own tests/conftest.py, with its fixtures, hooks and exit-status rules); the kit's
+    # suites need none
+    if "--noconftest" not in extra:
+        argv.append("--noconftest")
     # pytest's cache goes to the kit's cache directory, neither into reports/ nor the user's folder (unless they
     # chose a place; ctk.plugin.caches)
     if not any(a.startswith("cache_dir=") or a == "no:cacheprovider" for a in extra):

@@ -71,3 +71,25 @@ def test_catalog_image_is_passed_on_without_the_embedded_catalog():
     argv = runner.pytest_argv(_args("--catalog-image", "example/catalog:1"))
     assert argv[argv.index("--catalog-image"):][:2] == ["--catalog-image", "example/catalog:1"]
     assert "--ctk" not in argv
+
+
+def test_a_conftest_in_the_working_directory_stays_out_of_the_kits_run(tmp_path):
+    """`ctk run` started in a catalog project's checkout does not load that project's tests/conftest.py (pytest
+    loads conftests of the working directory's test*/ folders): here one that would change the exit status
+    (as this repository's skip guard does under CI=true) and mark itself loaded."""
+    import subprocess
+    import sys
+
+    from procs import closed_port
+
+    (tmp_path / "tests").mkdir()
+    marker = tmp_path / "loaded"
+    (tmp_path / "tests" / "conftest.py").write_text(
+        f"open({str(marker)!r}, 'w').write('yes')\n"
+        "def pytest_sessionfinish(session, exitstatus):\n"
+        "    session.exitstatus = 3\n")
+    r = subprocess.run([sys.executable, "-m", "ctk", "run", "--workers", "0", "--catalog-url",
+                        f"http://127.0.0.1:{closed_port()}", "--ctk-reports", str(tmp_path / "reports")],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert not marker.exists(), r.stdout[-2000:]
+    assert r.returncode == 6, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])   # the target is unusable
