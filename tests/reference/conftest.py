@@ -1,7 +1,9 @@
-"""Fixtures for the reference catalog: `reference` is a started ReferenceServer (control API on)."""
+"""Fixtures for the reference catalog: `reference` is a started ReferenceServer (control API on), `client` an
+httpx client on its `/v1` API, and `db` (used by `pytest.mark.usefixtures("db")`) creates namespace `db` first."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from ctk.reference.server import ReferenceServer
@@ -14,6 +16,19 @@ def reference(tmp_path):
     settings = ReferenceSettings(warehouse=str(tmp_path / "warehouse"), control_api=True)
     with ReferenceServer(settings) as server:
         yield server
+
+
+@pytest.fixture
+def client(reference):
+    """An httpx client on the reference's REST API (base URL ``<reference>/v1``)."""
+    with httpx.Client(base_url=reference.url + "/v1", timeout=30) as c:
+        yield c
+
+
+@pytest.fixture
+def db(client):
+    """Namespace ``db`` created through `client`, for modules whose every test works in it."""
+    assert client.post("/namespaces", json={"namespace": ["db"]}).status_code == 200
 
 
 @pytest.fixture

@@ -10,23 +10,15 @@ from __future__ import annotations
 
 import uuid6
 
-import httpx
 import pytest
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("db")]
 
 SCHEMA = {"type": "struct", "schema-id": 0,
           "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
 VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1700000000000, "summary": {},
                 "default-namespace": ["db"],
                 "representations": [{"type": "sql", "sql": "select 1 as id", "dialect": "spark"}]}
-
-
-@pytest.fixture
-def client(reference):
-    with httpx.Client(base_url=reference.url + "/v1", timeout=30) as c:
-        assert c.post("/namespaces", json={"namespace": ["db"]}).status_code == 200
-        yield c
 
 
 def set_property(client, name, key, value):

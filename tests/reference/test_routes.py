@@ -20,12 +20,6 @@ VIEW_VERSION = {"version-id": 1, "schema-id": 0, "timestamp-ms": 1700000000000, 
                 "representations": [{"type": "sql", "sql": "select 1 as id", "dialect": "spark"}]}
 
 
-@pytest.fixture
-def client(reference):
-    with httpx.Client(base_url=reference.url + "/v1", timeout=30) as c:
-        yield c
-
-
 def err(resp, status, type_):
     assert resp.status_code == status, resp.text
     body = resp.json()["error"]

@@ -10,20 +10,12 @@ from __future__ import annotations
 
 import os
 
-import httpx
 import pytest
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("db")]
 
 SCHEMA = {"type": "struct", "schema-id": 0,
           "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
-
-
-@pytest.fixture
-def client(reference):
-    with httpx.Client(base_url=reference.url + "/v1", timeout=30) as c:
-        assert c.post("/namespaces", json={"namespace": ["db"]}).status_code == 200
-        yield c
 
 
 def stage(client, name, ns="db", **extra):
