@@ -138,7 +138,8 @@ class dot_joined_namespaces(Rule):
 
 
 class drop_namespace_properties(Rule):
-    """createNamespace keeps the namespace, drops every property it was given."""
+    """createNamespace keeps the namespace, drops every property it was given (and answers none); updateProperties
+    still stores them. Allowed: "Properties stored on the namespace, if supported by the server"."""
 
     def before(self, req: Req) -> Answer | None:
         if req.is_("POST", r"/namespaces$"):
@@ -237,17 +238,28 @@ class not_routed(Rule):
         return None
 
 
-class snake_case_metadata_location(Rule):
-    """loadTable answers name the field ``metadata_location`` instead of ``metadata-location``."""
+class renamed_metadata_location(Rule):
+    """loadTable answers name the field ``name`` instead of ``metadata-location``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
 
     def after(self, req: Req, answer: Answer) -> Answer | None:
         if req.is_("GET", TABLE) and answer.status == 200:
             body = answer.json()
             if isinstance(body, dict) and "metadata-location" in body:
-                body["metadata_location"] = body.pop("metadata-location")
+                body[self.name] = body.pop("metadata-location")
                 self.hit()
                 return Answer.of(200, body)
         return None
+
+
+class snake_case_metadata_location(renamed_metadata_location):
+    """loadTable answers name the field ``metadata_location`` instead of ``metadata-location``."""
+
+    def __init__(self) -> None:
+        super().__init__("metadata_location")
 
 
 class OddServer:

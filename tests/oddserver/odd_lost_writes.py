@@ -1,14 +1,11 @@
 """Odd-server rules of issue 19 (items 6 and 7): a catalog that acknowledges appends and records nothing, and
-one that drops the properties given at createNamespace. Used with `odd.OddServer`."""
+one that misspells ``metadata-location``; the one that drops the properties given at createNamespace is
+`odd.drop_namespace_properties`. Used with `odd.OddServer`."""
 
 from __future__ import annotations
 
-import json
-
 import httpx
-from odd import TABLE, Answer, Req, Rule
-
-NAMESPACES = r"/namespaces$"
+from odd import TABLE, Answer, Req, Rule, renamed_metadata_location
 
 
 class acks_appends_records_nothing(Rule):
@@ -34,30 +31,11 @@ class acks_appends_records_nothing(Rule):
         return Answer.of(200, {"metadata-location": loaded["metadata-location"], "metadata": loaded["metadata"]})
 
 
-class drops_namespace_properties(Rule):
-    """createNamespace creates the namespace without the properties it was given (and answers none)."""
-
-    def before(self, req: Req) -> Answer | None:
-        if req.is_("POST", NAMESPACES):
-            body = req.json()
-            if isinstance(body, dict) and body.get("properties"):
-                body["properties"] = {}
-                req.body = json.dumps(body).encode()
-                self.hit()
-        return None
-
-
-class camel_case_metadata_location(Rule):
+class camel_case_metadata_location(renamed_metadata_location):
     """loadTable answers name the field ``metadataLocation`` instead of ``metadata-location``."""
 
-    def after(self, req: Req, answer: Answer) -> Answer | None:
-        if req.is_("GET", TABLE) and answer.status == 200:
-            body = answer.json()
-            if isinstance(body, dict) and "metadata-location" in body:
-                body["metadataLocation"] = body.pop("metadata-location")
-                self.hit()
-                return Answer.of(200, body)
-        return None
+    def __init__(self) -> None:
+        super().__init__("metadataLocation")
 
 
 class plan_for_other_payload_unfetchable(Rule):

@@ -11,7 +11,8 @@
 from __future__ import annotations
 
 import pytest
-from odd_lost_writes import acks_appends_records_nothing, camel_case_metadata_location, drops_namespace_properties
+from odd import drop_namespace_properties
+from odd_lost_writes import acks_appends_records_nothing, camel_case_metadata_location
 
 from ctk.core.verdicts import Status
 
@@ -36,7 +37,7 @@ def test_disc04_decided_from_existence_and_dropped_properties_are_their_own_find
     from ctk.catalog import ENDPOINTS
     from ctk.checks.discovery import check_key_ignored_when_unsupported
 
-    ctx, odd = make_odd([drops_namespace_properties()], idempotency_lifetime=None)
+    ctx, odd = make_odd([drop_namespace_properties()], idempotency_lifetime=None)
     got = check_key_ignored_when_unsupported(ctx, ENDPOINTS["createNamespace"])
     assert odd.rules[0].hits >= 1
     by = {v.requirement: v for v in got}

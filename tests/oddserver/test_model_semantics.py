@@ -6,12 +6,11 @@ mismatch, so GEN-02 is still decided on such a catalog (and still catches a real
 
 from __future__ import annotations
 
-import json
 from urllib.parse import quote, unquote
 
 import httpx
 import pytest
-from odd import Answer, Req, Rule
+from odd import Answer, Req, Rule, drop_namespace_properties
 
 from ctk.core.requirements import get as requirement
 from ctk.core.verdicts import Status
@@ -68,20 +67,6 @@ class rename_to_same_name_204(Rule):
         return None
 
 
-class namespace_properties_dropped_at_create(Rule):
-    """createNamespace stores no properties given at create (updateProperties still stores them): allowed,
-    "Properties stored on the namespace, if supported by the server"."""
-
-    def before(self, req: Req) -> Answer | None:
-        if req.is_("POST", r"/namespaces$"):
-            body = req.json()
-            if isinstance(body, dict) and body.get("properties"):
-                body["properties"] = {}
-                req.body = json.dumps(body).encode()
-                self.hit()
-        return None
-
-
 OPTS = dict(examples=12, steps=10, shrinks=30)
 
 
@@ -131,7 +116,7 @@ def test_no_replay_alone_stays_gen02(make_odd):
 
 
 def test_namespace_properties_dropped_at_create_is_classified_not_failed(make_odd):
-    rule = namespace_properties_dropped_at_create()
+    rule = drop_namespace_properties()
     ctx, _ = make_odd([rule])
     vs = by_req(run_stateful_check(ctx, options=StatefulOptions(**OPTS)))
     assert rule.hits >= 1
