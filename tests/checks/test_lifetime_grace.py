@@ -33,15 +33,16 @@ def test_grace_probe_on_every_kind_of_case(make_ctx, grace, cls, design):
 # and LIFE-01 reported a deviation. A delay on the interposer in front of the catalog makes that retry arrive
 # after the lifetime here; a catalog with no grace (PT0S) then executes it again, as it may.
 
-def _late_retry(monkeypatch, ctx, seconds: float, times: int | None = None):
-    """Every LIFE-01 retry (or the first `times` of them) is held `seconds` by the interposer before it reaches
-    the catalog: the kit sends it on time, the catalog gets it late."""
+def _held_after(waiter: str, monkeypatch, ctx, seconds: float, times: int | None = None):
+    """Every request sent when `ctk.checks.idempotency.<waiter>` returns (or the first `times` of them) is held
+    `seconds` by the interposer before it reaches the catalog: the kit sends it on time, the catalog gets it late.
+    Returns the count of requests held so far (``made["n"]``)."""
     import ctk.checks.idempotency as idem
     from ctk.interposer import HttpMatch
     from ctk.interposer.faults import HttpFaults
 
     http = HttpFaults(ctx.test_interposer)
-    real = idem._until_retry_time
+    real = getattr(idem, waiter)
     made = {"n": 0}
 
     def until(deadline: float) -> None:
@@ -50,8 +51,13 @@ def _late_retry(monkeypatch, ctx, seconds: float, times: int | None = None):
             made["n"] += 1
             http.delay_request(HttpMatch(header="Idempotency-Key"), seconds)
 
-    monkeypatch.setattr(idem, "_until_retry_time", until)
+    monkeypatch.setattr(idem, waiter, until)
     return made
+
+
+def _late_retry(monkeypatch, ctx, seconds: float, times: int | None = None):
+    """Every LIFE-01 retry (or the first `times` of them) reaches the catalog `seconds` late."""
+    return _held_after("_until_retry_time", monkeypatch, ctx, seconds, times)
 
 
 def test_a_retry_that_reached_the_catalog_after_the_lifetime_is_no_deviation(make_ctx, monkeypatch):
@@ -93,24 +99,8 @@ def test_short_lifetime_is_still_caught_by_arrival(make_ctx):
 # 6 s. A probe that reached the catalog well after the lifetime is measured again, else inconclusive; never broken.
 
 def _late_grace_probe(monkeypatch, ctx, seconds: float, times: int | None = None):
-    """Every LIFE-03 probe (or the first `times` of them) is held `seconds` by the interposer before it reaches
-    the catalog."""
-    import ctk.checks.idempotency as idem
-    from ctk.interposer import HttpMatch
-    from ctk.interposer.faults import HttpFaults
-
-    http = HttpFaults(ctx.test_interposer)
-    real = idem._until_grace_probe_time
-    made = {"n": 0}
-
-    def until(deadline: float) -> None:
-        real(deadline)
-        if times is None or made["n"] < times:
-            made["n"] += 1
-            http.delay_request(HttpMatch(header="Idempotency-Key"), seconds)
-
-    monkeypatch.setattr(idem, "_until_grace_probe_time", until)
-    return made
+    """Every LIFE-03 probe (or the first `times` of them) reaches the catalog `seconds` late."""
+    return _held_after("_until_grace_probe_time", monkeypatch, ctx, seconds, times)
 
 
 def test_a_grace_probe_that_arrived_after_the_grace_is_not_broken(make_ctx, monkeypatch):
