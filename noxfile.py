@@ -85,10 +85,17 @@ def interop(session: nox.Session) -> None:
 
 @nox.session
 def sensitivity(session: nox.Session) -> None:
-    """The sensitivity matrix as a user meets it: every deviation profile served by `ctk serve --control-api`
-    and the whole kit run against it by `ctk run` with its default workers (about a minute each, ~30 min in
-    all), each asserted to fail exactly what the profile's `catches` lists; and a conformant target's verdicts
-    with and without workers compared. Prints the matrix. Name profiles to run only those:
+    """The whole sensitivity matrix as a user meets it (CTK_SENSITIVITY_WORKERS=all): the reference and every
+    one of the 22 deviation profiles served by `ctk serve --control-api` and the whole kit run against it by
+    `ctk run` with its default workers, each profile asserted to fail exactly what its `catches` lists; a
+    conformant target's verdicts with and without workers compared; and every allowed variant (`ctk serve
+    --variant V`) asserted to give the reference's verdicts. Prints the matrix. That is 36 runs of the kit at one
+    to three minutes each: about an hour or more on an idle 2-core machine.
+
+    Only here do all profiles run. The CI lane (CI=true, as .ci/run sets it, inside `nox -s tests`) runs the
+    default profiles (the reference and keys-partial), the workers comparison and every allowed variant (about 15
+    runs, 25-35 minutes); a plain local `nox -s tests` runs the default profiles only (see
+    tests/checks/test_sensitivity_workers.py). Name profiles to run only those (no comparison, no variants):
     `nox -s sensitivity -- keys-partial,no-replay`."""
     session.run("python", "-m", "pip", "install", "-q", "-e", ".[test]")
     chosen = ",".join(session.posargs) or "all"
