@@ -3,6 +3,8 @@ renames, commits) without losing the LIFE-01 verdict, and tells a grace from a k
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from ctk.checks import run_endpoint_checks
@@ -55,9 +57,8 @@ def _held_after(waiter: str, monkeypatch, ctx, seconds: float, times: int | None
     return made
 
 
-def _late_retry(monkeypatch, ctx, seconds: float, times: int | None = None):
-    """Every LIFE-01 retry (or the first `times` of them) reaches the catalog `seconds` late."""
-    return _held_after("_until_retry_time", monkeypatch, ctx, seconds, times)
+# every LIFE-01 retry (or the first `times` of them) reaches the catalog `seconds` late
+_late_retry = functools.partial(_held_after, "_until_retry_time")
 
 
 def test_a_retry_that_reached_the_catalog_after_the_lifetime_is_no_deviation(make_ctx, monkeypatch):
@@ -98,9 +99,8 @@ def test_short_lifetime_is_still_caught_by_arrival(make_ctx):
 # reference (grace 2 s) got LIFE-03 "expires at the lifetime" because the probe meant for 4.5 s reached it after
 # 6 s. A probe that reached the catalog well after the lifetime is measured again, else inconclusive; never broken.
 
-def _late_grace_probe(monkeypatch, ctx, seconds: float, times: int | None = None):
-    """Every LIFE-03 probe (or the first `times` of them) reaches the catalog `seconds` late."""
-    return _held_after("_until_grace_probe_time", monkeypatch, ctx, seconds, times)
+# every LIFE-03 probe (or the first `times` of them) reaches the catalog `seconds` late
+_late_grace_probe = functools.partial(_held_after, "_until_grace_probe_time")
 
 
 def test_a_grace_probe_that_arrived_after_the_grace_is_not_broken(make_ctx, monkeypatch):
