@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 
 import pytest
 
@@ -18,12 +17,6 @@ def gen_ctx(start_catalog):
         return start_catalog(options=CheckOptions(max_wait=5.0), control_api=control_api, deviation=deviation)
 
     return make
-
-
-def session_for(ctx: CheckContext) -> SimpleNamespace:
-    """What ctk.scenarios.runner.run_scenario needs from a session."""
-    return SimpleNamespace(client=ctx.client, namespace=ctx.namespace[0], context=ctx, discovery=ctx.discovery,
-                           options=ctx.options)
 
 
 @pytest.fixture

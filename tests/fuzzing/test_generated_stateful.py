@@ -15,7 +15,7 @@ from ctk.fuzzing import StatefulOptions, run_stateful_check
 from ctk.scenarios.loader import load_data
 from ctk.scenarios.runner import run_scenario
 
-from conftest import session_for  # noqa: E402 - tests/fuzzing/conftest.py
+from scenario_session import session_for  # noqa: E402
 
 
 def test_gen02_passes_on_reference(gen_ctx, timed):
