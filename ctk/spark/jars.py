@@ -41,7 +41,7 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Literal, TypedDict
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
@@ -244,6 +244,7 @@ def extract_deb_jars(deb: Path, patterns: tuple[str, ...], into: Path) -> list[P
     into.mkdir(parents=True, exist_ok=True)
     out: list[Path] = []
     if data_name.endswith((".xz", ".gz", ".bz2")) or data_name == "data.tar":
+        mode: Literal["r:", "r:*"]
         if data_name.endswith(".xz"):
             payload = lzma.decompress(payload)
             mode = "r:"
@@ -258,7 +259,10 @@ def extract_deb_jars(deb: Path, patterns: tuple[str, ...], into: Path) -> list[P
                     and any(re.fullmatch(p, base) for p in patterns)
                 ):
                     target = into / base
-                    with tar.extractfile(member) as src, open(target, "wb") as dst:  # type: ignore[union-attr]
+                    src = tar.extractfile(member)
+                    if src is None:  # only a regular file has a body, and member.isfile() said it is one
+                        raise BuildError(f"{deb.name}: {member.name} has no content in {data_name}")
+                    with src, open(target, "wb") as dst:
                         shutil.copyfileobj(src, dst)
                     out.append(target)
     else:  # data.tar.zst and friends: let dpkg-deb do it
@@ -302,11 +306,24 @@ def downloads() -> list[str]:
     return [f"{d.package} {d.version}: {DEBIAN_MIRROR}/{d.pool_path} (SHA-256 {d.sha256})" for d in DEBS]
 
 
+class DebRecord(TypedDict):
+    """Where the jars of one Debian package came from (the manifest's "debs" entries)."""
+    package: str
+    version: str
+    source: str
+    sha256: str
+    pinned: bool
+
+
+def _deb_record(deb: Deb, version: str, source: str, digest: str) -> DebRecord:
+    return {"package": deb.package, "version": version, "source": source, "sha256": digest,
+            "pinned": digest == deb.sha256}
+
+
 def obtain_deb(deb: Deb, debs_dir: Path | None, store: Path, quiet: bool = False,
-               offline: bool = False) -> tuple[Path, dict]:
+               offline: bool = False) -> tuple[Path, DebRecord]:
     """A verified copy of `deb`: from `debs_dir` (any version of the package), the cache, or the mirror (never
     with ``offline``: then a BuildError says what to fetch and where to put it)."""
-    record = {"package": deb.package, "version": deb.version, "source": None}
     candidates: list[Path] = []
     if debs_dir is not None:
         candidates += sorted(Path(debs_dir).glob(f"{deb.package}_*.deb"), reverse=True)
@@ -318,8 +335,7 @@ def obtain_deb(deb: Deb, debs_dir: Path | None, store: Path, quiet: bool = False
         if debs_dir is not None and cand.parent == Path(debs_dir) or digest == deb.sha256:
             # a user-supplied file is trusted by choice; we record its checksum and its version
             version = cand.name.split("_")[1] if cand.name.count("_") >= 2 else "unknown"
-            record.update(version=version, sha256=digest, source=str(cand), pinned=digest == deb.sha256)
-            return cand, record
+            return cand, _deb_record(deb, version, str(cand), digest)
     # fetch: the pinned file first, then whatever the suite index names now (verified against the index)
     url = f"{DEBIAN_MIRROR}/{deb.pool_path}"
     if offline:
@@ -349,8 +365,7 @@ def obtain_deb(deb: Deb, debs_dir: Path | None, store: Path, quiet: bool = False
         raise BuildError(f"{url}: SHA-256 {digest} does not match the expected {expected}")
     path = store / url.rsplit("/", 1)[-1]
     path.write_bytes(data)
-    record.update(version=version, sha256=digest, source=url, pinned=digest == deb.sha256)
-    return path, record
+    return path, _deb_record(deb, version, url, digest)
 
 
 # ----------------------------------------------------------------------------------------------- verification
@@ -535,8 +550,8 @@ def run(args: argparse.Namespace) -> int:
     dest = Path(args.dest).resolve() if args.dest else default_jars_dir()
     if args.check:
         problems = check_jars(dest, full=True)
-        for p in problems:
-            print(f"FAIL {p}")
+        for problem in problems:
+            print(f"FAIL {problem}")
         if not problems:
             m = _read_manifest(dest)
             for j in m["jars"]:

@@ -339,8 +339,9 @@ def spark_session(
                 if master.startswith("spark://"):   # executors of a standalone cluster: small, like its workers
                     builder = builder.config("spark.executor.memory", "512m")
                 settings = {**conf, **(spark_conf or {})}
-                if packages is None and (spark_conf or {}).get("spark.jars"):   # the user's jars go with the kit's
-                    settings["spark.jars"] = ",".join([*(str(p) for p in classpath), spark_conf["spark.jars"]])
+                user_jars = (spark_conf or {}).get("spark.jars")
+                if packages is None and user_jars:   # the user's jars go with the kit's
+                    settings["spark.jars"] = ",".join([*(str(p) for p in classpath), user_jars])
                 for k, v in settings.items():
                     builder = builder.config(k, v)
                 spark = builder.getOrCreate()
@@ -364,7 +365,8 @@ def spark_session(
         if recorder:
             recorder.stop()
         raise
-    spark._ctk_info = SessionInfo(name, catalog_url, uri, recorder, time.monotonic() - t0, conf)
+    # the kit's record rides on the session object (read back by session_info); SparkSession does not declare it
+    setattr(spark, "_ctk_info", SessionInfo(name, catalog_url, uri, recorder, time.monotonic() - t0, conf))
     return spark
 
 
