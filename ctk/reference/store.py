@@ -29,7 +29,7 @@ import tempfile
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Generic, Iterator, TypeVar
 from urllib.parse import urlsplit
 
 from pyiceberg.io import FileIO, load_file_io
@@ -401,19 +401,23 @@ def new_metadata_location(base_location: str, previous: str | None) -> str:
     return f"{base_location.rstrip('/')}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
 
 
+M = TypeVar("M", TableMetadata, ViewMetadata)
+
+
 @dataclass
-class Loaded:
+class Loaded(Generic[M]):
+    """The pointer of a table or a view and the metadata file it points at."""
     metadata_location: str
-    metadata: object  # TableMetadata or ViewMetadata
+    metadata: M
 
 
-def load_table(conn: Connection, namespace, name: str) -> Loaded | None:
+def load_table(conn: Connection, namespace, name: str) -> Loaded[TableMetadata] | None:
     """Pointer and parsed TableMetadata of a table, or None if there is no such table."""
     loc = table_pointer(conn, namespace, name)
     return None if loc is None else Loaded(loc, read_table_metadata(loc))
 
 
-def load_view(conn: Connection, namespace, name: str) -> Loaded | None:
+def load_view(conn: Connection, namespace, name: str) -> Loaded[ViewMetadata] | None:
     """Pointer and parsed ViewMetadata of a view, or None if there is no such view."""
     loc = view_pointer(conn, namespace, name)
     return None if loc is None else Loaded(loc, read_view_metadata(loc))

@@ -145,17 +145,21 @@ def _rebuild(engine: Any, mutation: Mutation, body: dict) -> dict | None:
     if target is None:
         return None
     kind, ns, name = target
-    with store.read_connection(engine) as conn:
-        loaded = (store.load_table if kind == "table" else store.load_view)(conn, ns, name)
-    if loaded is None:
-        return None
     if kind == "table":
-        out = table_result(loaded.metadata_location, loaded.metadata)
+        with store.read_connection(engine) as conn:
+            table = store.load_table(conn, ns, name)
+        if table is None:
+            return None
+        out = table_result(table.metadata_location, table.metadata)
         same = out["metadata"].get("table-uuid") == body["metadata"].get("table-uuid")
         if same and isinstance(body.get("config"), dict):
             out["config"] = body["config"]
     else:
-        out = view_result(loaded.metadata_location, loaded.metadata)
+        with store.read_connection(engine) as conn:
+            view = store.load_view(conn, ns, name)
+        if view is None:
+            return None
+        out = view_result(view.metadata_location, view.metadata)
         same = out["metadata"].get("view-uuid") == body["metadata"].get("view-uuid")
     return out if same else None
 
