@@ -259,7 +259,8 @@ def run_bursts(ctx: CheckContext, endpoint: Endpoint, options: BurstOptions, arm
     time: the same bursts on a busy machine as on a quiet one). Each round prepares a fresh case and key; ``arm(case, key, copies) -> rule``,
     ``send(case, key) -> (final, attempts[, retries_after_burst[, (state, counters)]])`` (the third: every
     retry of the client went out after the burst's event had come; the fourth: observed then, before them), ``event(rule) -> dict | None``, ``remove(rule)``, ``counters()
-    -> dict | None``; ``hold(case, key)`` (optional) holds the original at the server first. ``want_409``: a
+    -> dict | None``; ``hold(case, key, copies)`` (optional) holds the original at the server first, until its
+    copies met it in flight where the target can tell. ``want_409``: a
     burst whose duplicates were all replayed does not end the search (INFLIGHT-02 needs an in-flight 409 to
     inspect; a replay may come from a duplicate the server took up only after the first had finished)."""
     from ctk.checks.common import counter_delta
@@ -275,10 +276,11 @@ def run_bursts(ctx: CheckContext, endpoint: Endpoint, options: BurstOptions, arm
         blind = case.blind is not None and c0 is None
         if blind and n == 0:
             limit *= 2
+        copies = 1 if blind else options.copies()
         if hold is not None and n == 0:
-            hold(case, key)
+            hold(case, key, copies)
         n += 1
-        rule = arm(case, key, 1 if blind else options.copies())
+        rule = arm(case, key, copies)
         try:
             sent = send(case, key)
         finally:

@@ -6,7 +6,9 @@
                                  (an error status instead of the answer) or ``"reset"``/``"drop"``
                                  (the connection closes without an answer)
 - ``fail_before(match, status)`` the target answers a 5xx before persisting anything
-- ``delay(match, seconds)``      hold the request in flight (at the server, after its key is reserved)
+- ``delay(match, seconds, until_met=n)``  hold the request in flight (at the server, after its key is
+                                 reserved); with ``until_met`` (control API that offers it) the hold ends once n
+                                 same-key requests met it in flight, ``seconds`` being the longest
 - ``crash_before_finalize(match)``  persist, leave the idempotency record IN_PROGRESS, answer 500
 - ``corrupt_stored_response(match)`` finalize, then make the stored response unreadable
 - ``duplicate(match, copies=n)`` send the request and n copies to the target at the same time (interposer
@@ -109,7 +111,9 @@ class FaultInjector:
     def fail_before(self, match: FaultMatch, status: int = 503) -> Any:
         raise self._unsupported("fail_before")
 
-    def delay(self, match: FaultMatch, seconds: float) -> Any:
+    def delay(self, match: FaultMatch, seconds: float, until_met: int | None = None) -> Any:
+        """Hold the matching request `seconds`; `until_met`: end the hold early once that many requests with
+        the same key met it in flight (an injector that cannot tell holds the whole time)."""
         raise self._unsupported("delay")
 
     def crash_before_finalize(self, match: FaultMatch) -> Any:
@@ -177,8 +181,10 @@ class ControlFaults(FaultInjector):
                               "lose_answer:drop", "fail_before", "delay", "delay:server",
                               "crash_before_finalize", "corrupt_stored_response", "executions"})
 
-    def __init__(self, client: Any, scope: str | None = None, scope_header: str | None = None):
+    def __init__(self, client: Any, scope: str | None = None, scope_header: str | None = None,
+                 hold_until_met: bool = False):
         self.client = client
+        self.hold_until_met = hold_until_met   # GET /_ctk offers `until-met` on delay rules
         self.scope = scope if scope_header else None
         self.scope_header = scope_header
         self.params = {"scope": self.scope} if self.scope else None
@@ -191,7 +197,8 @@ class ControlFaults(FaultInjector):
 
     def for_client(self, client: Any) -> "ControlFaults":
         """The same control API and scope, through another client (e.g. one per thread)."""
-        return ControlFaults(client, scope=self.scope, scope_header=self.scope_header)
+        return ControlFaults(client, scope=self.scope, scope_header=self.scope_header,
+                             hold_until_met=self.hold_until_met)
 
     def _add(self, action: str, match: FaultMatch, **extra: Any) -> str:
         doc = {"action": action, "operation": match.operation, "method": match.method, "times": 1, **extra}
@@ -213,7 +220,9 @@ class ControlFaults(FaultInjector):
     def fail_before(self, match: FaultMatch, status: int = 503) -> str:
         return self._add("fail-before", match, status=status)
 
-    def delay(self, match: FaultMatch, seconds: float) -> str:
+    def delay(self, match: FaultMatch, seconds: float, until_met: int | None = None) -> str:
+        if until_met is not None and self.hold_until_met:
+            return self._add("delay", match, seconds=float(seconds), **{"until-met": int(until_met)})
         return self._add("delay", match, seconds=float(seconds))
 
     def crash_before_finalize(self, match: FaultMatch) -> str:
@@ -301,8 +310,8 @@ class InterposerFaults(FaultInjector):
             raise ValueError(f"mode must be one of {LOSE_MODES}, not {mode!r}")
         return self._kept(self.http.lose_answer(self._match(match), mode))
 
-    def delay(self, match: FaultMatch, seconds: float) -> str:
-        # the interposer cannot hold a request inside the server: it holds the answer
+    def delay(self, match: FaultMatch, seconds: float, until_met: int | None = None) -> str:
+        # the interposer cannot hold a request inside the server: it holds the answer (the whole time)
         return self._kept(self.http.delay_answer(self._match(match), seconds))
 
     def duplicate(self, match: FaultMatch, parallel: bool = True, copies: int = 1) -> str:
@@ -357,8 +366,8 @@ class DbLinkFaults(FaultInjector):
     def fail_before(self, match: FaultMatch, status: int = 503) -> Any:
         return self.inner.fail_before(match, status)
 
-    def delay(self, match: FaultMatch, seconds: float) -> Any:
-        return self.inner.delay(match, seconds)
+    def delay(self, match: FaultMatch, seconds: float, until_met: int | None = None) -> Any:
+        return self.inner.delay(match, seconds, until_met)
 
     def crash_before_finalize(self, match: FaultMatch) -> Any:
         return self.inner.crash_before_finalize(match)
@@ -435,7 +444,8 @@ def detect_injector(client: Any, interposer: Interposer | None = None, scope: st
     interposer when one is given, else nothing."""
     info = control_api(client)
     if info is not None:
-        return ControlFaults(client, scope=scope, scope_header=info.get("scope-header"))
+        return ControlFaults(client, scope=scope, scope_header=info.get("scope-header"),
+                             hold_until_met=info.get("hold-until-met") is True)
     if interposer is not None:
         return InterposerFaults(interposer, client)
     return NoFaults()

@@ -372,7 +372,8 @@ def _run_in_flight(run: Run, ctx: CheckContext, endpoint: Endpoint) -> tuple[str
     result: dict[str, Any] = {}
     rule = None
     if server_hold:
-        rule = ctx.faults.delay(FaultMatch.for_case(case, key), hold)
+        # held until the duplicate met it in flight (where the control API can tell), `hold` at the longest
+        rule = ctx.faults.delay(FaultMatch.for_case(case, key), hold, until_met=1)
     else:   # (with the interposer, _inflight_bursts runs instead)
         return ("unsupported", {"reason": "holding a request in flight needs the control API (delay) or the "
                                           f"interposer (duplicate); this run injects faults via {ctx.faults.name}"},

@@ -209,9 +209,11 @@ def _inflight_bursts(run: Run, ctx: CheckContext, endpoint: Endpoint, ip: Interp
     faults = HttpFaults(ip)
     armed: dict[str, Any] = {}
 
-    def hold(case: Case, key: str) -> None:
-        if ctx.faults.supports("delay:server"):  # the owner is held at the server: the copies overlap for sure
-            ctx.faults.delay(FaultMatch.for_case(case, key), opts.hold)
+    def hold(case: Case, key: str, copies: int) -> None:
+        # the owner is held at the server (until its copies met it in flight, where the control API can tell):
+        # the copies overlap for sure
+        if ctx.faults.supports("delay:server"):
+            ctx.faults.delay(FaultMatch.for_case(case, key), opts.hold, until_met=copies)
 
     db = ctx.db_link_faults
     link = LinkFaults(db.link) if db is not None else None

@@ -4,9 +4,10 @@ Mounted only when ReferenceSettings.control_api is true (never by default).
 
 ```
 GET    /_ctk                -> {"control": true, "deviation": name|null, "variant": name|null,
-                                "scope-header": "X-Ctk-Scope"}
+                                "scope-header": "X-Ctk-Scope", "hold-until-met": true}
 POST   /_ctk/faults         {"action": A, "operation": opId|null, "method": M|null, "path": regex|null,
-                             "scope": S|null, "status": 503, "seconds": 1.0, "times": 1}  -> {"id": "..."}
+                             "scope": S|null, "status": 503, "seconds": 1.0, "times": 1,
+                             "until-met": n|null}  -> {"id": "..."}
 GET    /_ctk/faults[?scope=S]      -> {"faults": [rule, ...]}   (active rules with their remaining times)
 DELETE /_ctk/faults[?scope=S]      -> clear the rules (of that scope only, when given)
 GET    /_ctk/executions[?scope=S]  -> {"total": n, "by_operation": {...}, "by_resource": {...}}
@@ -22,7 +23,11 @@ Actions (a rule matches a mutation when every given selector matches: `operation
 `method` equals the HTTP method, `path` is a regular expression searched in the URL path; `times` is how
 many matching requests it applies to, null for unlimited):
 
-- `delay`: hold the request in flight for `seconds` (after reserving its key), then run it normally.
+- `delay`: hold the request in flight for `seconds` (after reserving its key), then run it normally. With
+  `until-met: n` (keyed requests; advertised by `"hold-until-met": true` in `GET /_ctk`) the hold ends as soon
+  as n further requests carrying the same key have met it in flight (the point where the catalog decides to
+  answer 409, wait or run them), `seconds` being then the longest hold: a check that sends a duplicate into a
+  held request waits for that event, not for a fixed time.
 - `fail-before`: answer `status` (default 503) before persisting anything; the key is not finalized.
 - `fail-after-commit`: persist and finalize, then answer `status` (default 503) instead of the result.
 - `drop-after-commit`: persist and finalize, then close the connection without a complete answer.
@@ -47,7 +52,7 @@ ACTIONS = ("delay", "fail-before", "fail-after-commit", "drop-after-commit", "cr
            "corrupt-stored-response")
 DEFAULT_STATUS = {"fail-before": 503, "fail-after-commit": 503, "drop-after-commit": 200,
                   "crash-before-finalize": 500, "delay": 200, "corrupt-stored-response": 200}
-FIELDS = {"action", "operation", "method", "path", "scope", "status", "seconds", "times"}
+FIELDS = {"action", "operation", "method", "path", "scope", "status", "seconds", "times", "until-met"}
 SCOPE_HEADER = "X-Ctk-Scope"
 MAX_DELAY = 600.0
 
@@ -67,6 +72,7 @@ class FaultRule:
     status: int = 503
     seconds: float = 0.0
     times: int | None = 1
+    until_met: int | None = None   # delay: end the hold once this many same-key requests met it in flight
     applied: int = 0
     _regex: Any = field(default=None, repr=False)
 
@@ -84,7 +90,7 @@ class FaultRule:
     def to_dict(self) -> dict:
         return {"id": self.id, "action": self.action, "operation": self.operation, "method": self.method,
                 "path": self.path, "scope": self.scope, "status": self.status, "seconds": self.seconds, "times": self.times,
-                "applied": self.applied}
+                "until-met": self.until_met, "applied": self.applied}
 
 
 def parse_rule(doc: Any) -> FaultRule:
@@ -119,9 +125,15 @@ def parse_rule(doc: Any) -> FaultRule:
     times = doc.get("times", 1)
     if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 1):
         raise ControlError(f"'times' must be a positive integer or null (unlimited), not {times!r}")
+    until_met = doc.get("until-met")
+    if until_met is not None and (action != "delay" or isinstance(until_met, bool) or not isinstance(until_met, int)
+                                  or until_met < 1):
+        raise ControlError(f"'until-met' must be a positive integer or null, and only with action 'delay', not "
+                           f"{until_met!r}" + ("" if action == "delay" else f" (action {action!r})"))
     return FaultRule(id=uuid.uuid4().hex[:12], action=action, operation=doc.get("operation"),
                      method=doc["method"].upper() if doc.get("method") else None, path=doc.get("path"),
-                     scope=doc.get("scope"), status=status, seconds=float(seconds), times=times, _regex=regex)
+                     scope=doc.get("scope"), status=status, seconds=float(seconds), times=times,
+                     until_met=until_met, _regex=regex)
 
 
 class Faults:
@@ -206,7 +218,7 @@ class Faults:
 
         async def info(request: Request) -> Response:
             return JSONResponse({"control": True, "deviation": settings.deviation,
-                                 "variant": getattr(settings, "variant", None), "scope-header": SCOPE_HEADER})
+                                 "variant": getattr(settings, "variant", None), "scope-header": SCOPE_HEADER, "hold-until-met": True})
 
         async def post_fault(request: Request) -> Response:
             raw = await request.body()

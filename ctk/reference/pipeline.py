@@ -27,6 +27,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass, field
 
 from sqlalchemy.engine import Connection
 from starlette.concurrency import run_in_threadpool
@@ -112,6 +113,14 @@ def _with_wire(result: OpResult, wire: bytes | None) -> OpResult:
     return OpResult(result.status, wire, headers)
 
 
+@dataclass
+class _Hold:
+    """A held request (`delay` with `until-met`): how many duplicates must meet it, how many did."""
+    needed: int
+    met: int = 0
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+
+
 class Pipeline:
     def __init__(self, engine, settings):
         self.engine, self.settings = engine, settings
@@ -129,6 +138,9 @@ class Pipeline:
         # scope -> (request hash, origin), so a duplicate arriving meanwhile is answered as in flight.
         self._inflight: dict[tuple, tuple[str, str]] = {}
         self._inflight_lock = threading.Lock()
+        # Requests held by a `delay` fault with `until-met` (control API): key scope -> the hold, which ends once
+        # that many duplicates met the held request in flight (only touched on the event loop)
+        self._holds: dict[tuple, _Hold] = {}
         # Scopes whose finalized record this process committed on the fast path (the newest ones): a duplicate
         # of one is looked up and replayed at once instead of running the mutation and rolling it back.
         self._finalized_here: OrderedDict[tuple, None] = OrderedDict()
@@ -249,6 +261,7 @@ class Pipeline:
         races = 0
         faults: dict | None = None
         first = True
+        met = False                      # this request met its key in flight (told a held original once)
         # Look the record up before anything else: for a scope finalized here (replay, or see it expired), and
         # on every poll while waiting for an original in flight (never run the mutation again meanwhile).
         if scope in self._unstored:      # an answer of this key the database could not take then: store it now
@@ -274,7 +287,7 @@ class Pipeline:
             if owner is not None:
                 if faults is None:
                     faults = self._take_faults(request, mutation, keyed=True)
-                return await self._run_owned(mutation, owner, faults, recover=False)
+                return await self._run_owned(mutation, owner, faults, recover=False, scope=scope)
             here = self._inflight.get(scope)   # running on the fast path here: its record is not committed yet
             rec = None if here is not None else await run_in_threadpool(self.records.get, scope)
             if rec is None and here is None:
@@ -319,6 +332,9 @@ class Pipeline:
                     continue
                 return await self._run_owned(mutation, owner, {}, recover=True, created_at=rec.created_at)
             # in flight: an IN_PROGRESS record, or a request running on the fast path here
+            if not met:
+                met = True
+                self._met_in_flight(scope)
             in_flight = policy.in_flight()
             if in_flight == "execute":
                 return await self._unkeyed(request, mutation, faults={})
@@ -340,12 +356,34 @@ class Pipeline:
         headers[REPLAY_HEADER] = "true"
         return render(OpResult(result.status, result.body, headers))
 
+    async def _hold(self, rule: FaultRule, scope: tuple | None) -> None:
+        """A `delay` fault: `rule.seconds`, or with `until-met` until that many same-key requests met this one
+        in flight (`_met_in_flight`), `rule.seconds` being the longest."""
+        if rule.until_met is None or scope is None:
+            await asyncio.sleep(rule.seconds)
+            return
+        hold = self._holds[scope] = _Hold(rule.until_met)
+        try:
+            await asyncio.wait_for(hold.event.wait(), rule.seconds)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            if self._holds.get(scope) is hold:
+                del self._holds[scope]
+
+    def _met_in_flight(self, scope: tuple) -> None:
+        hold = self._holds.get(scope)
+        if hold is not None:
+            hold.met += 1
+            if hold.met >= hold.needed:
+                hold.event.set()
+
     async def _run_owned(self, mutation: Mutation, owner: str, faults: dict[str, FaultRule], recover: bool,
-                         created_at: float | None = None) -> Response:
+                         created_at: float | None = None, scope: tuple | None = None) -> Response:
         self._active.add(owner)
         try:
             if "delay" in faults:
-                await asyncio.sleep(faults["delay"].seconds)
+                await self._hold(faults["delay"], scope)
             if "fail-before" in faults:
                 result = self._fault_error(faults["fail-before"])
                 await run_in_threadpool(self._settle_outside, owner, result)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import httpx
 import pytest
 
@@ -19,7 +22,8 @@ def tiny(tmp_path):
 def test_info(tiny):
     r = tiny.client.get("/_ctk")
     assert r.status_code == 200
-    assert r.json() == {"control": True, "deviation": None, "variant": None, "scope-header": "X-Ctk-Scope"}
+    assert r.json() == {"control": True, "deviation": None, "variant": None, "scope-header": "X-Ctk-Scope",
+                        "hold-until-met": True}
 
 
 def test_control_api_absent_unless_enabled(tmp_path):
@@ -45,6 +49,10 @@ def test_control_api_absent_unless_enabled(tmp_path):
     (b'{"action": "fail-before", "path": "("}', "'path'"),
     (b'{"action": "fail-before", "method": 5}', "'method'"),
     (b'{"action": "fail-before", "colour": "red"}', "unknown field"),
+    (b'{"action": "delay", "until-met": 0}', "'until-met'"),
+    (b'{"action": "delay", "until-met": true}', "'until-met'"),
+    (b'{"action": "delay", "until-met": "1"}', "'until-met'"),
+    (b'{"action": "fail-before", "until-met": 1}', "only with action 'delay'"),
 ])
 def test_bad_control_input_is_400_with_a_clear_message(tiny, body, words):
     r = tiny.client.post("/_ctk/faults", content=body, headers={"content-type": "application/json"})
@@ -177,3 +185,63 @@ def test_executions_and_reset(tiny):
     assert tiny.executions() == {"total": 0, "by_operation": {}, "by_resource": {}}
     assert tiny.client.get("/_ctk/faults").json()["faults"] == []
     assert tiny.post("/items/c", {}).status_code == 201
+
+
+# --- a hold that ends when duplicates met it (`until-met`) ----------------------------------------------
+
+def _held_first(s: Served, key: str, until_met: int, seconds: float = 120.0):
+    """Send a keyed first request held by a delay rule of `seconds` with `until-met`; return once the rule
+    was taken (the request is held inside the catalog): (thread, answers dict)."""
+    rid = s.fault(action="delay", seconds=seconds, **{"until-met": until_met})
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.setdefault("first", s.post("/items/a", {"value": 1}, key=key)),
+                         daemon=True)
+    t.start()
+    deadline = time.monotonic() + 30
+    while any(r["id"] == rid for r in s.client.get("/_ctk/faults").json()["faults"]):
+        assert time.monotonic() < deadline, "the held request never reached the catalog"
+        time.sleep(0.01)
+    return t, out
+
+
+def test_hold_until_met_ends_when_the_duplicate_meets_it(tiny):
+    key = new_key()
+    t, out = _held_first(tiny, key, until_met=1)
+    dup = tiny.post("/items/a", {"value": 1}, key=key)
+    assert dup.status_code == 409 and dup.json()["error"]["subtype"] == "request_in_progress"
+    t.join(timeout=60)          # the rule would hold it 120 s: only the duplicate's meeting ends it sooner
+    assert not t.is_alive(), "the held request was not released when its duplicate met it"
+    assert out["first"].status_code == 201
+    assert tiny.executions()["total"] == 1
+
+
+def test_hold_until_met_counts_each_duplicate_once(tiny):
+    key = new_key()
+    t, out = _held_first(tiny, key, until_met=2)
+    assert tiny.post("/items/a", {"value": 1}, key=key).status_code == 409
+    assert t.is_alive(), "released after one duplicate where the rule asked for two"
+    assert tiny.post("/items/a", {"value": 1}, key=key).status_code == 409
+    t.join(timeout=60)
+    assert not t.is_alive() and out["first"].status_code == 201
+
+
+def test_hold_until_met_releases_a_waiting_duplicate(tmp_path):
+    s = Served(tmp_path, in_flight="wait", in_flight_wait_timeout=100)
+    try:
+        key = new_key()
+        t, out = _held_first(s, key, until_met=1)
+        dup = s.post("/items/a", {"value": 1}, key=key)   # waits for the first, which its meeting released
+        t.join(timeout=60)
+        assert not t.is_alive()
+        assert out["first"].status_code == 201 and dup.status_code == 201 and dup.json() == out["first"].json()
+        assert dup.headers["idempotent-replayed"] == "true" and s.executions()["total"] == 1
+    finally:
+        s.close()
+
+
+def test_hold_until_met_still_ends_after_seconds(tiny):
+    key = new_key()
+    t, out = _held_first(tiny, key, until_met=1, seconds=0.2)   # nobody meets it: the seconds end it
+    t.join(timeout=60)
+    assert not t.is_alive() and out["first"].status_code == 201
+    assert tiny.client.get("/_ctk/faults").json()["faults"] == []
