@@ -28,7 +28,7 @@ from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.partitioning import PARTITION_FIELD_ID_START, PartitionSpec
 from pyiceberg.schema import Schema
-from pyiceberg.table.metadata import TableMetadataUtil, new_table_metadata
+from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, new_table_metadata
 from pyiceberg.table.sorting import SortOrder
 from pyiceberg.table.update import (AddPartitionSpecUpdate, AddSchemaUpdate, AddSnapshotUpdate, AddSortOrderUpdate,
                                     AssertCreate, AssertCurrentSchemaId, AssertDefaultSortOrderId,
@@ -38,6 +38,7 @@ from pyiceberg.table.update import (AddPartitionSpecUpdate, AddSchemaUpdate, Add
                                     RemoveSnapshotsUpdate, RemoveStatisticsUpdate, SetCurrentSchemaUpdate,
                                     SetDefaultSortOrderUpdate, SetDefaultSpecUpdate, UpgradeFormatVersionUpdate,
                                     _apply_table_update, _TableMetadataUpdateContext, _update_table_metadata_log)
+from pyiceberg.typedef import IcebergBaseModel
 from pyiceberg.utils.datetime import datetime_to_millis
 
 from ctk.reference.operations import CatalogError
@@ -249,7 +250,7 @@ def _add_schema(update: AddSchemaUpdate, meta, context, added: _Added):
     new_schema = schema if schema.schema_id == new_id else schema.model_copy(update={"schema_id": new_id})
     if found is None:
         changes["schemas"] = schemas + [new_schema]
-    context.add_update(AddSchemaUpdate(schema=new_schema))
+    context.add_update(AddSchemaUpdate(schema_=new_schema))
     added.schema = new_id
     added.schemas.add(new_id)
     return meta.model_copy(update=changes)
@@ -406,7 +407,11 @@ def _lenient_statistics(field: str):
     return handler
 
 
-HANDLERS = {
+# a handler gets an update of the class it is registered for (apply_updates looks it up by type(update)); that
+# pairing is beyond a dict's type, so the update parameter is Any here and precise in each handler
+_Handler = Callable[[Any, TableMetadata, _TableMetadataUpdateContext, _Added], TableMetadata]
+
+HANDLERS: dict[type[IcebergBaseModel], _Handler] = {
     RemovePropertiesUpdate: _remove_properties,
     RemoveSnapshotsUpdate: _lenient_removal("snapshot_ids", lambda m: {s.snapshot_id for s in m.snapshots or []}),
     RemovePartitionSpecsUpdate: _lenient_removal("spec_ids", lambda m: {s.spec_id for s in m.partition_specs or []}),
