@@ -28,7 +28,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import quote, urlsplit
 
 from ctk.core.behaviours import Behaviour, check
@@ -284,8 +284,8 @@ def _steer(op: str, case: Any, data: Any, arena: Arena) -> bool:
         body["source"] = _ident(_draw_ns(data, arena, st), _draw_name(data, st))
         body["destination"] = _ident(_draw_ns(data, arena, st), _draw_name(data, st))
     elif op == "commitTransaction":
-        changes = body.get("table-changes") if isinstance(body.get("table-changes"), list) else []
-        changes = changes[:3] or [{}]
+        given = body.get("table-changes")
+        changes = (given[:3] if isinstance(given, list) else []) or [{}]
         body["table-changes"] = [_steer_commit(c, data, arena, st, valid) for c in changes]
     elif op in PLANNING:
         body = _steer_planning(op, body, pp, data, arena)
@@ -498,7 +498,7 @@ def _run_operation(ctx: CheckContext, schema: Any, op_id: str, method: str, temp
         res.examples += 1
         res.statuses[first.status or 0] = res.statuses.get(first.status or 0, 0) + 1
 
-        def fail(kind: str, text: str) -> None:
+        def fail(kind: str, text: str) -> NoReturn:
             res.failure = _Failure(kind, text, client.exchanges_since(mark))
             raise AssertionError(text)
 

@@ -903,14 +903,14 @@ def _steered(signature: tuple) -> str:
 
 def _run_machine(shared: _Shared) -> str | None:
     """One hypothesis run of the model; the failure lands in ``shared.failure``; returns an error, or None."""
-    from hypothesis import HealthCheck, Phase, Verbosity, settings
+    from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
     from hypothesis.errors import Flaky
     from hypothesis.stateful import run_state_machine_as_test
 
     opts = shared.opts
     machine = build_machine(shared)
     if opts.seed is not None:
-        machine._hypothesis_internal_use_seed = opts.seed  # what @hypothesis.seed sets
+        machine = seed(opts.seed)(machine)
     cfg = settings(max_examples=max(1, int(opts.examples)), stateful_step_count=max(1, int(opts.steps)),
                    deadline=None, database=None, derandomize=opts.seed is None, print_blob=False,
                    report_multiple_bugs=False, verbosity=Verbosity.quiet,
