@@ -337,11 +337,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     collector: VerdictCollector | None = config.stash.get(COLLECTOR_KEY, None)
     if collector is None:
-        if hasattr(config, "workerinput") and get_session(config) is not None:   # an xdist worker: its traffic
-            config.workeroutput[traffic.KEY] = traffic.summarize(get_session(config),
-                                                                 config.stash[OPTIONS_KEY].openapi_spec)
+        own = get_session(config)
+        if hasattr(config, "workerinput") and own is not None:   # an xdist worker: its traffic
+            # xdist gives a worker's Config a `workeroutput` dict (sent to the controller); pytest does not declare it
+            workeroutput: dict[str, object] = getattr(config, "workeroutput")
+            workeroutput[traffic.KEY] = traffic.summarize(own, config.stash[OPTIONS_KEY].openapi_spec)
             _stop_before_reports(config)
-            config.workeroutput["ctk_cleanup_problems"] = list(get_session(config).cleanup_problems)
+            workeroutput["ctk_cleanup_problems"] = list(own.cleanup_problems)
         return
     _add_all_traffic_verdict(session, collector)
     _stop_before_reports(config)
