@@ -24,7 +24,7 @@ from ctk.interposer import http_toxics as ht
 from ctk.interposer.h1_reader import MessageReader
 from ctk.interposer.link import (READ_SIZE, Link, Side, _give_buffer, _rst, _take_buffer, _unread,
                                  _unsent_bytes)
-from ctk.interposer.parts import ProxyView
+from ctk.interposer.parts import ProxyView, SocketTransport
 from ctk.interposer.toxics import INERT_TOXICS, Toxic
 
 from ctk.interposer.duplicates import CONNECT_TIMEOUT
@@ -38,12 +38,15 @@ class Connection(fp.FastHttpMixin):
         self.proxy = proxy
         self.c_reader = reader
         self.c_writer = writer
-        self.c_transport = writer.transport
-        self.c_proto: Side | None = writer.transport.get_protocol() if isinstance(
-            writer.transport.get_protocol(), Side) else None
+        transport = writer.transport
+        if not isinstance(transport, SocketTransport):   # a stream server's transports read and write
+            raise TypeError(f"the client's transport {type(transport).__name__} cannot pause reading")
+        self.c_transport: SocketTransport = transport
+        proto = transport.get_protocol()
+        self.c_proto: Side | None = proto if isinstance(proto, Side) else None
         self.u_reader: asyncio.StreamReader | None = None
         self.u_writer: asyncio.StreamWriter | None = None
-        self.u_transport: Any = None
+        self.u_transport: SocketTransport | None = None
         self.u_proto: Side | None = None
         self.up: Link | None = None
         self.down: Link | None = None
@@ -225,8 +228,9 @@ class Connection(fp.FastHttpMixin):
             await self._run_tcp(first_client, first_server)
 
     async def _sniff(self) -> tuple[str, bytes, bytes]:
+        assert self.u_reader is not None  # run() sniffs once the upstream is connected
         c_task = asyncio.ensure_future(self.c_reader.read(READ_SIZE))
-        u_task = asyncio.ensure_future(self.u_reader.read(READ_SIZE))  # type: ignore[union-attr]
+        u_task = asyncio.ensure_future(self.u_reader.read(READ_SIZE))
         self.tasks += [c_task, u_task]
         done, _ = await asyncio.wait({c_task, u_task}, return_when=asyncio.FIRST_COMPLETED)
         first_client = b""
@@ -263,6 +267,7 @@ class Connection(fp.FastHttpMixin):
     async def _run_tcp(self, first_client: bytes, first_server: bytes) -> None:
         pending_client = getattr(self, "_pending_client", None)
         pending_server = getattr(self, "_pending_server", None)
+        assert self.up is not None and self.down is not None  # run() made them, with the upstream connection
         up_task = asyncio.ensure_future(self._pump(self.c_reader, self.up, first_client, pending_client))
         down_task = asyncio.ensure_future(self._pump(self.u_reader, self.down, first_server, pending_server))
         self.tasks += [up_task, down_task]
@@ -309,7 +314,8 @@ class Connection(fp.FastHttpMixin):
         self.http = True
         if self.c_proto is not None:
             self.c_proto.on_pause = self._client_write_paused
-        self.u_proto.on_pause = self._upstream_write_paused  # type: ignore[union-attr]
+        assert self.u_proto is not None  # HTTP mode begins once the upstream is connected
+        self.u_proto.on_pause = self._upstream_write_paused
         if self._fast_ok("upstream"):
             self._to_fast("upstream", first_client)
         else:
@@ -347,6 +353,8 @@ class Connection(fp.FastHttpMixin):
         """A direction no toxic touches goes to the fast path (its coroutine pump, if any, waits at a head):
         what its StreamReader and its parser hold is parsed at once."""
         upstream = stream == "upstream"
+        reader: asyncio.StreamReader | None
+        transport: SocketTransport | None
         if upstream:
             reader, transport, proto, other, side = self.c_reader, self.c_transport, self.c_proto, self.u_proto, "c"
             parser, on = self.q_parser, (self._fq_data, self._fq_eof, self._fq_lost)
@@ -359,11 +367,12 @@ class Connection(fp.FastHttpMixin):
             self.resp_fast = True
             self.r_eof = False
             self.r_ctx = None
-        assert reader is not None and proto is not None
+        assert reader is not None and transport is not None and proto is not None
         data, eof = _take_buffer(reader, transport)
         if prefix:
             data = prefix + data
         proto.route_fast(*on)
+        # _paused: asyncio's FlowControlMixin's write-side pause flag, which typeshed does not declare
         if other is not None and other._paused:  # type: ignore[attr-defined]
             self._pause_reading(side, True)
         if data or parser.pending():
@@ -378,6 +387,7 @@ class Connection(fp.FastHttpMixin):
         upstream = stream == "upstream"
         if not (self.req_fast if upstream else self.resp_fast):
             return
+        reader: asyncio.StreamReader | None
         if upstream:
             self.req_fast = False
             proto, reader, parser, eof, paused = self.c_proto, self.c_reader, self.q_parser, self.q_eof, "c"
@@ -446,11 +456,11 @@ class Connection(fp.FastHttpMixin):
         method = head.method
         target = head.target
         for t in self.proxy.http_toxics:
-            cm = getattr(t, "_compiled", None)
-            if cm is None or getattr(t, "_compiled_gen", -1) != t.generation:
+            cm = t._compiled
+            if cm is None or t._compiled_gen != t.generation:
                 cm = ht.CompiledMatch(t.attributes)
-                t._compiled = cm  # type: ignore[attr-defined]
-                t._compiled_gen = t.generation  # type: ignore[attr-defined]
+                t._compiled = cm
+                t._compiled_gen = t.generation
             if not cm.matches(method, target, head.headers):
                 continue
             t.matched += 1
@@ -762,8 +772,10 @@ class Connection(fp.FastHttpMixin):
 
     async def _tunnel_pump(self, stream: str) -> None:
         # the bytes a parser read ahead go first
+        link = self.up if stream == "upstream" else self.down
+        assert link is not None  # a tunnel follows a 101 from the connected upstream
         if stream == "upstream":
-            await self._pump(self.c_reader, self.up, self.q_parser.take_pending(), None)
+            await self._pump(self.c_reader, link, self.q_parser.take_pending(), None)
         else:
-            await self._pump(self.u_reader, self.down, self.r_parser.take_pending(), None)
+            await self._pump(self.u_reader, link, self.r_parser.take_pending(), None)
         self._tunnel_eof(stream)

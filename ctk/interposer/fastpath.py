@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Coroutine
 from ctk.interposer import h1
 from ctk.interposer import http_toxics as ht
 from ctk.interposer.link import Link
-from ctk.interposer.parts import ProxyView, ReqMeta
+from ctk.interposer.parts import ProxyView, ReqMeta, SocketTransport
 from ctk.interposer.h1 import CLOSE, DONE, END_DUE, EV_END, EV_ERROR, EV_HEAD, EV_SKIP, HEAD, HOLD, IN_BODY, NEED_DATA, TUNNEL
 
 Head = ht.Head
@@ -51,8 +51,8 @@ class FastHttpMixin:
     r_parser: h1.Parser
     r_eof: bool
     r_ctx: tuple[ht.Head, ReqMeta | None, str, int] | None
-    c_transport: asyncio.BaseTransport
-    u_transport: Any
+    c_transport: SocketTransport
+    u_transport: SocketTransport | None       # None until the upstream connection exists (so are up and down)
     up: Link | None
     down: Link | None
     req_fast: bool
@@ -100,7 +100,9 @@ class FastHttpMixin:
                     break
                 if kind == EV_HEAD:
                     proxy.counters.requests += 1
-                    first = p.head.first  # type: ignore[union-attr]
+                    head = p.head
+                    assert head is not None  # EV_HEAD: the parser holds the head it parsed
+                    first = head.first
                     meta = ReqMeta(first[0], first[1], first[2] if len(first) > 2 else "HTTP/1.0", NO_TOXICS)
                     self.queue.append(meta)
                     if proxy.taps:
@@ -137,9 +139,9 @@ class FastHttpMixin:
         if last:
             n = len(last)
             self.proxy.counters.bytes_upstream += n
-            up = self.up
+            up, tr = self.up, self.u_transport
+            assert up is not None and tr is not None  # the fast path runs once the upstream is connected
             up.passed += n
-            tr = self.u_transport
             if not tr.is_closing():
                 tr.write(last)
 
@@ -209,7 +211,9 @@ class FastHttpMixin:
                         return
                     kind = p.next(meta.method if meta is not None else None)
                     if kind == EV_HEAD:
-                        self.r_ctx = (p.head, meta, p.kind, p.status)
+                        head = p.head
+                        assert head is not None  # EV_HEAD: the parser holds the head it parsed
+                        self.r_ctx = (head, meta, p.kind, p.status)
                         continue
                 else:
                     kind = p.next()
@@ -228,7 +232,7 @@ class FastHttpMixin:
                     if start < p.pos:
                         self._fr_write(data[start:p.pos])
                     if not self.dead:
-                        self._fr_protocol_error(p.error, p.in_body)  # type: ignore[arg-type]
+                        self._fr_protocol_error(p.error, p.in_body)
                     return
             if start < p.pos:
                 self._fr_write(data[start:p.pos])
@@ -240,12 +244,14 @@ class FastHttpMixin:
         if chunk:
             n = len(chunk)
             self.proxy.counters.bytes_downstream += n
-            self.down.passed += n
+            down = self.down
+            assert down is not None  # the fast path runs once the upstream is connected
+            down.passed += n
             tr = self.c_transport
             if not tr.is_closing():
                 tr.write(chunk)
 
-    def _fr_protocol_error(self, error: str, in_body: bool) -> None:
+    def _fr_protocol_error(self, error: str | None, in_body: bool) -> None:
         proxy = self.proxy
         proxy.counters.upstream_errors += 1
         ctx = self.r_ctx
@@ -256,7 +262,9 @@ class FastHttpMixin:
     def _fr_done(self) -> None:
         """A whole answer went to the client: the bookkeeping of the coroutine path; the connection closes,
         becomes a tunnel or waits for the next answer."""
-        head, meta, kind, status = self.r_ctx
+        ctx = self.r_ctx
+        assert ctx is not None  # set at the answer's head (a direction comes to the fast path at a head)
+        head, meta, kind, status = ctx
         self.r_ctx = None
         if 100 <= status < 200 and status != 101:
             return
@@ -333,6 +341,7 @@ class FastHttpMixin:
             return
         self.tunnel_ended.add(stream)
         tr = self.u_transport if stream == "upstream" else self.c_transport
+        assert tr is not None  # a tunnel follows a 101 from the connected upstream
         try:
             if not tr.is_closing() and tr.can_write_eof():
                 tr.write_eof()
@@ -353,6 +362,7 @@ class FastHttpMixin:
 
     def _pause_reading(self, side: str, paused: bool) -> None:
         tr = self.c_transport if side == "c" else self.u_transport
+        assert tr is not None  # flow control of HTTP mode, which begins once the upstream is connected
         flag = "c_rpaused" if side == "c" else "u_rpaused"
         if paused == getattr(self, flag) or tr.is_closing():
             return

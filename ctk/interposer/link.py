@@ -10,7 +10,7 @@ import socket
 import struct
 from typing import Any
 
-from ctk.interposer.parts import ConnectionView
+from ctk.interposer.parts import ConnectionView, SocketTransport
 from ctk.interposer.toxics import Toxic, bandwidth_pieces, latency_delay, slicer_pieces
 
 
@@ -269,7 +269,7 @@ class Side(asyncio.StreamReaderProtocol):
             cb(exc)
 
 
-def _take_buffer(reader: asyncio.StreamReader, transport: asyncio.BaseTransport) -> tuple[bytes, bool]:
+def _take_buffer(reader: asyncio.StreamReader, transport: SocketTransport) -> tuple[bytes, bool]:
     """Empty a StreamReader (when its direction goes to the fast path): (its bytes, whether it saw the end)."""
     buf = reader._buffer  # type: ignore[attr-defined]
     data = bytes(buf)
@@ -277,7 +277,7 @@ def _take_buffer(reader: asyncio.StreamReader, transport: asyncio.BaseTransport)
     if reader._paused:  # type: ignore[attr-defined]
         reader._paused = False  # type: ignore[attr-defined]
         if not transport.is_closing():
-            transport.resume_reading()  # type: ignore[attr-defined]
+            transport.resume_reading()
     return data, reader._eof or reader._exception is not None  # type: ignore[attr-defined]
 
 

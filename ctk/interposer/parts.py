@@ -1,15 +1,29 @@
 """What the parts of one proxy share and see of each other, so that their modules import one way: `listener.Proxy` makes
 `connection.Connection`s, a connection makes its `link.Link`s and sends `duplicates`' copies; none imports the
 one that made it. `ReqMeta`: a request on its way; `Counters`: the proxy's counters; `ProxyView`: what a connection, its links and its copies use
-of their proxy; `ConnectionView`: what a link uses of its connection."""
+of their proxy; `ConnectionView`: what a link uses of its connection; `SocketTransport`: what all of them use of a socket's transport."""
 
 from __future__ import annotations
 
 import asyncio
 import collections
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, runtime_checkable
 
 from ctk.interposer.toxics import Toxic
+
+
+@runtime_checkable
+class SocketTransport(Protocol):
+    """What the interposer uses of a connected socket's transport, both directions: asyncio's (an
+    `asyncio.Transport`, though asyncio's stubs type a StreamWriter's as write-only) and uvloop's (which subclasses
+    none of asyncio's transport classes)."""
+
+    def is_closing(self) -> bool: ...
+    def write(self, data: bytes) -> None: ...
+    def can_write_eof(self) -> bool: ...
+    def write_eof(self) -> None: ...
+    def pause_reading(self) -> None: ...
+    def resume_reading(self) -> None: ...
 
 
 class ReqMeta:

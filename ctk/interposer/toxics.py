@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctk.interposer.http_toxics import HTTP_TOXICS, validate_http_attributes
+from ctk.interposer.http_toxics import HTTP_TOXICS, CompiledMatch, validate_http_attributes
 from ctk.interposer.toxic_errors import ERR_INVALID_STREAM, ERR_INVALID_TYPE, ERR_TOXIC_EXISTS, ToxicError
 
 STREAMS = ("upstream", "downstream")
@@ -69,6 +69,9 @@ class Toxic:
     applied: int = 0
     remaining: int | None = None  # HTTP toxics: how many more applications (None = unlimited)
     generation: int = 0  # bumped on update so connections roll toxicity again
+    # HTTP toxics: the connections' compiled form of the match attributes, and the generation it was compiled at
+    _compiled: CompiledMatch | None = field(default=None, init=False, repr=False, compare=False)
+    _compiled_gen: int = field(default=-1, init=False, repr=False, compare=False)
 
     @property
     def is_http(self) -> bool:
