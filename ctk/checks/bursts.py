@@ -276,11 +276,11 @@ def run_bursts(ctx: CheckContext, endpoint: Endpoint, options: BurstOptions, arm
         blind = case.blind is not None and c0 is None
         if blind and n == 0:
             limit *= 2
-        copies = 1 if blind else options.copies()
+        n_copies = 1 if blind else options.copies()
         if hold is not None and n == 0:
-            hold(case, key, copies)
+            hold(case, key, n_copies)
         n += 1
-        rule = arm(case, key, copies)
+        rule = arm(case, key, n_copies)
         try:
             sent = send(case, key)
         finally:
