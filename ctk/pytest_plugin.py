@@ -15,7 +15,7 @@ from typing import Any, Generator
 import pytest
 
 from ctk.core.verdicts import Verdict, VerdictError
-from ctk.plugin import exits, lifeline, outcomes, traffic
+from ctk.plugin import exits, lifeline, outcomes, scheduling, traffic
 from ctk.plugin.collection import ScenarioFile, default_args, is_scenario_path, is_suite_item
 from ctk.plugin.fixtures import (  # noqa: F401 - fixtures registered by import
     ctk_client, ctk_context, ctk_discovery, ctk_namespace, ctk_openapi, ctk_session, ctk_target, lifetime_batch,
@@ -55,6 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
     interrupts.install()
     config.stash[INTERRUPTS_KEY] = interrupts
     config.pluginmanager.register(lifeline.Lifeline(config, lambda: interrupts.received is not None), "ctk-lifeline")
+    scheduling.use_groups(config)   # the lifetime batch on one worker (ctk.plugin.scheduling)
     run_id, worker = worker_identity(config)
     config.stash[SESSION_KEY] = CtkSession(options, run_id=run_id, worker=worker)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
@@ -79,10 +80,17 @@ def pytest_collect_file(file_path, parent: pytest.Collector):
     return None
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:    # pytest-xdist's hook, on the controller, per worker
+    scheduling.tell_worker(node)
+
+
+@pytest.hookimpl(tryfirst=True)   # before xdist's, which names an item's group in its node id
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     options = get_options(config)
     if options is None or not options.active:
         return
+    scheduling.order_items(items)
     has_timeout = config.pluginmanager.hasplugin("timeout")
     backstop = max(60.0, options.max_wait * 2 + options.timeout * 12)
     for item in items:

@@ -102,6 +102,7 @@ def ctk_context(ctk_session: CtkSession) -> CheckContext | None:
 def lifetime_batch(ctk_session: CtkSession) -> Iterator[LifetimeBatch]:
     """The lifetime checks of every operation, run as one batch (ctk/plugin/scheduling.py)."""
     batch = LifetimeBatch(ctk_session)
+    ctk_session.before_stop.append(batch.close)
     try:
         yield batch
     finally:

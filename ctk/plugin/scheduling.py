@@ -1,17 +1,24 @@
-"""Scheduling of checks that are mostly waiting: the lifetime batch.
+"""Scheduling of checks that are mostly waiting: the lifetime batch, and the order of the kit's items.
 
 The lifetime checks (LIFE-01) retry at 90% of the advertised key lifetime, so the first of them to run starts
 all of them at once, each on a client of its own (its verdict carries only its own exchanges), with no fault
 rules, judged from catalog state and, where the target has them, from the execution counters of its own
 operation (one check per operation runs in the batch), and waits for all of them; the others then collect
 their verdicts. Nothing of the batch runs behind other tests (their fault rules and counters are global).
+
+Under xdist every worker has a session of its own, so each worker given a lifetime item would run the whole batch
+again: `order_items` puts the lifetime items in one xdist group (`use_groups` turns xdist's ``load`` distribution
+into ``loadgroup``, which sends a group to one worker) and first, so that their waiting overlaps the other
+workers' checks; then the longest single check (the generated OpenAPI cases), so that no worker starts it last.
 """
 
 from __future__ import annotations
 
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from ctk.checks.context import CheckContext
 from ctk.checks.faults import ControlFaults, CountersOnly, InterposerFaults, NoFaults
@@ -33,13 +40,19 @@ class LifetimeBatch:
         self.futures: dict[str, Future] | None = None
         self.pool: ThreadPoolExecutor | None = None
         self.clients: list["CatalogClient"] = []
+        self.closed = False
+        self.clients_lock = threading.Lock()
 
     def _one(self, operation: str) -> "Verdict | list[Verdict]":
         base, own = self.session.context, self.session.client
         if base is None or own is None:
             raise RuntimeError("the lifetime batch runs in a started session only (it has no check context yet)")
         client = own.sibling()   # same prefix, separator, storage settings and placement
-        self.clients.append(client)
+        with self.clients_lock:     # (not self.lock: `verdicts` holds that while the batch runs)
+            self.clients.append(client)
+            if self.closed:      # the batch ended (an interrupted run) before this check began
+                client.close()
+                raise RuntimeError("the lifetime batch was ended before this check began (the run was stopped)")
         # the interposer in front of the catalog, when the run has one, says when each retry reached it (LIFE-01)
         ip = getattr(self.session, "interposer", None)
         watcher = InterposerFaults(ip, client) if ip is not None else None
@@ -59,7 +72,53 @@ class LifetimeBatch:
         return self.futures[operation].result()
 
     def close(self) -> None:
+        """End the batch. Its clients first: a check still running (an interrupted run) then fails at its next
+        request instead of creating more in the run namespace, and its thread ends."""
+        with self.clients_lock:
+            self.closed = True
+            clients = list(self.clients)
+        for c in clients:
+            c.close()
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
-        for c in self.clients:
-            c.close()
+
+
+LIFETIME_GROUP = "ctk-lifetime"
+
+
+def _rank(item: pytest.Item) -> int:
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    if getattr(item, "originalname", None) == "test_idempotency" and params.get("behaviour") == "lifetime":
+        return 0
+    if getattr(item, "originalname", None) == "test_generated_openapi":
+        return 1
+    return 2
+
+
+def order_items(items: list[pytest.Item]) -> None:
+    """The lifetime items first, in one xdist group; the generated OpenAPI cases next; the rest as collected."""
+    for item in items:
+        if _rank(item) == 0:
+            item.add_marker(pytest.mark.xdist_group(LIFETIME_GROUP))
+    items.sort(key=_rank)          # stable: the order within each rank is the collection's
+
+
+GROUPS_INPUT = "ctk_xdist_groups"
+
+
+def use_groups(config: pytest.Config) -> None:
+    """xdist's default distribution (``load``) as ``loadgroup``: the same, but a group goes to one worker. A worker
+    parses the command line again without xdist's defaults: the controller tells it (`tell_worker`) to name each
+    item's group in its node id, as xdist does for ``--dist loadgroup``."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        if getattr(config.option, "dist", None) == "load":
+            config.option.dist = "loadgroup"
+    elif workerinput.get(GROUPS_INPUT):
+        config.option.loadgroup = True
+
+
+def tell_worker(node: Any) -> None:
+    """Controller side (xdist's ``pytest_configure_node``): whether the workers group items."""
+    node.workerinput[GROUPS_INPUT] = getattr(node.config.option, "dist", None) == "loadgroup"

@@ -8,6 +8,7 @@ import os
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 import httpx
 
@@ -130,6 +131,9 @@ class CtkSession:
         self.cleanup_problems: list[str] = []
         self.leftovers: list[str] = []        # what the kit created and could not remove (reported at the end)
         self.server_info: dict[str, Any] = {}
+        # work still running in the background (the lifetime batch): ended before the run namespace is dropped,
+        # so that nothing is created in it after (an interrupted run leaves the batch's threads running)
+        self.before_stop: list[Callable[[], None]] = []
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -270,8 +274,13 @@ class CtkSession:
         if getattr(self, "_stopped", False):
             return
         self._stopped = True
+        for end in self.before_stop:
+            with contextlib.suppress(Exception):
+                end()
         try:
-            if self.namespace_created and self.client is not None and not self.error:
+            if self.server is not None and self.server.disposable:
+                pass    # the embedded catalog is deleted whole below (its warehouse and database): no drop one by one
+            elif self.namespace_created and self.client is not None and not self.error:
                 self.cleanup_problems = self._drop_own(max(30.0, self.options.timeout * 3))
             elif self.namespace_created and self.client is not None and self.url is not None:
                 if probe(self.url, min(self.options.timeout, 5.0), self._auth_headers()) is None:

@@ -83,6 +83,12 @@ class ReferenceServer:
             self._sock = None
         self._server, self._thread, self.url = None, None, None
 
+    @property
+    def disposable(self) -> bool:
+        """The whole catalog (metadata files and its SQLite database) lives in the temporary warehouse that
+        `remove_temp_warehouse` deletes: nothing of it outlives the server."""
+        return not self.settings.warehouse and not self.settings.database_url
+
     def remove_temp_warehouse(self) -> None:
         """Remove the temporary warehouse the catalog made for itself (none was given); call after stop()."""
         path = None if self.settings.warehouse else self.settings.extra.pop("warehouse_dir", None)
