@@ -67,6 +67,16 @@ def plugin_installed() -> bool:
         return False
 
 
+# (module that provides it or None for pytest's own, plugin name): pytest plugins the kit's run turns off.
+# pytest-benchmark would create .benchmarks/ in the working directory and warn under xdist (the kit has no
+# benchmarks); schemathesis' and anyio's pytest plugins serve tests written for them (the kit drives schemathesis as
+# a library), and cost each process of the run about 3 s of imports; pytest's unraisableexception plugin collects
+# garbage five times at the end of every process to report exceptions in finalizers (seconds on the kit's heap).
+UNUSED_PLUGINS: tuple[tuple[str | None, str], ...] = (
+    ("pytest_benchmark", "benchmark"), ("schemathesis", "schemathesis"), ("anyio", "anyio"),
+    (None, "unraisableexception"))
+
+
 def pytest_argv(args: argparse.Namespace) -> list[str]:
     argv: list[str] = []
     if not plugin_installed():
@@ -97,9 +107,10 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
         from ctk.plugin.caches import cache_dir
 
         argv += ["-o", f"cache_dir={cache_dir('pytest')}"]
-    # pytest-benchmark, when installed, would create .benchmarks/ here and warn under xdist; the kit has no benchmarks
-    if importlib.util.find_spec("pytest_benchmark") is not None and "no:benchmark" not in extra:
-        argv += ["-p", "no:benchmark"]
+    # pytest plugins the kit's run does not use, each loaded (imported) by every process of the run otherwise
+    for module, plugin in UNUSED_PLUGINS:
+        if (module is None or importlib.util.find_spec(module) is not None) and not any(plugin in a for a in extra):
+            argv += ["-p", f"no:{plugin}"]
     workers = getattr(args, "workers", 0) or 0
     if workers > 0 and not any(a == "-n" or a.startswith("-n") or a.startswith("--numprocesses") for a in extra):
         if not _xdist_installed():   # a base dependency: never drop to one process silently

@@ -93,3 +93,14 @@ def test_a_conftest_in_the_working_directory_stays_out_of_the_kits_run(tmp_path)
                        cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert not marker.exists(), r.stdout[-2000:]
     assert r.returncode == 6, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])   # the target is unusable
+
+
+def test_plugins_the_kit_does_not_use_stay_off():
+    argv = runner.pytest_argv(_args())
+    off = {argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-p"}
+    assert {"no:schemathesis", "no:anyio", "no:unraisableexception"} <= off, argv
+
+
+def test_a_plugin_the_user_names_is_left_alone():
+    argv = runner.pytest_argv(_args("--", "-p", "anyio"))
+    assert "no:anyio" not in argv and "no:schemathesis" in argv
