@@ -22,7 +22,6 @@ A failing example is shrunk by hypothesis; the verdict carries the minimal faili
 
 from __future__ import annotations
 
-import copy
 import json
 import time
 import uuid
@@ -70,12 +69,11 @@ def resolve_spec_path(spec_path: str | Path | None = None) -> Path:
 
 
 def _load_document(path: Path, prefix: str | None) -> dict:
-    import yaml
+    from ctk.core.yamlfile import load_yaml
 
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc = load_yaml(path.read_text(encoding="utf-8"))     # a fresh document: changed below without a copy
     if not isinstance(doc, dict) or "paths" not in doc:
         raise ValueError(f"{path}: not an OpenAPI document")
-    doc = copy.deepcopy(doc)
     from ctk.openapi import normalize_upstream_quirks
 
     normalize_upstream_quirks(doc)
