@@ -182,8 +182,9 @@ def metadata_json(location: str) -> dict:
     return dump(store.read_table_metadata(location))
 
 
-def table_result(location: str | None, metadata) -> dict:
-    out: dict[str, Any] = {"metadata": dump(metadata), "config": {}}
+def table_result(location: str | None, metadata, text: str | None = None) -> dict:
+    """A LoadTableResult; ``text``: the metadata's JSON as just written to its file (not serialized again)."""
+    out: dict[str, Any] = {"metadata": dump(metadata) if text is None else json.loads(text), "config": {}}
     if location is not None:
         out["metadata-location"] = location
     return out
@@ -382,18 +383,18 @@ async def create_table(ctx: Context, request: Request, ns: list[str], body: byte
         location = req.location.rstrip("/") if req.location else ctx.default_location(rconn, ns, req.name)
         metadata = builder.new_table(req.table_schema, req.partition_spec or UNPARTITIONED_PARTITION_SPEC,
                                      req.write_order or UNSORTED_SORT_ORDER, location, dict(req.properties))
-        meta_loc = None
+        meta_loc, text = None, None
         if not req.stage_create:
             meta_loc = store.new_metadata_location(location, None)
-            store.write_table_metadata(metadata, meta_loc)
+            text = store.write_table_metadata(metadata, meta_loc)
 
         def execute(conn):
             take_name(conn, "table", ns, req.name, meta_loc)   # meta_loc None: staged, nothing to take
             if meta_loc is None:
                 make_local_metadata_dir(location)
                 return OpResult(200, table_result(None, metadata))
-            return OpResult(200, table_result(meta_loc, metadata), {"ETag": etag_of(meta_loc, "snapshots=all")},
-                            ref=meta_loc)
+            return OpResult(200, table_result(meta_loc, metadata, text), {"ETag": etag_of(meta_loc, "snapshots=all")},
+                            ref=meta_loc, metadata_text=text)
         return execute
 
     return await ctx.submit(request, "createTable", resource, body, lazy(prepare))
@@ -453,6 +454,7 @@ class PreparedCommit:
     def __init__(self, ns, name, base_location, new_location, metadata, error: CatalogError | None = None):
         self.ns, self.name = ns, name
         self.base_location, self.new_location, self.metadata, self.error = base_location, new_location, metadata, error
+        self.text: str | None = None     # the new metadata file's JSON, once apply wrote it
 
     def apply(self, conn, policy) -> dict:
         """Write the new metadata file, then the DB part: insert (create), compare-and-swap, or (a policy
@@ -463,7 +465,7 @@ class PreparedCommit:
             raise self.error
         ns, name = self.ns, self.name
         if self.new_location != self.base_location:
-            store.write_table_metadata(self.metadata, self.new_location)
+            self.text = store.write_table_metadata(self.metadata, self.new_location)
         if self.base_location is None:
             if not store.namespace_exists(conn, ns):
                 raise no_namespace(ns)
@@ -481,7 +483,7 @@ class PreparedCommit:
                     raise no_table(ns, name)
                 raise commit_failed("Requirement failed: concurrent commit: metadata location changed from "
                                     f"{self.base_location} to {current}")
-        return table_result(self.new_location, self.metadata)
+        return table_result(self.new_location, self.metadata, self.text)
 
 
 def prepare_commit(ctx: Context, ns: list[str], name: str, req: CommitTableRequest, conn=None) -> PreparedCommit:
@@ -538,7 +540,8 @@ async def commit_table(ctx: Context, request: Request, ns: list[str], name: str,
 
         def execute(c):
             body = prep.apply(c, ctx.commits)
-            return OpResult(200, body, {"ETag": etag_of(prep.new_location, "snapshots=all")}, ref=prep.new_location)
+            return OpResult(200, body, {"ETag": etag_of(prep.new_location, "snapshots=all")}, ref=prep.new_location,
+                            metadata_text=prep.text)
         return execute
 
     if not ctx.commits.atomic_swap():  # check outside the transaction, then a plain write: racy on purpose

@@ -127,6 +127,14 @@ def wire_json(body: Any) -> bytes:
     return json.dumps(body, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode("utf-8")
 
 
+def _wire_with_metadata(body: dict, metadata_text: str) -> bytes:
+    """wire_json(body) for a body whose "metadata" is the JSON text `metadata_text` (compact, as written to its
+    file: the same bytes wire_json gives the parsed text), without serializing the metadata again."""
+    parts = [wire_json(k).decode("utf-8") + ":" + (metadata_text if k == "metadata" else wire_json(v).decode("utf-8"))
+             for k, v in body.items()]
+    return ("{" + ",".join(parts) + "}").encode("utf-8")
+
+
 def _by_reference(result: OpResult) -> str | None:
     body = result.body
     if result.ref and isinstance(body, dict) and body.get("metadata-location") == result.ref and "metadata" in body:
@@ -152,7 +160,8 @@ def encode_stored(result: OpResult) -> tuple[str, bytes | None, str | None]:
     elif body is None:
         doc["body"] = None
     else:
-        wire = wire_json(body)
+        wire = (_wire_with_metadata(body, result.metadata_text) if ref is not None and result.metadata_text
+                else wire_json(body))
         if ref is not None:
             doc["body_ref"] = {"keys": list(body), "rest": {k: v for k, v in body.items() if k != "metadata"}}
         elif len(wire) > COMPRESS_ABOVE:

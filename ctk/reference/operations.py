@@ -22,6 +22,9 @@ class OpResult:
     # Set when body["metadata"] is the table metadata in the file at this location (which the catalog does not
     # change): the idempotency record then stores the answer by reference instead of a copy of the metadata.
     ref: str | None = None
+    # With ref: body["metadata"] as the JSON text written to that file (the answer's bytes are made with it
+    # rather than by serializing the same metadata again). Only for a body["metadata"] parsed from this text.
+    metadata_text: str | None = None
 
 
 class CatalogError(Exception):
