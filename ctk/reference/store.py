@@ -153,10 +153,9 @@ def make_engine(settings) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _on_begin(conn):
-            if conn.get_execution_options().get("ctk_read"):
-                conn.exec_driver_sql("BEGIN")
-            else:
-                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            # straight to the sqlite3 connection: through exec_driver_sql it was 3 % of a keyed commit
+            read = conn.get_execution_options().get("ctk_read")
+            conn.connection.driver_connection.execute("BEGIN" if read else "BEGIN IMMEDIATE")
     else:
         engine = create_engine(url, pool_size=16, max_overflow=16, pool_timeout=30, pool_pre_ping=True,
                                connect_args={"connect_timeout": 10} if "psycopg" in url else {})

@@ -107,3 +107,23 @@ def test_answer_bytes_made_with_the_written_text_are_those_of_the_whole_body(tmp
     assert wire == wire_json(body)                 # byte for byte what serializing the body whole gives
     assert json.loads(wire)["metadata"]["properties"]["ünï"].endswith("✓")
     assert "metadata" not in json.loads(stored)["body_ref"]["rest"]
+
+
+def test_sqlite_write_transactions_take_the_write_lock_at_begin_and_reads_do_not(tmp_path):
+    from ctk.reference.settings import ReferenceSettings
+
+    engine = store.make_engine(ReferenceSettings(warehouse=str(tmp_path / "w")))
+    try:
+        with engine.begin() as writer:          # BEGIN IMMEDIATE: the lock is held before any statement
+            assert writer.connection.driver_connection.in_transaction
+            with store.read_connection(engine) as reader:      # a deferred BEGIN never waits for the writer
+                assert store.table_pointer(reader, ["a"], "t") is None
+            other = engine.connect()
+            other.connection.driver_connection.execute("PRAGMA busy_timeout=0")
+            try:
+                with pytest.raises(Exception, match="locked"):
+                    other.begin()
+            finally:
+                other.close()
+    finally:
+        engine.dispose()
