@@ -7,6 +7,7 @@ and no paths are given, it runs its built-in suites (ctk/suites) and scenario fi
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import warnings
@@ -335,6 +336,11 @@ def _keep_hypothesis_database_with_reports(reports: str) -> Any:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    options = get_options(session.config)
+    if options is not None and options.active:
+        # what is in memory now (pytest, the kit, pyiceberg, hypothesis...) lives until the end: out of the
+        # garbage collector's full passes, which otherwise walk it again and again (a third of the GC time)
+        gc.freeze()
     if not hasattr(session.config, "workerinput") and not _xdist_controller(session.config):
         _check_target_first(session.config, list(session.items))
 
