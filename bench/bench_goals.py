@@ -3,6 +3,7 @@ weighs on every figure alike; the load average is printed with each). Never an a
 
 1. `ctk run` against the embedded reference catalog, no Spark            goal < 30 s
 2. `pytest --catalog-url` against a plain `ctk serve` (no control API)    goal < 30 s
+   (one process, as pytest runs by default; and with --workers 3, as `ctk run` runs)
 3. the main job with Spark (`ctk run --ctk-spark`, as `nox -s kit`)      goal < 120 s
 4. the reference catalog (`ctk serve` in its own process, updateTable set-properties commits over HTTP):
    one writer >= 300 commits/s; 4 writers (one table each) at least as fast as one; no 5xx;
@@ -67,12 +68,14 @@ def bench_plain() -> None:
 
     serve = bench_plain_url.start_serve()
     try:
-        before = load()
-        r = bench_plain_url.run_once(serve.url, ["-q", "-p", "no:cacheprovider"], None)
+        for figure, extra in (("pytest --catalog-url, plain ctk serve", []),
+                              ("  the same with --workers 3 (as ctk run)", ["--workers", "3"])):
+            before = load()
+            r = bench_plain_url.run_once(serve.url, ["-q", "-p", "no:cacheprovider", *extra], None)
+            row(figure, f"{r['wall']:.1f} s", "< 30 s", r["wall"] < 30,
+                f"exit {r['rc']}, overall {r['overall']}; {before} -> {load()}")
     finally:
         serve.stop()
-    row("pytest --catalog-url, plain ctk serve", f"{r['wall']:.1f} s", "< 30 s", r["wall"] < 30,
-        f"exit {r['rc']}, overall {r['overall']}; {before} -> {load()}")
 
 
 def bench_spark() -> None:
