@@ -195,4 +195,4 @@ def test_no_reconcile(make):
 def test_info_names_the_deviation(make):
     s = make("no-replay")
     assert s.client.get("/_ctk").json() == {"control": True, "deviation": "no-replay", "variant": None,
-                                            "scope-header": "X-Ctk-Scope"}
+                                            "scope-header": "X-Ctk-Scope", "hold-until-met": True}
