@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ctk.interposer import duplicates
@@ -525,10 +526,10 @@ class Connection(fp.FastHttpMixin):
                 kind, length = msgs.parser.kind, msgs.parser.length
                 dup = None
                 for t in toxics:
-                    if t.type == "delay_request" and t.attributes["delay_ms"]:
+                    if t.type == "delay_request" and t.attributes["delay_ms"] and not _gathered(t):
                         proxy.counters.injected["delay_request"] += 1
                         proxy.event("delay_request", toxic=t.name, method=head.method, target=head.target)
-                        await asyncio.sleep(t.attributes["delay_ms"] / 1000.0)
+                        await _hold_request(t)
                     elif t.type == "duplicate_request" and dup is None:
                         dup = t
                         meta.primary_done = asyncio.Event()
@@ -779,3 +780,37 @@ class Connection(fp.FastHttpMixin):
         else:
             await self._pump(self.u_reader, link, self.r_parser.take_pending(), None)
         self._tunnel_eof(stream)
+
+
+@dataclass
+class _Gather:
+    """A `delay_request` toxic with ``gather``: requests held so far; set once they go."""
+    released: asyncio.Event
+    held: int = 0
+
+
+def _gathered(t: Toxic) -> bool:
+    """A gathering `delay_request` whose held requests already went: later ones pass at once."""
+    g = t._gathered
+    return bool(t.attributes.get("gather")) and g is not None and g.released.is_set()
+
+
+async def _hold_request(t: Toxic) -> None:
+    """Hold a request for a `delay_request` toxic: ``delay_ms``; with ``gather`` n, until n requests are held
+    (all then go together), ``delay_ms`` at the longest (then the held ones go and the gathering ends)."""
+    seconds = t.attributes["delay_ms"] / 1000.0
+    n = int(t.attributes.get("gather") or 0)
+    if n <= 0:
+        await asyncio.sleep(seconds)
+        return
+    if t._gathered is None:
+        t._gathered = _Gather(asyncio.Event())
+    g: _Gather = t._gathered
+    g.held += 1
+    if g.held >= n:
+        g.released.set()
+        return
+    try:
+        await asyncio.wait_for(g.released.wait(), seconds)
+    except asyncio.TimeoutError:
+        g.released.set()

@@ -95,14 +95,18 @@ class HttpFaults:
         return self.interposer.add_http_toxic("record_response", match=match, times=times)
 
     # -------------------------------------------------------------- requests
-    def delay_request(self, match: HttpMatch, seconds: float, *, times: int = 1, name: str | None = None) -> str:
-        """The request is held `seconds` before it is forwarded."""
+    def delay_request(self, match: HttpMatch, seconds: float, *, times: int = 1, name: str | None = None,
+                      gather: int = 0) -> str:
+        """The request is held `seconds` before it is forwarded (``gather``: see `hold_requests`)."""
+        extra = {"gather": int(gather)} if gather else {}
         return self.interposer.add_http_toxic("delay_request", match=match, delay_ms=int(seconds * 1000),
-                                              times=times, name=name)
+                                              times=times, name=name, **extra)
 
-    def hold_requests(self, match: HttpMatch, seconds: float) -> str:
-        """Every matching request is held `seconds` before it is forwarded, until the rule is removed."""
-        return self.delay_request(match, seconds, times=0)
+    def hold_requests(self, match: HttpMatch, seconds: float, gather: int = 0) -> str:
+        """Every matching request is held `seconds` before it is forwarded, until the rule is removed. With
+        ``gather`` n: the matching requests are held until n of them are, then go together, and the ones after
+        pass at once; `seconds` is then the longest hold (an event, not a guess, ends it)."""
+        return self.delay_request(match, seconds, times=0, gather=gather)
 
     def duplicate(self, match: HttpMatch, *, copies: int = 1, parallel: bool = False, hold_copy: bool = False,
                   times: int = 1) -> str:

@@ -6,7 +6,9 @@ HTTP toxic types (extra types in the Toxiproxy API; ``stream`` is ignored for th
                          connection without sending a byte (the server committed, the client never hears).
 - ``replace_status``     forward the request, read the whole answer, answer ``status`` (default 503; 500,
                          502, 504 ...) with an Iceberg ErrorModel JSON body instead.
-- ``delay_request``      hold the request ``delay_ms`` before forwarding it.
+- ``delay_request``      hold the request ``delay_ms`` before forwarding it. With ``gather`` n > 0: hold the
+                         matched requests until n of them are held, then forward them together; the ones
+                         after pass at once (``delay_ms`` is the longest hold, which also ends the gathering).
 - ``delay_response``     read the whole answer, hold it ``delay_ms``, then send it.
 - ``reset_after_bytes``  send the first ``bytes`` bytes of the answer, then reset the client connection
                          (SO_LINGER 0: a TCP RST).
@@ -47,7 +49,7 @@ from ctk.interposer.toxic_errors import ToxicError
 HTTP_TOXICS: dict[str, dict[str, Any]] = {
     "drop_response": {},
     "replace_status": {"status": 503},
-    "delay_request": {"delay_ms": 0},
+    "delay_request": {"delay_ms": 0, "gather": 0},
     "delay_response": {"delay_ms": 0},
     "reset_after_bytes": {"bytes": 0},
     "duplicate_request": {"parallel": False, "copies": 1, "hold_copy": False},
@@ -129,7 +131,7 @@ def validate_http_attributes(typ: str, attrs: dict[str, Any]) -> dict[str, Any]:
             raise ToxicError(f"attribute 'path' is not a valid regular expression: {exc}") from None
     if out["header_value"] is not None and out["header"] is None:
         raise ToxicError("attribute 'header_value' needs 'header'")
-    for key in ("times", "delay_ms", "bytes", "status", "copies"):
+    for key in ("times", "delay_ms", "bytes", "status", "copies", "gather"):
         if key in out:
             v = out[key]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:

@@ -201,6 +201,7 @@ class Interposer:
         parallel: bool = False,
         copies: int = 1,
         hold_copy: bool = False,
+        gather: int = 0,
         name: str | None = None,
     ) -> str:
         """Add an HTTP toxic applying to the first `times` matching requests (0 = all); returns its name."""
@@ -213,7 +214,7 @@ class Interposer:
         attrs: dict[str, Any] = dict((match or HttpMatch()).to_attributes())
         attrs["times"] = times
         own = {"status": status, "delay_ms": delay_ms, "bytes": bytes, "parallel": parallel, "copies": copies,
-               "hold_copy": hold_copy}
+               "hold_copy": hold_copy, "gather": gather}
         for key in HTTP_TOXICS[type]:
             attrs[key] = own[key]
         if name is None:

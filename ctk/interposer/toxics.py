@@ -72,6 +72,8 @@ class Toxic:
     # HTTP toxics: the connections' compiled form of the match attributes, and the generation it was compiled at
     _compiled: CompiledMatch | None = field(default=None, init=False, repr=False, compare=False)
     _compiled_gen: int = field(default=-1, init=False, repr=False, compare=False)
+    # delay_request with `gather`: the requests held so far and the event that releases them (connection.py)
+    _gathered: Any = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def is_http(self) -> bool:

@@ -276,10 +276,12 @@ class Chain:
 
         return HttpMatch(method="POST", path=COMMIT_PATH_RE, header="Idempotency-Key" if keyed else None)
 
-    def hold_commits(self, ms: int) -> str | None:
+    def hold_commits(self, ms: int, gather: int = 0) -> str | None:
+        """Hold the commits until `gather` of them are held (then they go together; later ones pass), `ms` at the
+        longest; without `gather`, every commit `ms`."""
         if ms <= 0:
             return None
-        return self.faults.hold_requests(self.commits(), ms / 1000.0)
+        return self.faults.hold_requests(self.commits(), ms / 1000.0, gather=gather)
 
     def count_keyed_commits(self) -> str:
         """A rule that changes nothing on commits that carry Idempotency-Key: its match count tells whether
@@ -546,7 +548,7 @@ def row_level_conflicts(spark: Any, table: str, *, isolation: str = "serializabl
             plans = [_row_statement(op, table, w, parts[0] if ov else parts[w], model) for w in range(writers)]
             outcomes: list[StatementOutcome | None] = [None] * writers
             mark = chain.mark()
-            hold = chain.hold_commits(hold_ms)
+            hold = chain.hold_commits(hold_ms, gather=writers)   # each writer's first commit, then all go
 
             def job(w: int) -> Callable[[], None]:
                 def run() -> None:
@@ -620,7 +622,7 @@ def _phase(chain: Chain, main: Any, table: str, name: str, statements: list[tupl
     with the model plus the effects of the successful ones. Returns (phase record, new model)."""
     outcomes: list[StatementOutcome | None] = [None] * len(statements)
     mark = chain.mark()
-    hold = chain.hold_commits(hold_ms)
+    hold = chain.hold_commits(hold_ms, gather=len(statements))   # each statement's first commit, then all go
 
     def job(k: int) -> Callable[[], None]:
         s, w, kind, sql, _ = statements[k]

@@ -172,6 +172,39 @@ def test_delay_request_holds_the_request_before_the_server_sees_it(http_proxy, h
     assert result["r"].status_code == 200 and commits(http_server) == 1
 
 
+def test_delay_request_gather_holds_until_enough_are_held_then_lets_all_go(http_proxy, http_server):
+    """``gather`` 2: the first POST waits (the rule's 60 s would be its longest hold) until the second is held
+    too; both then reach the server, and a third passes at once. Synchronised on counters, never on time."""
+    http_proxy.add_http_toxic("delay_request", match=HttpMatch(method="POST"), delay_ms=60_000, times=0, gather=2)
+    result: dict = {}
+
+    def post(tag):
+        with client(http_proxy) as c:
+            result[tag] = c.post("/tables/t", json={})
+
+    first = threading.Thread(target=post, args=("a",))
+    first.start()
+    deadline = time.monotonic() + 30
+    while http_proxy.counters["injected"].get("delay_request") != 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert http_proxy.counters["injected"].get("delay_request") == 1
+    assert commits(http_server) == 0 and first.is_alive()     # held: one of two
+    second = threading.Thread(target=post, args=("b",))
+    second.start()
+    first.join(30)
+    second.join(30)
+    assert not first.is_alive() and not second.is_alive(), "the gathered requests were not let go together"
+    assert result["a"].status_code == 200 and result["b"].status_code == 200 and commits(http_server) == 2
+    post("c")                                                  # after the gathering: no hold at all
+    assert result["c"].status_code == 200 and commits(http_server) == 3
+    assert http_proxy.counters["injected"]["delay_request"] == 2
+
+
+def test_delay_request_gather_must_be_a_count(http_proxy):
+    with pytest.raises(Exception, match="gather"):
+        http_proxy.add_http_toxic("delay_request", delay_ms=10, gather=-1)
+
+
 def test_reset_after_bytes(http_proxy, http_server):
     http_proxy.add_http_toxic("reset_after_bytes", match=HttpMatch(method="POST"), bytes=12)
     s = connect(http_proxy.address)
