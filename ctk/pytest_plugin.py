@@ -91,7 +91,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     options = get_options(config)
     if options is None or not options.active:
         return
-    scheduling.order_items(items)
+    scheduling.order_items(items, spark=options.spark)
     has_timeout = config.pluginmanager.hasplugin("timeout")
     backstop = max(60.0, options.max_wait * 2 + options.timeout * 12)
     for item in items:

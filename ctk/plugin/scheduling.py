@@ -86,22 +86,33 @@ class LifetimeBatch:
 LIFETIME_GROUP = "ctk-lifetime"
 
 
-def _rank(item: pytest.Item) -> int:
+SPARK_GROUP = "ctk-spark"
+
+
+def _rank(item: pytest.Item, spark: bool = False) -> int:
     callspec = getattr(item, "callspec", None)
     params = callspec.params if callspec is not None else {}
-    if getattr(item, "originalname", None) == "test_idempotency" and params.get("behaviour") == "lifetime":
+    name = getattr(item, "originalname", None)
+    if name == "test_idempotency" and params.get("behaviour") == "lifetime":
         return 0
-    if getattr(item, "originalname", None) == "test_generated_openapi":
+    if name == "test_spark" and spark:
         return 1
-    return 2
+    if name == "test_generated_openapi":
+        return 2
+    return 3
 
 
-def order_items(items: list[pytest.Item]) -> None:
-    """The lifetime items first, in one xdist group; the generated OpenAPI cases next; the rest as collected."""
+def order_items(items: list[pytest.Item], spark: bool = False) -> None:
+    """The lifetime items first, in one xdist group; the Spark workloads (when asked for) next, in a group of
+    their own (one worker, one JVM: three JVMs on a 2-core runner took longer than one after the other); then the
+    generated OpenAPI cases; the rest as collected."""
     for item in items:
-        if _rank(item) == 0:
+        rank = _rank(item, spark)
+        if rank == 0:
             item.add_marker(pytest.mark.xdist_group(LIFETIME_GROUP))
-    items.sort(key=_rank)          # stable: the order within each rank is the collection's
+        elif rank == 1:
+            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
+    items.sort(key=lambda item: _rank(item, spark))          # stable: the order within each rank is the collection's
 
 
 GROUPS_INPUT = "ctk_xdist_groups"

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from ctk.plugin import scheduling
-from ctk.plugin.scheduling import LIFETIME_GROUP, LifetimeBatch, order_items, use_groups
+from ctk.plugin.scheduling import LIFETIME_GROUP, SPARK_GROUP, LifetimeBatch, order_items, use_groups
 from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
 
@@ -35,6 +35,16 @@ def test_lifetime_items_first_in_one_group_then_the_generated_cases():
         ("test_idempotency", "finalized-duplicate"), ("test_keys", None)]
     grouped = [i for i in items if any(m.name == "xdist_group" and m.args == (LIFETIME_GROUP,) for m in i.markers)]
     assert [i.callspec.params.get("behaviour") for i in grouped] == ["lifetime", "lifetime"]
+
+
+def test_spark_workloads_next_in_a_group_of_their_own_when_asked_for():
+    items = [_Item("test_keys"), _Item("test_spark"), _Item("test_idempotency", "lifetime"), _Item("test_spark")]
+    order_items(items, spark=True)  # type: ignore[arg-type]
+    assert [i.originalname for i in items] == ["test_idempotency", "test_spark", "test_spark", "test_keys"]
+    assert all(any(m.args == (SPARK_GROUP,) for m in i.markers) for i in items[1:3])
+    plain = [_Item("test_keys"), _Item("test_spark")]
+    order_items(plain, spark=False)  # type: ignore[arg-type]   # skipped at once: nothing to schedule
+    assert [i.originalname for i in plain] == ["test_keys", "test_spark"] and not plain[1].markers
 
 
 def test_xdist_load_becomes_loadgroup_and_the_workers_are_told():
