@@ -98,9 +98,8 @@ class HttpFaults:
     def delay_request(self, match: HttpMatch, seconds: float, *, times: int = 1, name: str | None = None,
                       gather: int = 0) -> str:
         """The request is held `seconds` before it is forwarded (``gather``: see `hold_requests`)."""
-        extra = {"gather": int(gather)} if gather else {}
         return self.interposer.add_http_toxic("delay_request", match=match, delay_ms=int(seconds * 1000),
-                                              times=times, name=name, **extra)
+                                              times=times, name=name, gather=int(gather))
 
     def hold_requests(self, match: HttpMatch, seconds: float, gather: int = 0) -> str:
         """Every matching request is held `seconds` before it is forwarded, until the rule is removed. With
