@@ -56,7 +56,6 @@ def pytest_configure(config: pytest.Config) -> None:
     interrupts.install()
     config.stash[INTERRUPTS_KEY] = interrupts
     config.pluginmanager.register(lifeline.Lifeline(config, lambda: interrupts.received is not None), "ctk-lifeline")
-    scheduling.use_groups(config)   # the lifetime batch on one worker (ctk.plugin.scheduling)
     run_id, worker = worker_identity(config)
     config.stash[SESSION_KEY] = CtkSession(options, run_id=run_id, worker=worker)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
@@ -82,11 +81,13 @@ def pytest_collect_file(file_path, parent: pytest.Collector):
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node: Any) -> None:    # pytest-xdist's hook, on the controller, per worker
-    scheduling.tell_worker(node)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:   # pytest-xdist's hook, on the controller
+    options = get_options(config)
+    if options is None or not options.active:
+        return None
+    return scheduling.make_scheduler(config, log, spark=options.spark)
 
 
-@pytest.hookimpl(tryfirst=True)   # before xdist's, which names an item's group in its node id
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     options = get_options(config)
     if options is None or not options.active:

@@ -7,13 +7,14 @@ operation (one check per operation runs in the batch), and waits for all of them
 their verdicts. Nothing of the batch runs behind other tests (their fault rules and counters are global).
 
 Under xdist every worker has a session of its own, so each worker given a lifetime item would run the whole batch
-again: `order_items` puts the lifetime items in one xdist group (`use_groups` turns xdist's ``load`` distribution
-into ``loadgroup``, which sends a group to one worker) and first, so that their waiting overlaps the other
+again: `make_scheduler` gives xdist a scheduling that sends the lifetime items (and with --ctk-spark the Spark
+workloads) to one worker each, and `order_items` puts them first, so that their waiting overlaps the other
 workers' checks; then the longest single check (the generated OpenAPI cases), so that no worker starts it last.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
@@ -84,9 +85,9 @@ class LifetimeBatch:
 
 
 LIFETIME_GROUP = "ctk-lifetime"
-
-
 SPARK_GROUP = "ctk-spark"
+_LIFETIME_ID = re.compile(r"test_idempotency\.py::test_idempotency\[\w+-lifetime\]$")
+_SPARK_ID = re.compile(r"test_spark\.py::test_spark\[\w+\]$")
 
 
 def _rank(item: pytest.Item, spark: bool = False) -> int:
@@ -103,33 +104,32 @@ def _rank(item: pytest.Item, spark: bool = False) -> int:
 
 
 def order_items(items: list[pytest.Item], spark: bool = False) -> None:
-    """The lifetime items first, in one xdist group; the Spark workloads (when asked for) next, in a group of
-    their own (one worker, one JVM: three JVMs on a 2-core runner took longer than one after the other); then the
-    generated OpenAPI cases; the rest as collected."""
-    for item in items:
-        rank = _rank(item, spark)
-        if rank == 0:
-            item.add_marker(pytest.mark.xdist_group(LIFETIME_GROUP))
-        elif rank == 1:
-            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
+    """The lifetime items first; the Spark workloads (when asked for) next; then the generated OpenAPI cases; the
+    rest as collected. (Which worker runs what: `group_of`.)"""
     items.sort(key=lambda item: _rank(item, spark))          # stable: the order within each rank is the collection's
 
 
-GROUPS_INPUT = "ctk_xdist_groups"
+def group_of(nodeid: str, spark: bool) -> str | None:
+    """The group an item runs in, on one worker: every lifetime item (the batch runs once), and with --ctk-spark
+    every Spark workload (one JVM: three on a 2-core runner took longer than one after the other); None: alone."""
+    if _LIFETIME_ID.search(nodeid):
+        return LIFETIME_GROUP
+    if spark and _SPARK_ID.search(nodeid):
+        return SPARK_GROUP
+    return None
 
 
-def use_groups(config: pytest.Config) -> None:
-    """xdist's default distribution (``load``) as ``loadgroup``: the same, but a group goes to one worker. A worker
-    parses the command line again without xdist's defaults: the controller tells it (`tell_worker`) to name each
-    item's group in its node id, as xdist does for ``--dist loadgroup``."""
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is None:
-        if getattr(config.option, "dist", None) == "load":
-            config.option.dist = "loadgroup"
-    elif workerinput.get(GROUPS_INPUT):
-        config.option.loadgroup = True
+def make_scheduler(config: pytest.Config, log: Any, spark: bool) -> Any:
+    """xdist's default distribution (``load``, which a user who chose nothing gets) with the kit's groups: each
+    group goes to one worker, every other item on its own, in collection order (groups first: xdist orders work
+    units by size). Grouped by node id, not by xdist's ``xdist_group`` marks, whose node-id suffix pytest 9.2
+    no longer honours. None (xdist's own) for any distribution the user chose."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
 
+    class KitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid, spark) or nodeid
 
-def tell_worker(node: Any) -> None:
-    """Controller side (xdist's ``pytest_configure_node``): whether the workers group items."""
-    node.workerinput[GROUPS_INPUT] = getattr(node.config.option, "dist", None) == "loadgroup"
+    return KitScheduling(config, log)

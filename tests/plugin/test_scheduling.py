@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from ctk.plugin import scheduling
-from ctk.plugin.scheduling import LIFETIME_GROUP, SPARK_GROUP, LifetimeBatch, order_items, use_groups
+from ctk.plugin.scheduling import LIFETIME_GROUP, SPARK_GROUP, LifetimeBatch, group_of, make_scheduler, order_items
 from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
 
@@ -26,39 +26,30 @@ class _Item:
         self.markers.append(mark)
 
 
-def test_lifetime_items_first_in_one_group_then_the_generated_cases():
+def test_lifetime_items_first_then_spark_then_the_generated_cases():
     items = [_Item("test_idempotency", "finalized-duplicate"), _Item("test_generated_openapi"),
-             _Item("test_idempotency", "lifetime"), _Item("test_keys"), _Item("test_idempotency", "lifetime")]
-    order_items(items)  # type: ignore[arg-type]
-    assert [(i.originalname, i.callspec.params.get("behaviour")) for i in items] == [
-        ("test_idempotency", "lifetime"), ("test_idempotency", "lifetime"), ("test_generated_openapi", None),
-        ("test_idempotency", "finalized-duplicate"), ("test_keys", None)]
-    grouped = [i for i in items if any(m.name == "xdist_group" and m.args == (LIFETIME_GROUP,) for m in i.markers)]
-    assert [i.callspec.params.get("behaviour") for i in grouped] == ["lifetime", "lifetime"]
-
-
-def test_spark_workloads_next_in_a_group_of_their_own_when_asked_for():
-    items = [_Item("test_keys"), _Item("test_spark"), _Item("test_idempotency", "lifetime"), _Item("test_spark")]
+             _Item("test_idempotency", "lifetime"), _Item("test_keys"), _Item("test_idempotency", "lifetime"),
+             _Item("test_spark")]
     order_items(items, spark=True)  # type: ignore[arg-type]
-    assert [i.originalname for i in items] == ["test_idempotency", "test_spark", "test_spark", "test_keys"]
-    assert all(any(m.args == (SPARK_GROUP,) for m in i.markers) for i in items[1:3])
+    assert [(i.originalname, i.callspec.params.get("behaviour")) for i in items] == [
+        ("test_idempotency", "lifetime"), ("test_idempotency", "lifetime"), ("test_spark", None),
+        ("test_generated_openapi", None), ("test_idempotency", "finalized-duplicate"), ("test_keys", None)]
     plain = [_Item("test_keys"), _Item("test_spark")]
     order_items(plain, spark=False)  # type: ignore[arg-type]   # skipped at once: nothing to schedule
-    assert [i.originalname for i in plain] == ["test_keys", "test_spark"] and not plain[1].markers
+    assert [i.originalname for i in plain] == ["test_keys", "test_spark"]
 
 
-def test_xdist_load_becomes_loadgroup_and_the_workers_are_told():
-    controller = SimpleNamespace(option=SimpleNamespace(dist="load"))
-    use_groups(controller)  # type: ignore[arg-type]
-    assert controller.option.dist == "loadgroup"
-    node = SimpleNamespace(config=controller, workerinput={})
-    scheduling.tell_worker(node)
-    worker = SimpleNamespace(option=SimpleNamespace(dist="no", loadgroup=False), workerinput=node.workerinput)
-    use_groups(worker)  # type: ignore[arg-type]
-    assert worker.option.loadgroup is True
-    chosen = SimpleNamespace(option=SimpleNamespace(dist="loadscope"))     # the user's choice stays
-    use_groups(chosen)  # type: ignore[arg-type]
-    assert chosen.option.dist == "loadscope"
+def test_groups_by_node_id():
+    assert group_of("test_idempotency.py::test_idempotency[createTable-lifetime]", spark=False) == LIFETIME_GROUP
+    assert group_of("test_idempotency.py::test_idempotency[createTable-finalized-duplicate]", False) is None
+    assert group_of("test_discovery.py::test_discovery[lifetime-placement]", False) is None
+    assert group_of("test_spark.py::test_spark[row_level]", spark=True) == SPARK_GROUP
+    assert group_of("test_spark.py::test_spark[row_level]", spark=False) is None
+
+
+def test_the_kits_scheduling_only_for_xdists_default_distribution():
+    chosen = SimpleNamespace(getvalue=lambda name: "loadscope")
+    assert make_scheduler(chosen, None, spark=False) is None    # type: ignore[arg-type]  # the user's choice stays
 
 
 def test_the_lifetime_batch_runs_on_one_worker(tmp_path):
@@ -67,9 +58,11 @@ def test_the_lifetime_batch_runs_on_one_worker(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pytest", "--ctk", "--ctk-reports", str(tmp_path / "rep"),
                            "--noconftest", "-p", "no:cacheprovider", "-n", "2", "-k", "lifetime", "-v"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    ran = re.findall(r"\[(gw\d+)\] \[\s*\d+%\] PASSED \S*test_idempotency\[\w+-lifetime\]", proc.stdout)
+    ran = re.findall(r"\[(gw\d+)\] \[\s*\d+%\] PASSED \S*test_idempotency\[\w+-lifetime\](\S*)", proc.stdout)
     assert len(ran) >= 10, proc.stdout[-3000:]
-    assert len(set(ran)) == 1, f"lifetime items ran on {sorted(set(ran))}"
+    workers = {w for w, _ in ran}
+    assert len(workers) == 1, f"lifetime items ran on {sorted(workers)}\n{proc.stdout[-3000:]}"
+    assert {suffix for _, suffix in ran} == {""}, "node ids carry a group suffix"   # reports show plain ids
 
 
 def test_a_closed_batch_starts_no_check():
