@@ -622,18 +622,27 @@ def build_machine(shared: _Shared) -> type:
             which = data.draw(st.sampled_from(["create_ns", "ns_props", "create_table", "commit_table",
                                                "drop_table", "create_view"]), label="faulted mutation")
             n = data.draw(ns_st, label="n")
+            # the same mutation as the plain rule sends it: what the catalog does without the fault and the retry
+            # is the model's expectation (`_without_replays` sends this call alone to tell the two apart)
+            plain: tuple[str, tuple]
             if which == "create_ns":
-                m = self.m_create_ns(n, {})
+                m, plain = self.m_create_ns(n, {}), ("create_namespace", (n, {}))
             elif which == "ns_props":
-                m = self.m_ns_props(n, data.draw(key_st), data.draw(val_st))
+                k, v = data.draw(key_st), data.draw(val_st)
+                m, plain = self.m_ns_props(n, k, v), ("set_namespace_property", (n, k, v))
             elif which == "create_table":
-                m = self.m_create("table", n, data.draw(table_st), {})
+                t = data.draw(table_st)
+                m, plain = self.m_create("table", n, t, {}), ("create_object", ("table", n, TABLES.index(t), {}))
             elif which == "commit_table":
-                m = self.m_commit("table", n, data.draw(table_st), data.draw(key_st), data.draw(val_st))
+                t, k, v = data.draw(table_st), data.draw(key_st), data.draw(val_st)
+                m = self.m_commit("table", n, t, k, v)
+                plain = ("commit_object", ("table", n, TABLES.index(t), k, v))
             elif which == "drop_table":
-                m = self.m_drop("table", n, data.draw(table_st))
+                t = data.draw(table_st)
+                m, plain = self.m_drop("table", n, t), ("drop_object", ("table", n, TABLES.index(t)))
             else:
-                m = self.m_create("view", n, data.draw(view_st), {})
+                w = data.draw(view_st)
+                m, plain = self.m_create("view", n, w, {}), ("create_object", ("view", n, VIEWS.index(w), {}))
             self.last_plain = False
             if self._avoided(m) or m.op in shared.offered:
                 return
@@ -642,6 +651,7 @@ def build_machine(shared: _Shared) -> type:
             self.history.append(m)
             self.touched += m.touched
             self.uses_faults = True
+            self.calls.append(plain)
             faults = shared.ctx.faults
             match = FaultMatch(m.op, m.method, m.path, m.key)
             action = ({"fault": {"action": "fail_after_commit", "status": 503}} if mode == "lose"
@@ -946,8 +956,11 @@ def _without_replays(shared: _Shared, f: _Failure) -> _Failure | None:
     """The failing sequence's plain mutations alone (its retries, key reuses and faults left out), on a fresh
     root: the failure they show without them, or None. A status or state mismatch that a sequence with a retry
     shows may be the catalog's plain semantics that shrinking did not isolate (its count ran out); only one
-    that needs the retry is GEN-02's."""
-    if not f.calls or f.kind not in SEMANTICS:
+    that needs the retry is GEN-02's. A retry after a fault that answered other than the model expected is
+    judged the same way: its mutation is in the calls as the plain rule sends it, and when that, sent once,
+    answers the same way, the retry replayed what the catalog did the first time (right), and the mismatch is
+    the catalog's semantics."""
+    if not f.calls or f.kind not in (*SEMANTICS, "retry-after-fault"):
         return None
     probe = _Shared(shared.ctx, shared.opts, shared.backstop, shared.lifetime, can_lose=False,
                     can_fail_before=False, counters=False, avoid=set(shared.avoid))
