@@ -89,7 +89,11 @@ class VerdictCollector:
         except Exception as exc:  # noqa: BLE001
             self.errors.append(f"write_conformance failed: {type(exc).__name__}: {exc}")
         path = os.path.join(directory, "conformance.json")
-        rep.save(path)
+        try:
+            rep.save(path)
+        except Exception as exc:  # noqa: BLE001 - the verdicts themselves are still written
+            self.errors.append(f"run report not serialised: {type(exc).__name__}: {exc}")
+            return self._write_fallback(directory)
         self.written = [path]
         return self.written
 

@@ -39,6 +39,14 @@ def _get(v: Any, name: str, default: Any = None) -> Any:
     return v.get(name, default) if isinstance(v, dict) else getattr(v, name, default)
 
 
+def _detail(v: Any, name: str, kind: type) -> Any:
+    """``details[name]`` of a verdict when it is of type ``kind``, else None (a report written before trimming kept
+    types has "[cut ...]" strings where dicts were)."""
+    details = _get(v, "details")
+    value = details.get(name) if isinstance(details, dict) else None
+    return value if isinstance(value, kind) else None
+
+
 # the kit's check behind each requirement a row reads; other verdicts of the same id (a scenario file's, say)
 # carry classifications of their own and are used only when the check did not run
 def check_behaviours(rid: str) -> set[Behaviour]:
@@ -168,7 +176,7 @@ def _endpoints(results: list[Any]) -> tuple[str, list]:
 def _headers(results: list[Any]) -> tuple[str, list]:
     seen, used = {}, []
     for v in _decided(results, "REPLAY-01"):
-        h = (_get(v, "details") or {}).get("replay_headers")
+        h = _detail(v, "replay_headers", dict)
         if h is None:
             continue
         text = "; ".join(f"{k}: {val}" for k, val in sorted(h.items())) or "none"
@@ -182,7 +190,7 @@ def infer_profile(results: Iterable[Any]) -> str | None:
     """The profile a run's verdicts were judged by, where a broken rule shows it (its status is that profile's
     verdict and not the other's); None when no verdict tells."""
     for v in results:
-        under = (_get(v, "details") or {}).get("profiles") or {}
+        under = _detail(v, "profiles", dict) or {}
         matching = [p for p, s in under.items() if s == _get(v, "status")]
         if len(matching) == 1 and len(set(under.values())) > 1:
             return matching[0]
@@ -241,7 +249,7 @@ def profile_differences(results: Iterable[Any], profile: str | None = None) -> l
     other = other_profile(profile)
     out, seen = [], set()
     for v in results:
-        under = (_get(v, "details") or {}).get("profiles") or {}
+        under = _detail(v, "profiles", dict) or {}
         if other in under and under[other] != _get(v, "status"):
             k = (_get(v, "requirement"), _get(v, "endpoint"), _get(v, "behaviour"), _get(v, "status"), under[other])
             if k not in seen:

@@ -186,22 +186,83 @@ def cap_body(text: str | None, limit: int = BODY_LIMIT) -> str | None:
     return text[:limit] + f"… [cut: {len(text) - limit} of {len(text)} characters not kept in the report]"
 
 
+# the key of a result's details that says what trimming cut, field by field
+CUT_NOTE = "details_cut"
+# a value whose JSON is at most this long is never trimmed: cutting it saves nothing worth a note, and the small
+# fields are the ones the reports read (profiles, rule_broken, counts)
+SMALL_VALUE = 80
+NOTE_ROOM = 100      # of the limit, left for the note
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, default=str))
+
+
 def cap_details(details: dict[str, Any], limit: int) -> dict[str, Any]:
     """``details`` whose JSON stays near ``limit`` characters: the largest values (e.g. a whole table history)
-    are replaced, largest first, by a note of what was cut."""
-    sizes = {k: len(json.dumps(v, default=str)) for k, v in details.items()}
+    are shortened, largest first, each keeping its type (a string is cut, a list keeps its first items, a dict
+    its keys with shortened values, then its first keys; numbers, booleans and values of at most SMALL_VALUE
+    characters are kept whole). ``details[CUT_NOTE]`` says, per field, how much was not kept."""
+    sizes = {k: _size(v) for k, v in details.items()}
     total = sum(sizes.values())
     if total <= limit:
         return details
     out = dict(details)
+    notes: dict[str, str] = {}
+    limit -= NOTE_ROOM
     for key in sorted(sizes, key=sizes.__getitem__, reverse=True):
-        if total <= limit:
+        over = total - limit
+        if over <= 0 or sizes[key] <= SMALL_VALUE:
             break
-        value = out[key]
-        what = f"{len(value)} items, " if isinstance(value, (list, dict)) else ""
-        out[key] = f"[cut: {what}{sizes[key]} characters not kept in the report]"
-        total -= sizes[key] - len(out[key])
+        value = _shrink(out[key], max(SMALL_VALUE, sizes[key] - over))
+        size = _size(value)
+        if size >= sizes[key]:
+            continue
+        out[key] = value
+        what = f"{len(details[key])} items, " if isinstance(details[key], (list, dict)) else ""
+        notes[key] = f"{what}{sizes[key] - size} of {sizes[key]} characters not kept in the report"
+        total -= sizes[key] - size
+    if notes:
+        out[CUT_NOTE] = notes
     return out
+
+
+def _shrink(value: Any, budget: int) -> Any:
+    """``value`` of the same type whose JSON is about ``budget`` characters at most (see cap_details)."""
+    size = _size(value)
+    if size <= budget or size <= SMALL_VALUE:
+        return value
+    if isinstance(value, str):
+        return cap_body(value, max(0, budget - 60)) or ""
+    if isinstance(value, list):
+        kept: list[Any] = []
+        used = 2
+        for item in value:
+            n = _size(item) + 1
+            if used + n > budget:
+                if not kept:
+                    item = _shrink(item, budget - used - 1)
+                    if _size(item) + used + 1 <= max(budget, SMALL_VALUE):
+                        kept.append(item)
+                break
+            kept.append(item)
+            used += n
+        return kept
+    if isinstance(value, dict):
+        out = dict(value)
+        parts = {k: _size(k) + _size(v) + 2 for k, v in out.items()}
+        over = size - budget
+        for k in sorted(parts, key=parts.__getitem__, reverse=True):
+            if over <= 0:
+                break
+            v = _shrink(out[k], max(SMALL_VALUE, _size(out[k]) - over))
+            over -= _size(out[k]) - _size(v)
+            out[k] = v
+        while over > 0 and out:            # many small entries: the first ones are kept
+            k = next(reversed(out))
+            over -= _size(k) + _size(out.pop(k)) + 2
+        return out
+    return value
 
 
 def _telling(ex: dict[str, Any]) -> bool:
@@ -338,7 +399,7 @@ def is_classified(r: Any) -> bool:
     """A pass that records a broken rule no source of the active profile judges (details.rule_broken, set by
     ctk.checks.judging and Verdict.broken)."""
     details = (r.get("details") if isinstance(r, dict) else getattr(r, "details", None)) or {}
-    return bool(details.get("rule_broken"))
+    return isinstance(details, dict) and details.get("rule_broken") is True
 
 
 def worst(statuses: Iterable[str]) -> str | None:
@@ -731,9 +792,14 @@ class RunReport:
             return cls.from_json(f.read())
 
     def save(self, path: str) -> str:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_json())
-            f.write("\n")
+        """Write the report to ``path``: made whole first, then renamed over it (never a partial file)."""
+        import os
+
+        text = self.to_json() + "\n"
+        tmp = f"{path}.tmp{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
         return path
 
 
