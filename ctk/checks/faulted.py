@@ -18,6 +18,7 @@ from ctk.checks.faults import FaultMatch
 from ctk.history.checkers import check_effects
 from ctk.history.recorder import History
 from ctk.client.retrying import RetryingClient
+from ctk.interposer.faults import DB_WRITE_PATTERN
 from ctk.checks.context import CheckContext
 from ctk.catalog import Case
 
@@ -40,7 +41,7 @@ class NetworkOptions:
     db_lead: float = 0.25          # seconds between the first request and its duplicate
     bursts: Any = None             # network-duplicate-inflight: ctk.checks.bursts.BurstOptions (None: defaults)
     db_commit_pattern: str = "COMMIT"  # check_db_commit_cut: what the catalog sends its database to commit
-    db_write_pattern: str = r"INSERT INTO|UPDATE \S+ SET|DELETE FROM"  # fail_write: a write statement
+    db_write_pattern: str = DB_WRITE_PATTERN   # fail_write: a write statement
 
 
 def http_match(ctx: CheckContext, case: Case, key: str | None) -> Any:

@@ -51,7 +51,8 @@ LOSE_MODES = ("503", "500", "reset", "drop")
 DB_FAILURES = ("reset_peer", "down", "fail_write")
 #: link failures that last until `LinkFaults.db_restore` (the kit restores once the catalog answered)
 DB_HOLDS = ("fail_write_hold",)
-DB_WRITE_PATTERN = r"INSERT INTO|UPDATE \S+ SET|DELETE FROM"
+#: a write statement, in any case (SQLAlchemy writes INSERT INTO, Hibernate insert into)
+DB_WRITE_PATTERN = r"(?i)\bINSERT\s+INTO\b|\bUPDATE\s+\S+\s+SET\b|\bDELETE\s+FROM\b"
 
 
 class HttpFaults:

@@ -11,6 +11,7 @@ import struct
 from typing import Any
 
 from ctk.interposer.parts import ConnectionView, SocketTransport
+from ctk.interposer.pgwire import FrontendReader
 from ctk.interposer.toxics import Toxic, bandwidth_pieces, latency_delay, slicer_pieces
 
 
@@ -48,6 +49,24 @@ def _unsent_bytes(writer: asyncio.StreamWriter) -> int:
     return n
 
 
+def _statement_match(pattern: str, data: bytes, ran: list[str] | None) -> str | None:
+    """cut_after: what of a chunk matches `pattern` (shown in the toxic's event), or None. On a PostgreSQL stream
+    (`ran`: the SQL its complete Query / Execute messages run, pgwire.py) the SQL of each statement is searched,
+    whether its text travels with it or was prepared under a name earlier; on any other stream, the bytes."""
+    if ran is not None:
+        for sql in ran:
+            found = re.search(pattern, sql)
+            if found:
+                shown = sql[max(0, found.start() - 16):found.end() + 48]
+                return "".join(c if c.isprintable() else "." for c in shown)
+        return None
+    hit = re.search(pattern.encode("latin-1"), data)
+    if hit is None:
+        return None
+    raw = data[max(0, hit.start() - 16):hit.end() + 16].decode("latin-1")
+    return "".join(c if c.isprintable() else "." for c in raw)
+
+
 def _unread(reader: asyncio.StreamReader, data: bytes) -> None:
     """Put bytes back at the front of a StreamReader's buffer (used after sniffing)."""
     reader._buffer[0:0] = data  # type: ignore[attr-defined]
@@ -66,6 +85,8 @@ class Link:
         self.held_bytes = 0
         self.closed = False
         self.upstream_side = stream == "upstream"
+        # what the client asks a PostgreSQL server to run (cut_after matches it); None once the stream is not that
+        self.pg: FrontendReader | None = FrontendReader() if self.upstream_side else None
 
     async def send(self, data: bytes, arrived: float | None = None) -> None:
         if self.closed or not data:
@@ -74,15 +95,20 @@ class Link:
         if self.conn.cut_armed is not None and not self.upstream_side:
             self._cut(data)
             return
+        ran: list[str] | None = None
         if self.upstream_side:
             proxy.counters.bytes_upstream += len(data)
+            if self.pg is not None:   # followed from the first byte: a statement is prepared long before a fault
+                ran = self.pg.feed(data)
+                if ran is None:
+                    self.pg = None
         else:
             proxy.counters.bytes_downstream += len(data)
         toxics = proxy.tcp_toxics[self.stream]
         if toxics:
             active = [t for t in toxics if self.conn.applies(t)]
             if active:
-                await self._send_toxic(data, arrived, active)
+                await self._send_toxic(data, arrived, active, ran)
                 return
         if self.held:
             await self._release_held()
@@ -108,7 +134,8 @@ class Link:
         self.passed += len(data)
         self.transport.write(data)
 
-    async def _send_toxic(self, data: bytes, arrived: float | None, toxics: list[Toxic]) -> None:
+    async def _send_toxic(self, data: bytes, arrived: float | None, toxics: list[Toxic],
+                          ran: list[str] | None = None) -> None:
         loop = asyncio.get_running_loop()
         now = loop.time()
         if arrived is None:
@@ -134,12 +161,11 @@ class Link:
                 return  # data is stopped until the reset
             elif typ == "cut_after":
                 if self.upstream_side and self.conn.cut_armed is None and (t.remaining is None or t.remaining > 0):
-                    found = re.search(a["pattern"].encode("latin-1"), data)
-                    if found:
+                    shown = _statement_match(a["pattern"], data, ran if self.pg is not None else None)
+                    if shown is not None:
                         if t.remaining is not None:
                             t.remaining -= 1
-                        shown = data[max(0, found.start() - 16):found.end() + 16].decode("latin-1")
-                        self.conn.cut_armed = (t, "".join(c if c.isprintable() else "." for c in shown))
+                        self.conn.cut_armed = (t, shown)
                         if not a.get("deliver", 1):   # the write never reaches the server
                             self.conn.down._cut(b"") if self.conn.down is not None else self.conn.reset()
                             return

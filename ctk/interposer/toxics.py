@@ -21,7 +21,10 @@ TCP toxic types (attribute units as in Toxiproxy):
                   connection reset at once: that write never reaches the database. With ``then_down`` 1 the
                   proxy goes down the moment it cuts (as if disabled: every connection aborted, new ones
                   refused) and stays down until it is enabled again: a pool that retries the write on a fresh
-                  connection meets the same broken link. (ctk only.)
+                  connection meets the same broken link. On a PostgreSQL connection the pattern is searched
+                  in the SQL each statement of the chunk runs (a Query's text, or an Execute's, through the
+                  statement names its Parse and Bind gave: drivers that keep statements prepared on the server
+                  send only the name; pgwire.py), elsewhere in the chunk's bytes. (ctk only.)
 
 ``stream`` is ``upstream`` (client -> server) or ``downstream`` (server -> client). ``toxicity`` is the
 probability that the toxic applies to a connection (decided once per connection, as Toxiproxy does; for the
