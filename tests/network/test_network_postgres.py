@@ -73,3 +73,39 @@ def test_db_latency_catches_in_flight_reexecution(catalog_on_pg):
     [v] = check_db_latency_inflight(ctx, ip, "createNamespace")
     assert v.status == Status.FAIL and v.classification == "second execution", v.message
     assert "expected:" in v.message and "exchanges:" in v.message
+
+
+def test_replay03_decided_when_the_catalog_sends_writes_by_statement_name(pg, tmp_path, monkeypatch):
+    """Issue 30 (2a): a catalog whose driver keeps its statements prepared on the server (here psycopg with
+    prepare_threshold=0, as the PostgreSQL JDBC driver after prepareThreshold executions) sends a write as
+    Bind/Execute of a statement name. REPLAY-03 through the database link still cuts the write and decides."""
+    import sqlalchemy
+
+    from ctk.checks.db_link import check_db_link_failure
+    from ctk.checks.faults import DbLinkFaults
+    from ctk.reference import store
+
+    made = sqlalchemy.create_engine
+
+    def named_statements(url, **kw):
+        if "psycopg" in str(url):
+            kw["connect_args"] = {**kw.get("connect_args", {}), "prepare_threshold": 0}
+        return made(url, **kw)
+
+    monkeypatch.setattr(store, "create_engine", named_statements)
+    with Interposer(upstream=(pg.host, pg.port)) as db:
+        srv = ReferenceServer(ReferenceSettings(warehouse=str(tmp_path / "wh"), database_url=pg.url_via(*db.address),
+                                                idempotency_lifetime="PT60S"))
+        srv.start()
+        try:
+            with CatalogClient(TargetConfig(srv.url, timeout=30.0)) as client:
+                ctx = CheckContext.create(client)
+                db.describe = lambda: "in-process interposer"
+                ctx.faults = DbLinkFaults(ctx.faults, db)
+                verdicts = [v for op in ("createNamespace", "updateTable", "createTable", "updateTable")
+                            for v in check_db_link_failure(ctx, db, op, "fail_write")]
+        finally:
+            srv.stop()
+    text = "\n".join(f"{v.endpoint} {v.status.value}: {v.message[:300]}" for v in verdicts)
+    assert [v.status for v in verdicts] == [Status.PASS] * 4, text
+    assert all(v.details["attempts"][0] >= 500 for v in verdicts), text
