@@ -15,6 +15,7 @@ from ctk.checks.context import CheckContext, CheckOptions
 from ctk.checks.discovery import DISCOVERY_CHECKS
 from ctk.checks.idempotency import ENDPOINT_CHECKS
 from ctk.checks.keys import KEY_CHECKS
+import ctk.checks.semantics  # noqa: F401 - registers the catalog-semantics checks and installs their baseline gate
 from ctk.core.verdicts import Verdict
 from ctk.catalog import ENDPOINTS, Endpoint, get_endpoint
 

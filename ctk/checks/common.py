@@ -60,6 +60,11 @@ class Run:
         return Verdict.inconclusive(self.requirement, text, needs=needs, **kw)
 
 
+# Hooks asked before an endpoint's check runs: ``gate(ctx, operation)`` -> (requirement, why) when the plain
+# operation is broken (ctk.checks.semantics.baseline installs one; this module names no semantics).
+BASELINE_GATES: list[Callable[[CheckContext, str], "tuple[str, str] | None"]] = []
+
+
 def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, needs_support: bool = True,
             needs_endpoint: bool = True, also: tuple[tuple[str, Behaviour], ...] = ()
             ) -> Callable[[Callable[..., Any]], Callable[..., list[Verdict]]]:
@@ -94,6 +99,13 @@ def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, 
                 why = getattr(ctx.discovery, "lifetime_error", None) or "no discovery"
                 return [r.unsupported("the target does not advertise Idempotency-Key support "
                                       f"(idempotency-key-lifetime: {why})") for r in runs]
+            if endpoint is not None:
+                for gate in BASELINE_GATES:    # semantics first: no retry verdict on a broken plain operation
+                    blocked = gate(ctx, endpoint.operation)
+                    if blocked is not None:
+                        rid, why = blocked
+                        return [r.inconclusive(why, classification="plain operation broken",
+                                               details={"blocked_by": rid}) for r in runs]
             try:
                 out = fn(run, ctx, endpoint, *args, **kw)
             except PrerequisiteError as exc:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Iterator
 from ctk.checks.faults import DbLinkFaults, FaultInjector, NoFaults, detect_injector
 from ctk.client.transport import CatalogClient
 from ctk.catalog import Catalog
+from ctk.catalog.capabilities import Capabilities, Capability
 from ctk.client.discovery import Discovery, discover
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,6 +24,7 @@ class CheckOptions:
     inflight_hold: float = 1.0        # seconds the first request is held in flight for INFLIGHT-* (the duplicate goes once it is held)
     lose_modes: tuple[str, ...] = ("503", "500", "reset")
     assume_support: bool = False      # run key checks even when the target does not advertise a lifetime
+    capabilities: dict[Capability, bool] = field(default_factory=dict)   # declared by --ctk-capability
 
 
 @dataclass
@@ -36,6 +38,7 @@ class CheckContext:
     namespace: tuple[str, ...]                    # run namespace; cases create their resources under it
     faults: FaultInjector = field(default_factory=NoFaults)
     options: CheckOptions = field(default_factory=CheckOptions)
+    capabilities: Capabilities = field(default_factory=Capabilities)   # what the catalog supports, as learnt
     _counter: Iterator[int] = field(default_factory=lambda: itertools.count(1), repr=False)
 
     def unique(self, stem: str) -> str:
@@ -71,7 +74,8 @@ class CheckContext:
             raise ValueError(f"this client is bound to another check context ({clash}); give each context its own "
                              "client (client.sibling())")
         client.bound_headers.update(wanted)
-        return cls(client, discovery, tuple(namespace), faults, options)
+        return cls(client, discovery, tuple(namespace), faults, options,
+                   capabilities=Capabilities(declared=dict(options.capabilities)))
 
     @classmethod
     def create(cls, client: CatalogClient, discovery: Discovery | None = None, namespace: tuple[str, ...] | None = None,

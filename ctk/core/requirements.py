@@ -8,6 +8,9 @@ Sources (`Said`, one per document that speaks to a requirement):
 - ``spec``    the merged Iceberg REST OpenAPI document (what catalog authors implement)
 - ``design``  the Iceberg REST idempotency design document (seeds/001; stricter in places)
 - ``ietf``    the IETF Idempotency-Key header draft (recorded for reference; no profile judges by it)
+- ``rck``     Iceberg's REST compatibility kit (``CatalogTests``, ``ViewCatalogTests``): what its tests assert of
+              a catalog, judged where neither document speaks (no RFC 2119 word: SHOULD); the catalog-semantics
+              family (areas namespaces, tables, listing, evolution, transactions, views) rests on it
 - ``kit``     the kit's own classification: a level the kit holds under EVERY profile (no additional effect
               for a duplicate, 5xx never stored, optimistic concurrency, history, integrity), or ``None``
               where it only classifies
@@ -46,8 +49,10 @@ RFC9110 = "RFC 9110 (HTTP semantics)"
 TABLE_SPEC = "Iceberg table spec / REST commit semantics"
 KIT = "CTK (what the spec leaves open, classified)"
 
+RCK = "Iceberg REST compatibility kit (CatalogTests / ViewCatalogTests, apache/iceberg 7f879b1)"
+
 SOURCE_NAMES = {"spec": OPENAPI, "design": DESIGN, "ietf": IETF, "kit": "CTK classification",
-                "http": RFC9110, "table": TABLE_SPEC}
+                "http": RFC9110, "table": TABLE_SPEC, "rck": RCK}
 PROFILES = ("spec", "design")
 DEFAULT_PROFILE = "spec"
 _active = {"profile": DEFAULT_PROFILE}
@@ -115,6 +120,9 @@ class Requirement:
         if profile not in PROFILES:
             raise ValueError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
         doc = self.saying("spec") if profile == "spec" else (self.saying("design") or self.saying("spec"))
+        # Iceberg's own compatibility kit is a source of its own: what its tests assert of a catalog, where
+        # neither document speaks (its assertions carry no RFC 2119 word: SHOULD)
+        doc = doc or self.saying("rck")
         kit = self.saying("kit")
         if kit is not None and kit.level is not None and (doc is None or _RANK[kit.level] > _RANK[doc.effective]):
             return kit
@@ -179,6 +187,28 @@ D_SAME_KEY = Said("design", None, "§Server Responsibilities", "Same key --> do 
 
 def _kit_must(why: str) -> Said:
     return Said("kit", Level.MUST, "(held under every profile)", why)
+
+
+def _rck(where: str, quote: str) -> Said:
+    """What a test of Iceberg's REST compatibility kit asserts (in the kit's words; the test named in where)."""
+    return Said("rck", None, where, quote)
+
+
+def _spec(where: str, quote: str) -> Said:
+    return Said("spec", None, where, quote)
+
+
+def _sem(rid: str, area: str, statement: str, *said: Said, capability: str | None = None) -> Requirement:
+    """A requirement of the catalog-semantics family (``ctk.checks.semantics``)."""
+    return Requirement(rid, area, Level.SHOULD, "", statement, capability=capability, said=said)
+
+
+K_EFFECT = _kit_must("An acknowledged mutation has its effect, as the next read shows: a client told “done” "
+                     "that then reads otherwise loses data or reports a success that did not happen.")
+K_REFUSED = _kit_must("A refused mutation has no effect: a client told “failed” cleans up after a change "
+                      "that in fact happened.")
+K_READ_BACK = _kit_must("A read shows every acknowledged change: a client that reads an older state commits on "
+                        "top of it and loses the change, or reports it missing.")
 
 
 K_NO_EFFECT = _kit_must("A duplicate with the same key and payload has no additional effect: a retry that "
@@ -389,6 +419,235 @@ _ALL: list[Requirement] = [
                     _kit_must("History: an acknowledged write is never lost and a refused one leaves no trace "
                               "(namespace properties given at create are the spec's exception: a server that does "
                               "not store them is classified, not failed)."))),
+    # --- catalog semantics: what Iceberg's REST compatibility kit checks, observed over REST -------------------
+    # Judged by status, error type and the state read back (ctk.checks.semantics); the MUST of the kit where a
+    # client would lose data or misreport success (K_EFFECT, K_READ_BACK). docs/rck-coverage.md maps every test
+    # of CatalogTests and ViewCatalogTests to these ids.
+    _sem("NS-01", "namespaces", "createNamespace creates the namespace: loadNamespaceMetadata answers 200 with its "
+         "levels, namespaceExists 204, and listNamespaces lists it.",
+         _rck("CatalogTests.testCreateNamespace", "a created namespace exists and is listed"),
+         _spec("createNamespace", "Create a namespace, with an optional set of properties."), K_EFFECT),
+    _sem("NS-02", "namespaces", "createNamespace of a namespace that exists answers 409 (AlreadyExistsException) and "
+         "leaves the existing namespace and its properties as they were.",
+         _spec("createNamespace 409", "Conflict - The namespace already exists"),
+         _rck("CatalogTests.testCreateExistingNamespace", "creating an existing namespace fails with "
+              "AlreadyExistsException"), K_REFUSED),
+    _sem("NS-03", "namespaces", "Properties given at createNamespace are returned by loadNamespaceMetadata (where the "
+         "catalog keeps namespace properties).",
+         _rck("CatalogTests.testCreateNamespaceWithProperties", "the properties a namespace was created with are "
+              "loaded back"), capability="namespace-properties"),
+    _sem("NS-04", "namespaces", "updateProperties sets its updates and removes its removals, as "
+         "loadNamespaceMetadata then shows; the answer lists the keys updated, removed and missing (a removal "
+         "that was not set).",
+         _spec("UpdateNamespacePropertiesResponse", "updated: List of property keys that were added or updated "
+               "[..] removed: List of properties that were removed [..] missing: List of properties requested for "
+               "removal that were not found in the namespace's properties."),
+         _rck("CatalogTests.testSetNamespaceProperties", "set, updated and removed properties are loaded back"),
+         K_EFFECT),
+    _sem("NS-05", "namespaces", "An operation on a namespace that does not exist (load, exists, update properties, "
+         "drop, list its tables or views, create a table in it) answers 404 with NoSuchNamespaceException.",
+         _spec("loadNamespaceMetadata / dropNamespace / updateProperties / listTables 404",
+               "Not Found - Namespace not found"),
+         _rck("CatalogTests.testDropNonexistentNamespace", "operations on a missing namespace fail with "
+              "NoSuchNamespaceException")),
+    _sem("NS-06", "namespaces", "dropNamespace of an empty namespace answers 204 and the namespace is gone: load "
+         "answers 404, exists 404, and listNamespaces no longer lists it.",
+         _spec("dropNamespace 204", "Success, no content"),
+         _rck("CatalogTests.testDropNamespace", "a dropped namespace no longer exists"), K_EFFECT),
+    _sem("NS-07", "namespaces", "dropNamespace of a namespace that holds a table, a view or a nested namespace "
+         "answers 409 (NamespaceNotEmptyException) and drops nothing.",
+         _spec("dropNamespace 409", "Not Empty - Namespace to delete is not empty."),
+         _rck("CatalogTests.testDropNonEmptyNamespace", "dropping a namespace that holds a table fails with "
+              "NamespaceNotEmptyException"), K_REFUSED),
+    _sem("NS-08", "namespaces", "listNamespaces lists exactly the namespaces at a level: with `parent`, its children "
+         "(not deeper levels, not other parents); a parent that does not exist answers 404.",
+         _spec("listNamespaces", "List all namespaces at a certain level, optionally starting from a given parent "
+               "namespace. [..] If `parent` is not provided, all top-level namespaces should be listed."),
+         _rck("CatalogTests.testListNestedNamespaces", "the children of a namespace are listed, not its "
+              "grandchildren")),
+    _sem("NS-09", "namespaces", "A namespace level holding '.' or '/' is created, loaded, listed and dropped under "
+         "that exact name (where the catalog accepts such names).",
+         _rck("CatalogTests.testNamespaceWithDot", "a namespace whose name holds a dot round-trips"),
+         capability="names-with-dot-or-slash"),
+    _sem("TBL-01", "tables", "createTable answers its metadata (the requested schema, a table-uuid, a location) and "
+         "the table exists: loadTable answers the same table-uuid and schema, tableExists 204, listTables lists it.",
+         _spec("createTable", "Create a table or start a create transaction, like atomic CTAS."),
+         _rck("CatalogTests.testBasicCreateTable", "a created table loads with the requested schema"), K_EFFECT),
+    _sem("TBL-02", "tables", "createTable of an identifier that exists as a table answers 409 "
+         "(AlreadyExistsException) and leaves that table as it was; in a namespace that does not exist it answers "
+         "404 (NoSuchNamespaceException) and creates nothing.",
+         _spec("createTable 409 / 404", "Conflict - The identifier already exists as a table or view [..] Not "
+               "Found - The namespace specified does not exist"),
+         _rck("CatalogTests.testBasicCreateTableThatAlreadyExists", "creating an existing table fails with "
+              "AlreadyExistsException and the table keeps its schema"), K_REFUSED),
+    _sem("TBL-03", "tables", "What a complete createTable gives is in the table: the partition spec and sort order "
+         "bound to the schema's field ids, the properties, a requested location (unless the catalog places tables "
+         "itself), default column values of a v3 schema.",
+         _rck("CatalogTests.testCompleteCreateTable", "a table created with spec, order, properties and location "
+              "loads with them")),
+    _sem("TBL-04", "tables", "loadTable of a table that does not exist answers 404: NoSuchTableException in an "
+         "existing namespace (also for a metadata-table name such as `t.snapshots`, so that a client falls back to "
+         "the base table), NoSuchNamespaceException or NoSuchTableException in a missing one; tableExists 404.",
+         _spec("loadTable 404", "Not Found - NoSuchTableException, table to load does not exist"),
+         _rck("CatalogTests.testLoadMissingTable", "loading a missing table fails with NoSuchTableException")),
+    _sem("TBL-05", "tables", "loadTable of a table whose current metadata file is gone answers 404 (or another "
+         "4xx), not 5xx: a 5xx makes a client retry a request that cannot succeed.",
+         _rck("CatalogTests.testLoadTableWithMissingMetadataFile", "loading a table whose metadata file was "
+              "deleted fails with NotFoundException"), capability="storage"),
+    _sem("TBL-06", "tables", "renameTable answers 204, the source identifier is gone and the target loads the same "
+         "table (table-uuid, metadata); dropping the renamed table later leaves a table created under the old "
+         "name intact.",
+         _spec("renameTable", "Rename a table from its current name to a new name"),
+         _rck("CatalogTests.testRenameTable", "after a rename the source is gone and the target has the "
+              "table"), K_EFFECT),
+    _sem("TBL-07", "tables", "renameTable of a missing source answers 404 (NoSuchTableException), to a namespace "
+         "that does not exist 404 (NoSuchNamespaceException), to an identifier that exists 409 "
+         "(AlreadyExistsException); none changes anything.",
+         _spec("renameTable 404 / 409", "Not Found - NoSuchTableException, Table to rename does not exist - "
+               "NoSuchNamespaceException, The target namespace of the new table identifier does not exist [..] "
+               "Conflict - The target identifier to rename to already exists as a table or view"),
+         _rck("CatalogTests.testRenameTableDestinationTableAlreadyExists", "renaming onto an existing table "
+              "fails and both tables are unchanged"), K_REFUSED),
+    _sem("TBL-08", "tables", "dropTable (with and without purgeRequested) answers 204 and the table is gone: "
+         "loadTable 404, tableExists 404, not listed; dropping a missing table answers 404 (NoSuchTableException).",
+         _spec("dropTable", "Remove a table from the catalog [..] 404: Not Found - NoSuchTableException, Table to "
+               "drop does not exist"),
+         _rck("CatalogTests.testDropTable", "a dropped table no longer exists"), K_EFFECT),
+    _sem("TBL-09", "tables", "registerTable registers the given metadata file: loadTable answers that table "
+         "(table-uuid, schema, snapshots); an identifier that exists answers 409 (AlreadyExistsException); a "
+         "metadata location that does not exist is refused with a 4xx and registers nothing.",
+         _spec("registerTable", "Register a table using given metadata file location."),
+         _rck("CatalogTests.testRegisterTable", "a registered table loads with the registered metadata"),
+         K_EFFECT),
+    _sem("TBL-10", "tables", "A table name holding '.' or '/' is created, loaded, listed and dropped under that "
+         "exact name (where the catalog accepts such names).",
+         _rck("CatalogTests.testTableNameWithDot", "a table whose name holds a dot round-trips"),
+         capability="names-with-dot-or-slash"),
+    _sem("TBL-11", "tables", "A table created under a name that another table was renamed away from gets a "
+         "location of its own.",
+         _rck("CatalogTests.createTableInUniqueLocation", "a new table under an old name does not share the "
+              "renamed table's location")),
+    _sem("LIST-01", "listing", "listTables lists exactly the tables of a namespace (created ones, not dropped ones, "
+         "not views, not other namespaces'); an empty namespace lists none.",
+         _spec("listTables", "Return all table identifiers under this namespace"),
+         _rck("CatalogTests.testListTables", "listTables returns exactly the namespace's tables"), K_READ_BACK),
+    _sem("LIST-02", "listing", "A paged listing (pageSize, next-page-token) gives every item exactly once across its "
+         "pages, no page longer than pageSize, for namespaces, tables and views.",
+         _spec("components/parameters/page-size", "For servers that support pagination, this signals an upper "
+               "bound of the number of results that a client will receive."), capability="pagination"),
+    _sem("LIST-03", "listing", "listViews lists exactly the views of a namespace (not its tables); an empty "
+         "namespace lists none.",
+         _spec("listViews", "Return all view identifiers under this namespace"),
+         _rck("ViewCatalogTests.listViewsAndTables", "listViews and listTables each list only their own kind"),
+         K_READ_BACK, capability="views"),
+    _sem("EVO-01", "evolution", "A committed change is what the next loadTable shows: its metadata-location is the "
+         "one the commit answered, and the change is in it.",
+         _rck("CatalogTests.testUpdateTableSchema", "after a commit, loading the table shows the change"),
+         K_READ_BACK),
+    _sem("EVO-02", "evolution", "Schema evolution: add-schema with set-current-schema makes the new schema current "
+         "with the field ids given; set-current-schema back to an earlier id reverts to it; a stale "
+         "assert-current-schema-id or assert-last-assigned-field-id answers 409 (CommitFailedException) and "
+         "changes nothing.",
+         _spec("updateTable 409", "Conflict (CommitFailedException), one or more requirements failed. The client "
+               "may retry."),
+         _rck("CatalogTests.testUpdateTableSchemaConflict", "a schema update on a stale base fails with "
+              "CommitFailedException and the table keeps the other update"), K_EFFECT),
+    _sem("EVO-03", "evolution", "Partition evolution: add-spec with set-default-spec makes the new spec default "
+         "(its id assigned, equal specs reused), reverting to an earlier spec id works, remove-partition-specs "
+         "removes unused specs; a stale assert-default-spec-id or assert-last-assigned-partition-id answers 409.",
+         _rck("CatalogTests.testUpdateTableSpec", "a spec update is loaded back; a conflicting one fails"),
+         K_EFFECT),
+    _sem("EVO-04", "evolution", "Sort-order evolution: add-sort-order with set-default-sort-order makes the new "
+         "order default, reverting works; a stale assert-default-sort-order-id answers 409.",
+         _rck("CatalogTests.testUpdateTableSortOrder", "a sort order update is loaded back"), K_EFFECT),
+    _sem("EVO-05", "evolution", "set-properties and remove-properties on a table are what loadTable then shows; "
+         "several updates in one commit are applied together.",
+         _rck("CatalogTests.testUpdateTransaction", "the updates of one commit are all loaded back"), K_EFFECT),
+    _sem("EVO-06", "evolution", "An append (add-snapshot, set-snapshot-ref main) makes the snapshot current, logged "
+         "and referenced by main; a branch or tag set by set-snapshot-ref is loaded back and remove-snapshot-ref "
+         "removes it; a second append on the stale base with assert-ref-snapshot-id answers 409.",
+         _rck("CatalogTests.testConcurrentAppendNonEmptyTable", "appends are loaded back; a concurrent append on a "
+              "stale base is refused"), K_EFFECT, capability="storage"),
+    _sem("EVO-07", "evolution", "A commit whose assert-table-uuid names another table (the table was dropped and "
+         "created again) answers 409 and leaves the new table unchanged; a commit to a table that does not exist "
+         "answers 404 (NoSuchTableException).",
+         _spec("updateTable 404", "Not Found - NoSuchTableException, table to load does not exist"),
+         _rck("CatalogTests.testUUIDValidation", "a commit based on a dropped table fails with "
+              "CommitFailedException")),
+    _sem("EVO-08", "evolution", "The metadata log records each previous metadata file of a table, trimmed to "
+         "write.metadata.previous-versions-max; metadata files go under write.metadata.path when it is set.",
+         _rck("CatalogTests.testMetadataFileLocationsRemovalAfterCommit", "previous metadata files are tracked and "
+              "trimmed")),
+    _sem("TXN-01", "transactions", "A staged create (createTable with stage-create) creates nothing until its commit "
+         "with assert-create; then the table exists with the staged schema, properties and the commit's updates.",
+         _spec("createTable stage-create", "If `stage-create` is true, the table is not created in the catalog "
+               "[..] the staged table must be committed with the `assert-create` requirement"),
+         _rck("CatalogTests.testCompleteCreateTransaction", "a create transaction creates the table only when "
+              "committed, with everything it staged"), K_EFFECT),
+    _sem("TXN-02", "transactions", "A staged create committed after another client created the table answers 409 "
+         "and leaves the other table as it was; a create (assert-create) with other requirements is refused "
+         "with 400.",
+         _rck("CatalogTests.testConcurrentCreateTransaction", "a create transaction loses to a concurrent create "
+              "with AlreadyExistsException"), K_REFUSED),
+    _sem("TXN-03", "transactions", "A replace transaction (assert-table-uuid; new schema, spec, order, properties; "
+         "main removed) keeps the table-uuid, the earlier schemas and the snapshot log, and makes the new schema, "
+         "spec and order current with no current snapshot.",
+         _rck("CatalogTests.testReplaceTableKeepsSnapshotLog", "a replaced table keeps its uuid and snapshot "
+              "log"), K_EFFECT),
+    _sem("TXN-04", "transactions", "A replace of a table that does not exist answers 404 (NoSuchTableException); of "
+         "two replaces on the same base, one whose assert-last-assigned-field-id no longer holds answers 409.",
+         _rck("CatalogTests.testReplaceTransactionRequiresTableExists", "a replace transaction requires the "
+              "table")),
+    _sem("VIEW-01", "views", "createView answers its metadata (the version, its schema, properties, a view-uuid) and "
+         "the view exists: loadView answers the same, viewExists 204, listViews lists it.",
+         _spec("createView", "Create a view in the given namespace."),
+         _rck("ViewCatalogTests.basicCreateView", "a created view loads with its version and schema"), K_EFFECT,
+         capability="views"),
+    _sem("VIEW-02", "views", "createView of an existing view answers 409 (AlreadyExistsException), in a missing "
+         "namespace 404 (NoSuchNamespaceException); a request without a representation, a schema or a default "
+         "namespace is refused with 400 (BadRequestException / IllegalArgumentException); none creates anything.",
+         _spec("createView 409 / 404", "Conflict - The view already exists [..] Not Found - The namespace specified "
+               "does not exist"),
+         _rck("ViewCatalogTests.createViewErrorCases", "invalid or clashing view creates fail"), K_REFUSED,
+         capability="views"),
+    _sem("VIEW-03", "views", "Tables and views share one name space: creating, staging, replacing, registering or "
+         "renaming a table onto a view's name, or a view onto a table's, answers 409 and changes nothing; "
+         "loadView of a table and loadTable of a view answer 404.",
+         _spec("createTable 409", "Conflict - The identifier already exists as a table or view"),
+         _rck("ViewCatalogTests.createViewThatAlreadyExistsAsTable", "a view cannot take a table's name, nor a "
+              "table a view's"), K_REFUSED, capability="views"),
+    _sem("VIEW-04", "views", "renameView answers 204, the source is gone and the target loads the same view "
+         "(view-uuid, versions), also across namespaces; a missing source answers 404, a missing target namespace "
+         "404, an existing target 409, changing nothing.",
+         _spec("renameView", "Rename a view from its current name to a new name"),
+         _rck("ViewCatalogTests.renameView", "after a rename the source is gone and the target has the view"),
+         K_EFFECT, capability="views"),
+    _sem("VIEW-05", "views", "dropView answers 204 and the view is gone (loadView 404, viewExists 404, not listed); "
+         "dropping a missing view answers 404 (NoSuchViewException).",
+         _spec("dropView", "Remove a view from the catalog"),
+         _rck("ViewCatalogTests.basicCreateView", "a dropped view no longer exists"), K_EFFECT,
+         capability="views"),
+    _sem("VIEW-06", "views", "replaceView with add-view-version and set-current-view-version makes the new version "
+         "current (SQL per dialect kept, version-log extended), properties and location updates are loaded back, "
+         "and the kept versions are trimmed to version.history.num-entries.",
+         _spec("replaceView", "Commit updates to a view."),
+         _rck("ViewCatalogTests.replaceViewVersion", "a replaced view version is loaded back"), K_EFFECT,
+         capability="views"),
+    _sem("VIEW-07", "views", "replaceView on a view that was dropped answers 404 (NoSuchViewException); with a "
+         "stale assert-view-uuid 409; an invalid update (a version whose schema does not exist, a dialect given "
+         "twice) 400; none changes the view.",
+         _rck("ViewCatalogTests.replaceViewConflict", "replacing a dropped view fails with NoSuchViewException"),
+         K_REFUSED, capability="views"),
+    _sem("VIEW-08", "views", "registerView registers the given view metadata file: loadView answers that view; an "
+         "identifier that exists answers 409.",
+         _spec("registerView", "Register a view using given metadata file location."),
+         _rck("ViewCatalogTests.registerView", "a registered view loads with the registered metadata"), K_EFFECT,
+         capability="views"),
+    _sem("V3-01", "types", "A format-version 3 table with a variant column is created and loads back with it, a "
+         "variant column is added to a v3 table by add-schema; a format-version 2 table with a variant column is "
+         "refused with 400.",
+         _rck("CatalogTests.testCreateTableWithVariantColumn", "a v3 table holds a variant column; a v2 table "
+              "cannot"), capability="format-v3"),
     # --- data pipeline -----------------------------------------------------------------------------
     Requirement("SPARK-01", "spark", Level.MUST, "", "Concurrent Spark appends through the catalog all land, "
                 "conflicts retried, table intact.", capability="spark", said=(

@@ -1,0 +1,239 @@
+"""`SemRun`: what a catalog-semantics check works with, and `run_semantic`, which runs one behind its gates.
+
+Rules every semantic check follows (they are what makes its verdict rest only on what was seen to work):
+
+- Requests go out plain: no Idempotency-Key, no fault; the check's resources live in a namespace of its own
+  (`SemRun.namespace()`), placed like every other check's (inside the run namespace, or a run-unique sibling on
+  a catalog that cannot nest).
+- Every setup step reads its effect back (`SemRun.namespace()`, `.table()`, `.view()`, `.commit_ok()`): a step
+  acknowledged without its effect raises `SetupBroken` naming the requirement that finding breaks (NS-01 for a
+  namespace that does not load back, TBL-01 for a table, ...). The check's own verdict is then inconclusive,
+  naming that finding (``details.blocked_by``); the finding itself is its own requirement's verdict.
+- Judged by status and error ``type`` (`expect`), and by state read back; never by message text.
+- `broken()` judges by the requirement's level (the kit's MUST where an effect is wrong); `status_broken()`
+  judges a wrong status or error type alone by the documents' level (spec, else compatibility kit), since the
+  effect held: a SHOULD deviation, not a MUST fail.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from ctk.catalog import PrerequisiteError
+from ctk.catalog.bodies import create_table_body, create_view_body
+from ctk.catalog.capabilities import Capability, Known
+from ctk.catalog.cases import spec_operation
+from ctk.client.transport import ns_path, table_path, view_path
+from ctk.core.exchange import Exchange
+from ctk.core.requirements import Level, active_profile, get
+from ctk.core.verdicts import Status, Verdict
+from ctk.checks.common import Run, describe, error_of, not_routed, setup_failed
+from ctk.checks.context import CheckContext
+from ctk.checks.judging import annotate
+from ctk.checks.semantics.probes import PROBES
+from ctk.checks.semantics.registry import SemanticCheck
+
+MAX_READS = 20           # reads a check may spend waiting for one state (bounded: reaching it is a finding)
+
+
+class SetupBroken(Exception):
+    """A setup step was acknowledged but its effect is not what the catalog then shows: the finding breaks
+    ``requirement``; the check that needed the step cannot be decided."""
+
+    def __init__(self, requirement: str, finding: str, exchange: Exchange | None = None):
+        super().__init__(finding)
+        self.requirement, self.finding, self.exchange = requirement, finding, exchange
+
+
+class NotApplicable(Exception):
+    """The check does not apply to this catalog (a capability it lacks, learnt on the way)."""
+
+
+def error_type(ex: Exchange) -> str | None:
+    """The error model's ``type`` of an answer (None: no error model)."""
+    t = error_of(ex).get("type")
+    return t if isinstance(t, str) else None
+
+
+class SemRun(Run):
+    """One semantic check's run: its context, its namespace, its setup steps that read back, its verdicts."""
+
+    def __init__(self, ctx: CheckContext, check: SemanticCheck):
+        super().__init__(ctx, check.requirement, None, check.behaviour)
+        self.check = check
+        self.operation = check.operation
+        self.client = ctx.client
+        self._ns: tuple[str, ...] | None = None
+
+    # -- verdicts ---------------------------------------------------------------------------------------------
+    def _kw(self, classification: str | None, details: dict | None) -> dict:
+        kw = super()._kw(classification, details)
+        kw["endpoint"] = self.operation
+        kw["details"] = {"check": self.check.name, **kw["details"]}
+        return kw
+
+    def broken(self, expected: str, happened: str, classification: str | None = None,
+               details: dict | None = None) -> Verdict:
+        """The rule is broken, judged by the requirement's level under the active profile."""
+        return annotate(super().broken(expected, happened, classification, details))
+
+    def status_broken(self, expected: str, happened: str, details: dict | None = None) -> Verdict:
+        """A wrong status or error type while the effect held: judged by the documents' level (a SHOULD
+        deviation where the spec or the compatibility kit states it without an RFC 2119 word)."""
+        v = annotate(super().broken(expected, happened, "wrong status", details))
+        req = get(self.requirement)
+        doc = req.saying("spec") or req.saying("rck")
+        if v.status is Status.FAIL and doc is not None and doc.effective is not Level.MUST:
+            v.status = Status.DEVIATION
+            v.details = {**v.details, "judged_at": f"{doc.effective.value} (status only: the effect held; "
+                                                   f"{active_profile()} profile)"}
+        return v
+
+    # -- requests ---------------------------------------------------------------------------------------------
+    def send(self, method: str, path: str, json: Any = None, params: dict | None = None,
+             label: str = "semantic") -> Exchange:
+        return self.client.request(method, path, json=json, params=params, label=label)
+
+    def expect(self, ex: Exchange, statuses: Iterable[int], types: Iterable[str] = ()) -> str | None:
+        """None when ``ex`` answered one of ``statuses`` (and, when ``types`` are given, an error model of one
+        of those types); else what happened, for the verdict."""
+        statuses, types = tuple(statuses), tuple(types)
+        if ex.status not in statuses:
+            return f"{ex.method} {ex.url} -> {describe(ex)}"
+        if types and error_type(ex) not in types:
+            return f"{ex.method} {ex.url} -> {ex.status} with error type {error_type(ex)!r}"
+        return None
+
+    def unique(self, stem: str) -> str:
+        return self.ctx.unique(stem)
+
+    # -- setup steps that read their effect back -------------------------------------------------------------
+    def namespace(self, stem: str = "sem", properties: dict[str, str] | None = None) -> tuple[str, ...]:
+        """A fresh namespace for this check (created and loaded back)."""
+        placement = getattr(self.client, "placement", None)
+        name = self.unique(stem)
+        ns = placement.child(name) if placement is not None else tuple(self.ctx.namespace) + (name,)
+        self.create_namespace(ns, properties)
+        return ns
+
+    def create_namespace(self, ns: tuple[str, ...], properties: dict[str, str] | None = None) -> Exchange:
+        ex = self.send("POST", "namespaces", {"namespace": list(ns), "properties": dict(properties or {})},
+                       label=f"setup: create namespace {'.'.join(ns)}")
+        if ex.status not in (200, 201, 204):
+            raise PrerequisiteError(f"setup: create namespace {'.'.join(ns)} answered "
+                                    f"{ex.status if ex.status is not None else ex.error}", ex)
+        got = self.send("GET", f"namespaces/{ns_path(ns)}", label="setup: read back the namespace")
+        if got.status != 200:
+            raise SetupBroken("NS-01", f"createNamespace {'.'.join(ns)} answered {ex.status}, but loading it "
+                                       f"answered {describe(got)}", got)
+        return ex
+
+    def table(self, ns: tuple[str, ...], name: str | None = None, body: dict | None = None,
+              properties: dict[str, str] | None = None) -> tuple[str, dict]:
+        """A table created and loaded back with the same table-uuid: (name, its load result)."""
+        name = name or self.unique("t")
+        ex = self.send("POST", f"namespaces/{ns_path(ns)}/tables",
+                       body if body is not None else create_table_body(name, properties),
+                       label=f"setup: create table {name}")
+        if ex.status != 200:
+            raise PrerequisiteError(f"setup: create table {name} answered "
+                                    f"{ex.status if ex.status is not None else ex.error}", ex)
+        created = ex.json() or {}
+        got = self.send("GET", table_path(ns, name), label="setup: read back the table")
+        uuid = ((created.get("metadata") or {}).get("table-uuid"))
+        loaded = got.json() if got.status == 200 else None
+        if not isinstance(loaded, dict) or (loaded.get("metadata") or {}).get("table-uuid") != uuid:
+            raise SetupBroken("TBL-01", f"createTable {name} answered 200 (table-uuid {uuid}), but loading it "
+                                        f"answered {describe(got)}", got)
+        return name, loaded
+
+    def view(self, ns: tuple[str, ...], name: str | None = None, body: dict | None = None,
+             properties: dict[str, str] | None = None, sql: str = "SELECT 1 AS id") -> tuple[str, dict]:
+        """A view created and loaded back with the same view-uuid: (name, its load result)."""
+        name = name or self.unique("v")
+        ex = self.send("POST", f"namespaces/{ns_path(ns)}/views",
+                       body if body is not None else create_view_body(ns, name, sql, properties),
+                       label=f"setup: create view {name}")
+        if ex.status != 200:
+            raise PrerequisiteError(f"setup: create view {name} answered "
+                                    f"{ex.status if ex.status is not None else ex.error}", ex)
+        created = ex.json() or {}
+        got = self.send("GET", view_path(ns, name), label="setup: read back the view")
+        uuid = (created.get("metadata") or {}).get("view-uuid")
+        loaded = got.json() if got.status == 200 else None
+        if not isinstance(loaded, dict) or (loaded.get("metadata") or {}).get("view-uuid") != uuid:
+            raise SetupBroken("VIEW-01", f"createView {name} answered 200 (view-uuid {uuid}), but loading it "
+                                         f"answered {describe(got)}", got)
+        return name, loaded
+
+    def commit_ok(self, ns: tuple[str, ...], name: str, updates: list[dict], requirements: list[dict] | None = None,
+                  label: str = "setup: commit") -> dict:
+        """A table commit as a setup step: answered 200 and the next load shows its metadata-location (else
+        SetupBroken EVO-01). Returns the load result."""
+        body = {"identifier": {"namespace": list(ns), "name": name}, "requirements": list(requirements or []),
+                "updates": updates}
+        ex = self.send("POST", table_path(ns, name), body, label=label)
+        if ex.status != 200:
+            raise PrerequisiteError(f"{label}: commit to {name} answered "
+                                    f"{ex.status if ex.status is not None else ex.error}", ex)
+        answered = (ex.json() or {}).get("metadata-location")
+        got = self.send("GET", table_path(ns, name), label=f"{label}: read back")
+        loaded = got.json() if got.status == 200 else None
+        if not isinstance(loaded, dict) or loaded.get("metadata-location") != answered:
+            shown = loaded.get("metadata-location") if isinstance(loaded, dict) else describe(got)
+            raise SetupBroken("EVO-01", f"a commit to {name} answered 200 with metadata-location {answered}, but "
+                                        f"the next load shows {shown}", got)
+        return loaded
+
+    # -- capabilities -------------------------------------------------------------------------------------------
+    def capability(self, cap: Capability) -> Known:
+        probe = PROBES.get(cap)
+        return self.ctx.capabilities.get(cap, (lambda: probe(self.ctx)) if probe is not None else None)
+
+
+def _supported(ctx: CheckContext, operation: str) -> tuple[bool, str]:
+    d = ctx.discovery
+    if d is None:
+        return True, ""
+    op = spec_operation(operation)
+    if d.supports(op.method.upper(), op.template):
+        return True, ""
+    what = "the endpoints list" if d.endpoints is not None else \
+        "the default endpoint set (the target advertises no endpoints list)"
+    return False, f"{operation} ({op.method.upper()} /v1/{{prefix}}/{op.template}) is not in {what}"
+
+
+def run_semantic(ctx: CheckContext, check: SemanticCheck) -> list[Verdict]:
+    """Run ``check`` behind its gates; always a list of verdicts, never an exception."""
+    t = SemRun(ctx, check)
+    for op in (check.operation, *check.uses):
+        ok, why = _supported(ctx, op)
+        if not ok:
+            return [t.unsupported(why)]
+    for cap in check.needs:
+        known = t.capability(cap)
+        if known.supported is False:
+            return [t.unsupported(f"the catalog does not support {cap.value} "
+                                  f"({cap.description}); {known.source}: {known.why}",
+                                  details={"capability": {cap.value: known.to_dict()}})]
+        if known.supported is None:
+            return [t.inconclusive(f"whether the catalog supports {cap.value} could not be learnt: {known.why}",
+                                   details={"capability": {cap.value: known.to_dict()}},
+                                   needs=f"--ctk-capability {cap.value}=yes|no")]
+    try:
+        out = check.fn(t)
+    except SetupBroken as exc:
+        return [t.inconclusive(f"a setup step showed a broken plain operation ({exc.requirement}): {exc.finding}; "
+                               f"this check rests on it", classification="setup broken",
+                               details={"blocked_by": exc.requirement, "finding": exc.finding})]
+    except NotApplicable as exc:
+        return [t.unsupported(str(exc))]
+    except PrerequisiteError as exc:
+        ex = getattr(exc, "exchange", None)
+        if ex is not None and (why := not_routed(ex)) is not None:
+            return [t.unsupported(f"an operation the check needs is not served: {exc} ({why})")]
+        return [t.inconclusive(setup_failed(exc))]
+    except Exception as exc:  # noqa: BLE001 - the check crashed: an error verdict, never a lost one
+        return [t.crashed(exc)]
+    out = out if isinstance(out, list) else [out]
+    return out

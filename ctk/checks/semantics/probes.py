@@ -1,0 +1,136 @@
+"""Probes of what a catalog supports where ``/v1/config`` does not say (``ctk.catalog.capabilities``).
+
+Each probe runs once per process, in a namespace of its own under the run namespace (removed with it), and
+answers a `Known` with the observation it rests on. A probe that cannot tell (a setup step failed, a 5xx)
+answers ``supported=None``: the checks that need the capability are then inconclusive, never passed.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ctk.catalog.bodies import create_table_body
+from ctk.catalog.capabilities import Capability, Known
+from ctk.client.transport import ns_path, table_path
+from ctk.checks.common import describe
+from ctk.checks.context import CheckContext
+
+
+def _probe_namespace(ctx: CheckContext, stem: str, properties: dict[str, str] | None = None
+                     ) -> tuple[tuple[str, ...] | None, str]:
+    placement = getattr(ctx.client, "placement", None)
+    name = ctx.unique(stem)
+    ns = placement.child(name) if placement is not None else tuple(ctx.namespace) + (name,)
+    ex = ctx.client.request("POST", "namespaces", json={"namespace": list(ns), "properties": dict(properties or {})},
+                            label="probe: create a namespace")
+    if ex.status not in (200, 201, 204):
+        return None, f"creating a probe namespace answered {describe(ex)}"
+    return ns, ""
+
+
+def namespace_properties(ctx: CheckContext) -> Known:
+    ns, why = _probe_namespace(ctx, "probe_props", {"ctk.probe": "kept"})
+    if ns is None:
+        return Known(None, "probe", why)
+    got = ctx.client.request("GET", f"namespaces/{ns_path(ns)}", label="probe: load namespace properties")
+    body = got.json() if got.status == 200 else None
+    if not isinstance(body, dict):
+        return Known(None, "probe", f"loading the probe namespace answered {describe(got)}")
+    kept = (body.get("properties") or {}).get("ctk.probe") == "kept"
+    return Known(kept, "probe", "a property given at createNamespace was " + ("loaded back" if kept else
+                                                                               "not loaded back"))
+
+
+def nested_namespaces(ctx: CheckContext) -> Known:
+    placement = getattr(ctx.client, "placement", None)
+    if placement is None or placement.nested is None:
+        return Known(None, "probe", "the session's nesting probe did not run")
+    return Known(bool(placement.nested), "probe", placement.nesting_note or "the session's nesting probe")
+
+
+def names_with_dot_or_slash(ctx: CheckContext) -> Known:
+    ns, why = _probe_namespace(ctx, "probe_names")
+    if ns is None:
+        return Known(None, "probe", why)
+    seen = []
+    for name in ("ctk.dot", "ctk/slash"):
+        ex = ctx.client.request("POST", f"namespaces/{ns_path(ns)}/tables", json=create_table_body(name),
+                                label=f"probe: create table {name!r}")
+        if ex.status != 200:
+            return Known(False, "probe", f"creating a table named {name!r} answered {describe(ex)}")
+        got = ctx.client.request("GET", table_path(ns, name), label=f"probe: load table {name!r}")
+        if got.status != 200:
+            return Known(False, "probe", f"a table named {name!r} was created but loading it answered "
+                                         f"{describe(got)}")
+        seen.append(name)
+    return Known(True, "probe", f"tables named {', '.join(repr(n) for n in seen)} were created and loaded back")
+
+
+def pagination(ctx: CheckContext) -> Known:
+    ns, why = _probe_namespace(ctx, "probe_pages")
+    if ns is None:
+        return Known(None, "probe", why)
+    for i in range(2):
+        ex = ctx.client.request("POST", f"namespaces/{ns_path(ns)}/tables", json=create_table_body(f"p{i}"),
+                                label="probe: create a table to list")
+        if ex.status != 200:
+            return Known(None, "probe", f"creating a table to list answered {describe(ex)}")
+    got = ctx.client.request("GET", f"namespaces/{ns_path(ns)}/tables", params={"pageSize": 1},
+                             label="probe: list tables, pageSize 1")
+    body = got.json() if got.status == 200 else None
+    if not isinstance(body, dict):
+        return Known(None, "probe", f"listing tables with pageSize 1 answered {describe(got)}")
+    items = body.get("identifiers") or []
+    if body.get("next-page-token"):
+        return Known(True, "probe", f"listing 2 tables with pageSize 1 answered {len(items)} and a next-page-token")
+    return Known(False, "probe", f"listing 2 tables with pageSize 1 answered {len(items)} and no next-page-token "
+                                 "(the catalog does not page)")
+
+
+def format_v3(ctx: CheckContext) -> Known:
+    ns, why = _probe_namespace(ctx, "probe_v3")
+    if ns is None:
+        return Known(None, "probe", why)
+    ex = ctx.client.request("POST", f"namespaces/{ns_path(ns)}/tables",
+                            json=create_table_body("v3", {"format-version": "3"}), label="probe: create a v3 table")
+    body = ex.json() if ex.status == 200 else None
+    if not isinstance(body, dict):
+        if ex.status is not None and 400 <= ex.status < 500:
+            return Known(False, "probe", f"creating a format-version 3 table answered {describe(ex)}")
+        return Known(None, "probe", f"creating a format-version 3 table answered {describe(ex)}")
+    version = (body.get("metadata") or {}).get("format-version")
+    return Known(version == 3, "probe", f"a table created with format-version 3 has format-version {version}")
+
+
+def storage(ctx: CheckContext) -> Known:
+    from ctk.client.storage import StorageGuardError
+
+    ns, why = _probe_namespace(ctx, "probe_storage")
+    if ns is None:
+        return Known(None, "probe", why)
+    ex = ctx.client.request("POST", f"namespaces/{ns_path(ns)}/tables", json=create_table_body("files"),
+                            label="probe: create a table to reach its files")
+    body = ex.json() if ex.status == 200 else None
+    if not isinstance(body, dict):
+        return Known(None, "probe", f"creating a table answered {describe(ex)}")
+    location = (body.get("metadata") or {}).get("location") or ""
+    try:
+        io = ctx.client.storage_settings(body).file_io(location)
+        meta = body.get("metadata-location") or ""
+        with io.new_input(meta).open() as f:
+            f.read(1)
+    except StorageGuardError as exc:
+        return Known(False, "probe", f"the table files are out of the kit's reach: {exc}")
+    except Exception as exc:  # noqa: BLE001 - any storage error: the kit cannot read the files
+        return Known(False, "probe", f"reading the table's metadata file failed: {type(exc).__name__}: {exc}")
+    return Known(True, "probe", "the kit read the metadata file of a table it created")
+
+
+PROBES: dict[Capability, Callable[[CheckContext], Known]] = {
+    Capability.NAMESPACE_PROPERTIES: namespace_properties,
+    Capability.NESTED_NAMESPACES: nested_namespaces,
+    Capability.NAMES_WITH_DOT_OR_SLASH: names_with_dot_or_slash,
+    Capability.PAGINATION: pagination,
+    Capability.FORMAT_V3: format_v3,
+    Capability.STORAGE: storage,
+}

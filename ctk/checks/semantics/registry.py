@@ -1,0 +1,116 @@
+"""The registry of the catalog-semantics checks: ``@semantic(...)`` registers a check with its requirement, its
+area (the report column), the operation it judges, what else it sends, the capabilities it needs, the tests of
+Iceberg's compatibility kit it covers, and whether it is the *baseline* of its operation (the plain operation
+whose effect the retry checks of that operation rest on: ``ctk.checks.semantics.baseline``).
+
+A check is ``fn(t: SemRun) -> Verdict | list[Verdict]``; ``run_semantic(ctx, check)`` runs it behind the gates
+(operations advertised, capabilities known and present) and turns what a setup step showed broken into an
+inconclusive verdict naming that finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ctk.catalog.capabilities import Capability
+from ctk.catalog.cases import spec_operation
+from ctk.core.behaviours import Behaviour, check
+from ctk.core.rck import NOT_OBSERVABLE, qualified
+from ctk.core.requirements import REQUIREMENTS
+
+AREAS: dict[str, Behaviour] = {
+    "namespaces": Behaviour.CATALOG_NAMESPACES,
+    "tables": Behaviour.CATALOG_TABLES,
+    "listing": Behaviour.CATALOG_LISTING,
+    "evolution": Behaviour.CATALOG_EVOLUTION,
+    "transactions": Behaviour.CATALOG_TRANSACTIONS,
+    "views": Behaviour.CATALOG_VIEWS,
+    "types": Behaviour.CATALOG_TYPES,
+}
+
+
+@dataclass(frozen=True)
+class SemanticCheck:
+    name: str                          # unique slug, e.g. "drop-empty-namespace"
+    requirement: str
+    behaviour: Behaviour               # the area's column
+    operation: str                     # the operationId judged (the verdict's endpoint)
+    uses: tuple[str, ...]              # further operationIds the check sends (gated by the advertised endpoints)
+    needs: tuple[Capability, ...]      # capabilities without which the check is not applicable
+    rck: tuple[str, ...]               # "CatalogTests.testX" / "ViewCatalogTests.x" the check covers
+    baseline: bool                     # the plain-operation baseline of `operation`
+    fn: Callable[..., Any]
+
+    @property
+    def id(self) -> str:
+        """The test id: requirement and name (``-k NS-06`` or ``-k drop-empty-namespace`` selects it)."""
+        return f"{self.requirement}-{self.name}"
+
+    @property
+    def area(self) -> str:
+        return REQUIREMENTS[self.requirement].area
+
+
+SEMANTIC_CHECKS: dict[str, SemanticCheck] = {}
+_KNOWN_RCK = frozenset(qualified())
+
+
+def semantic(requirement: str, operation: str, *, uses: tuple[str, ...] = (), needs: tuple[Capability, ...] = (),
+             rck: tuple[str, ...] = (), baseline: bool = False,
+             name: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn(t)`` as a semantic check. Unknown requirements, operations, areas or RCK test names are
+    errors at import."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        where = f"semantic check {fn.__module__}.{fn.__qualname__}"
+        req = REQUIREMENTS.get(requirement)
+        if req is None:
+            raise ValueError(f"{where}: unknown requirement {requirement!r}")
+        if req.area not in AREAS:
+            raise ValueError(f"{where}: {requirement} is in area {req.area!r}, not a catalog-semantics area "
+                             f"({', '.join(AREAS)})")
+        for op in (operation, *uses):
+            spec_operation(op)      # raises for an operationId the kit's OpenAPI document lacks
+        unknown = [t for t in rck if t not in _KNOWN_RCK]
+        if unknown:
+            raise ValueError(f"{where}: unknown compatibility-kit tests {unknown}")
+        slug = name or fn.__name__.removeprefix("check_").replace("_", "-")
+        entry = SemanticCheck(slug, requirement, AREAS[req.area], operation, tuple(uses), tuple(needs),
+                              tuple(rck), baseline, fn)
+        other = SEMANTIC_CHECKS.get(slug)
+        if other is not None and (other.fn.__module__, other.fn.__qualname__) != (fn.__module__, fn.__qualname__):
+            raise ValueError(f"{where}: the name {slug!r} is already taken by {other.fn.__module__}."
+                             f"{other.fn.__qualname__}")
+        SEMANTIC_CHECKS[slug] = entry
+        check(requirement=requirement, behaviour=entry.behaviour)(fn)
+        fn.ctk_semantic = entry  # type: ignore[attr-defined]
+        return fn
+
+    return wrap
+
+
+def semantic_checks(area: str | None = None) -> list[SemanticCheck]:
+    """The registered semantic checks (of ``area``), by area column, then requirement, then registration."""
+    order = {rid: i for i, rid in enumerate(REQUIREMENTS)}
+    items = [c for c in SEMANTIC_CHECKS.values() if area is None or c.area == area]
+    return sorted(items, key=lambda c: (c.behaviour.order, order[c.requirement]))
+
+
+def baselines(operation: str) -> list[SemanticCheck]:
+    """The baseline checks of ``operation`` (what its retry checks rest on)."""
+    return [c for c in semantic_checks() if c.baseline and c.operation == operation]
+
+
+def rck_coverage() -> dict[str, list[SemanticCheck]]:
+    """Every compatibility-kit test -> the semantic checks covering it (empty: see NOT_OBSERVABLE)."""
+    out: dict[str, list[SemanticCheck]] = {t: [] for t in qualified()}
+    for c in semantic_checks():
+        for t in c.rck:
+            out[t].append(c)
+    return out
+
+
+def uncovered() -> list[str]:
+    """Compatibility-kit tests neither covered by a check nor listed as not observable over REST."""
+    return [t for t, cs in rck_coverage().items() if not cs and t not in NOT_OBSERVABLE]
