@@ -230,8 +230,8 @@ def run_semantic(ctx: CheckContext, check: SemanticCheck) -> list[Verdict]:
         return [t.unsupported(str(exc))]
     except PrerequisiteError as exc:
         ex = getattr(exc, "exchange", None)
-        if ex is not None and (why := not_routed(ex)) is not None:
-            return [t.unsupported(f"an operation the check needs is not served: {exc} ({why})")]
+        if ex is not None and (unserved := not_routed(ex)) is not None:
+            return [t.unsupported(f"an operation the check needs is not served: {exc} ({unserved})")]
         return [t.inconclusive(setup_failed(exc))]
     except Exception as exc:  # noqa: BLE001 - the check crashed: an error verdict, never a lost one
         return [t.crashed(exc)]

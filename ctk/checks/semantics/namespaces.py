@@ -6,6 +6,7 @@ from __future__ import annotations
 from ctk.catalog.capabilities import Capability
 from ctk.catalog.facade import parent_param
 from ctk.client.transport import ns_path
+from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
 from ctk.checks.common import describe
 from ctk.checks.semantics.harness import SemRun
@@ -14,7 +15,7 @@ from ctk.checks.semantics.registry import semantic
 NO_NS = ("NoSuchNamespaceException",)
 
 
-def _load(t: SemRun, ns: tuple[str, ...], label: str = "read: load namespace"):
+def _load(t: SemRun, ns: tuple[str, ...], label: str = "read: load namespace") -> Exchange:
     return t.send("GET", f"namespaces/{ns_path(ns)}", label=label)
 
 
