@@ -114,6 +114,8 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Regenerate docs/requirements.md from ctk/core/requirements.py."""
+    """Regenerate docs/requirements.md from ctk/core/requirements.py and docs/rck-coverage.md from the semantic
+    checks' registry."""
     session.run("python", "-m", "pip", "install", "-q", "-e", ".")
     session.run("ctk", "requirements", "--markdown", "-o", "docs/requirements.md")
+    session.run("ctk", "rck-coverage", "-o", "docs/rck-coverage.md")

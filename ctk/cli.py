@@ -16,6 +16,8 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("cleanup", "ctk.plugin.leftovers", "remove run namespaces earlier runs left in a catalog (only the kit's own)"),
     ("report", "ctk.reporting.compare", "put several conformance.json runs side by side (HTML)"),
     ("requirements", "ctk.reporting.requirements_doc", "print the requirements table (markdown)"),
+    ("rck-coverage", "ctk.reporting.rck_coverage", "map every test of Iceberg's REST compatibility kit to the "
+                                                   "requirements covering it (markdown)"),
     ("spark-jars", "ctk.spark.jars", "assemble the Iceberg Spark runtime jars, with checksums (two Debian .deb files: "
                                      "downloaded once, or --debs DIR / --offline)"),
 ]

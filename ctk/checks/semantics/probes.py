@@ -126,7 +126,19 @@ def storage(ctx: CheckContext) -> Known:
     return Known(True, "probe", "the kit read the metadata file of a table it created")
 
 
+def views(ctx: CheckContext) -> Known:
+    """From /v1/config: the view endpoints advertised (no endpoints list: the spec's default set, without views)."""
+    d = ctx.discovery
+    if d is None:
+        return Known(None, "config", "/v1/config was not read")
+    ok = d.supports("POST", "namespaces/{namespace}/views") and d.supports("GET", "namespaces/{namespace}/views/{view}")
+    where = "the endpoints list of /v1/config" if d.endpoints is not None else \
+        "the spec's default endpoint set (/v1/config lists no endpoints)"
+    return Known(ok, "config", f"createView and loadView are {'' if ok else 'not '}in {where}")
+
+
 PROBES: dict[Capability, Callable[[CheckContext], Known]] = {
+    Capability.VIEWS: views,
     Capability.NAMESPACE_PROPERTIES: namespace_properties,
     Capability.NESTED_NAMESPACES: nested_namespaces,
     Capability.NAMES_WITH_DOT_OR_SLASH: names_with_dot_or_slash,
