@@ -164,6 +164,8 @@ class VerdictCollector:
         root causes, what was left undecided and what would decide it, where the reports are, and what the exit
         code means."""
         from ctk.plugin import exits
+        from ctk.reporting.capabilities import capability_section
+        from ctk.reporting.capabilities import terminal_lines as capability_lines
         from ctk.reporting.html import overall_text
 
         out: list[tuple[str, dict]] = []
@@ -180,6 +182,8 @@ class VerdictCollector:
                         f"{k['fail']} fail, {k['deviation']} deviation, {k['error']} error, {k['inconclusive']} "
                         f"inconclusive, {k['needs']} not decided by this setup, {k['not-applicable']} not applicable",
                         {}))
+            for line in capability_lines(capability_section(rep.results)):
+                out.append((line, {}))
             if self.interrupted:
                 out.append(("run interrupted: the results are partial", {"yellow": True}))
             if self.selection:

@@ -16,6 +16,8 @@ from ctk.core.requirements import REQUIREMENTS
 from ctk.reporting.behaviour import STYLE as BP_STYLE
 from ctk.reporting.behaviour import behaviour_profile
 from ctk.reporting.behaviour import render_section as render_behaviour
+from ctk.reporting.capabilities import capability_section
+from ctk.reporting.capabilities import html as render_capabilities
 from ctk.core.exchange import render_exchanges
 from ctk.reporting.model import STATUS_ORDER, Result, RunReport, redact_url, scrub_text
 
@@ -282,6 +284,8 @@ def render_conformance(report: RunReport) -> str:
             f'{esc(" · ".join(x for x in (r.endpoint, r.behaviour) if x))}: {_what_happened(r.message)}</li>'
             for r in findings[:12]) + (f"<li>… and {len(findings) - 12} more below</li>" if len(findings) > 12 else "")
             + "</ul>")
+
+    out.append(render_capabilities(capability_section(report.results), esc))
 
     # target and discovery -------------------------------------------------------------------------
     disc = report.discovery_view()

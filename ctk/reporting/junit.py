@@ -28,6 +28,7 @@ import os
 import xml.etree.ElementTree as ET
 from typing import Any, Callable
 
+from ctk.reporting.capabilities import capability_section, junit_pairs
 from ctk.core.verdicts import Verdict
 from ctk.reporting.model import RunReport, scrub_text
 
@@ -74,6 +75,7 @@ def statistics(report: RunReport) -> list[tuple[str, str]]:
     pairs += [(f"{PREFIX}count.{s}", str(n)) for s, n in report.counts().items()]
     pairs += [(f"{PREFIX}requirements.{s}", str(n)) for s, n in report.requirement_counts().items()]
     pairs += [(f"{PREFIX}kind.{k}", str(n)) for k, n in report.kind_counts().items()]
+    pairs += junit_pairs(capability_section(report.results), PREFIX)   # catalog capabilities, semantics per area
     # the broken rules, the one to fix first as ctk.root_cause.1 (ctk.reporting.rootcause)
     for i, rc in enumerate(report.root_causes(), 1):
         pairs += [(f"{PREFIX}root_cause.{i}", rc.line()), (f"{PREFIX}root_cause.{i}.rule", rc.rule.id)]

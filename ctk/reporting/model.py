@@ -46,6 +46,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ctk import __version__
 from ctk.core.behaviours import Behaviour
+from ctk.reporting.capabilities import capability_section
 from ctk.core.requirements import REQUIREMENTS
 from ctk.reporting.behaviour import behaviour_profile
 from ctk.core.verdicts import Status, Verdict
@@ -743,6 +744,7 @@ class RunReport:
             "kinds": self.kind_counts(),
             "requirement_counts": self.requirement_counts(),
             "root_causes": [rc.to_dict() for rc in self.root_causes()],
+            "catalog_capabilities": capability_section(self.results),
             "undecided": self.undecided(),
             "attention": self.attention(),
             "status_order": list(STATUS_ORDER),

@@ -210,16 +210,26 @@ def run_semantic(ctx: CheckContext, check: SemanticCheck) -> list[Verdict]:
         ok, why = _supported(ctx, op)
         if not ok:
             return [t.unsupported(why)]
+    caps: dict[str, dict[str, object]] = {}
     for cap in check.needs:
         known = t.capability(cap)
+        caps[cap.value] = known.to_dict()
         if known.supported is False:
-            return [t.unsupported(f"the catalog does not support {cap.value} "
-                                  f"({cap.description}); {known.source}: {known.why}",
-                                  details={"capability": {cap.value: known.to_dict()}})]
+            return [t.unsupported(f"the catalog does not support {cap.value} ({cap.description}); "
+                                  f"{known.source}: {known.why}", details={"capabilities": caps})]
         if known.supported is None:
             return [t.inconclusive(f"whether the catalog supports {cap.value} could not be learnt: {known.why}",
-                                   details={"capability": {cap.value: known.to_dict()}},
-                                   needs=f"--ctk-capability {cap.value}=yes|no")]
+                                   details={"capabilities": caps}, needs=f"--ctk-capability {cap.value}=yes|no")]
+    return [_with_capabilities(v, caps) for v in _run(t, check)]
+
+
+def _with_capabilities(v: Verdict, caps: dict[str, dict[str, object]]) -> Verdict:
+    if caps:
+        v.details = {**(v.details or {}), "capabilities": {**caps, **((v.details or {}).get("capabilities") or {})}}
+    return v
+
+
+def _run(t: SemRun, check: SemanticCheck) -> list[Verdict]:
     try:
         out = check.fn(t)
     except SetupBroken as exc:
