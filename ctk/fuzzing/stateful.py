@@ -1075,6 +1075,7 @@ def _semantics(opts: StatefulOptions, details: dict, total: dict, found: dict, e
                                             f"refusals were judged, no effect to compare){note}", details=d, **kw))
         elif req == "SEM-02" and total["ns_props_dropped"]:
             d["ns_props_dropped"] = total["ns_props_dropped"]
+            d["classified"] = True      # what the spec leaves open: a classified pass in the reports
             out.append(Verdict.ok(req, f"{n} {said}; {total['ns_props_dropped']}x {NS_PROPS_NOTE}{note}",
                                   classification="namespace-properties-not-stored-at-create", details=d, **kw))
         else:

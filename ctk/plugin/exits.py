@@ -30,6 +30,8 @@ from typing import Any, Iterable
 
 import pytest
 
+from ctk.reporting.model import MUST_UNDECIDED
+
 EXIT_OK = 0
 EXIT_MUST_BROKEN = 1
 EXIT_INTERRUPTED = 2
@@ -47,8 +49,7 @@ MEANING = {
     4: "usage error",
     5: "no tests collected",
     6: "the target is unusable",
-    EXIT_MUST_UNDECIDED: "no MUST broken, but a MUST was left undecided that this setup could decide (a setup "
-                         "step failed, a storage setting is missing): not a pass",
+    EXIT_MUST_UNDECIDED: MUST_UNDECIDED,
 }
 
 

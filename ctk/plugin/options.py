@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from ctk.catalog.capabilities import Capability, parse_declared
 from ctk.core.requirements import set_profile
 from ctk.plugin.exits import FAIL_ON_CHOICES
 
@@ -78,6 +79,11 @@ OPTIONS: list[Option] = [
     Option("--ctk-max-wait", "ctk_max_wait", "ctk_max_wait",
            "longest a check may wait in seconds, e.g. for a key lifetime to pass (default 30)", "float", 30.0, metavar="SECONDS", group="faults"),
     Option("--ctk-strict", "ctk_strict", "ctk_strict", "a deviation (SHOULD/MAY broken) fails the test", "bool", False, group="judging"),
+    Option("--ctk-capability", "ctk_capability", "ctk_capabilities",
+           "declare what the catalog supports where it misreports it or a probe cannot tell, NAME=yes|no "
+           "(repeatable or comma-separated; names: namespace-properties, nested-namespaces, views, "
+           "names-with-dot-or-slash, pagination, format-v3, storage, ...); the catalog-semantics checks that need "
+           "a capability set to no are not applicable", "list", group="judging"),
     Option("--ctk", "ctk_force", "ctk_autorun",
            "run the kit's suites even without --catalog-url (against the embedded reference catalog)", "bool", False,
            run=False, group="run"),   # `ctk run` adds it itself when no --catalog-url is given
@@ -130,6 +136,13 @@ OPTIONS: list[Option] = [
            "default 3 (the checks mostly wait, so 3 beat 2 on 2 cores); pytest: default one process (as -n N)",
            "int", metavar="N", group="run", forward=False, run_default=3),
 ]
+
+
+def _declared_capabilities(values: list[str] | None) -> dict[Capability, bool]:
+    try:
+        return parse_declared(values)
+    except ValueError as exc:
+        raise OptionError(f"ctk: {exc}") from None
 
 
 def grouped() -> list[tuple[str, list[Option]]]:
@@ -228,6 +241,7 @@ class CtkOptions:
     timeout: float = 10.0
     max_wait: float = 30.0
     strict: bool = False
+    capabilities: dict[Capability, bool] = field(default_factory=dict)   # --ctk-capability NAME=yes|no
     force: bool = False
     autorun: bool = False
     reports: str = "reports"
@@ -274,6 +288,7 @@ class CtkOptions:
             timeout=float(values["ctk_timeout"]),
             max_wait=float(values["ctk_max_wait"]),
             strict=bool(values["ctk_strict"]),
+            capabilities=_declared_capabilities(values["ctk_capability"]),
             force=bool(config.getoption("ctk_force", default=None)),
             autorun=bool(_ini_bool(config, "ctk_autorun")),
             reports=str(values["ctk_reports"]),

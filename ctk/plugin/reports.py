@@ -213,6 +213,8 @@ class VerdictCollector:
                         text = "inconclusive: " + (what if len(what) <= 300 else what[:300] + " ...")
                         if g.get("hint") and g["hint"] not in what:
                             text += f" -> {g['hint']}"
+                    if g.get("option") and g.get("must_checks"):
+                        text += f" ({g['option']} would decide {_checks(g['must_checks'], 'MUST check')})"
                     out.append((f"  {g['count']}x {reqs}{must}: {text}", {"yellow": g["must"]}))
                 if len(groups) > UNDECIDED_SHOWN:
                     out.append((f"  ... and {len(groups) - UNDECIDED_SHOWN} more reasons in conformance.html", {}))
@@ -285,6 +287,10 @@ class FinalSummary:
 
 # names the kit makes unique per run or per case (ctk_1a2b3c4d_gw0, occ_race_2_27c7f9): folded when reasons are grouped
 _RUN_UNIQUE = re.compile(r"\b\w*?_[0-9a-f]{6,}(?:_\w+)?\b|\b\d{4,}\b")
+
+
+def _checks(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def _now_iso() -> str:

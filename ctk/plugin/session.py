@@ -252,7 +252,8 @@ class CtkSession:
 
     def _make_context(self, client: CatalogClient) -> CheckContext:
         """The CheckContext on the run namespace (created by the session, so not again here)."""
-        options = CheckOptions(max_wait=self.options.max_wait, strict=self.options.strict)
+        options = CheckOptions(max_wait=self.options.max_wait, strict=self.options.strict,
+                               capabilities=dict(self.options.capabilities))
         ctx = CheckContext.create(client, discovery=self.discovery, namespace=self.namespace_parts,
                                   interposer=self.interposer, options=options, create_namespace=False)
         if self.options.db_link:   # the catalog's database link, on any catalog (ctk.checks.faults.DbLinkFaults)

@@ -68,14 +68,30 @@ _WHERE = re.compile(r"^(?P<method>[A-Z]+) (?P<path>\S+) -> (?P<status>\d{3}) \((
 _UNIQUE = re.compile(r"\b\w*?_[0-9a-f]{6,}(?:_\w+)?\b|\b[0-9a-f]{8}-[0-9a-f-]{27}\b|\b\d{4,}\b")
 
 
+# a list index in a JSON path of the body ("metadata/schemas/3/fields/0/type", "0/name"): one problem at many
+# indexes is one kind of problem
+_INDEX = re.compile(r"(?:(?<=/)|^)\d+(?=/|:)")
+
+
+def _fold(text: str) -> str:
+    """A problem's text with its JSON path's list indexes as [n] and run-unique names as <name>."""
+    path, sep, rest = text.partition(": ")
+    if sep and " " not in path:                          # "a/0/b: ..." (ctk.openapi.Spec.validate)
+        text = _INDEX.sub("[n]", path) + sep + rest
+    text = re.sub(r"(?<=: )((?:[\w.-]+/)*\d+(?:/[\w.-]+)*)(?=: )", lambda m: _INDEX.sub("[n]", m.group(1)),
+                  text)                                  # a path after a discriminator's "as type 'x' (T): "
+    return _UNIQUE.sub("<name>", text)
+
+
 def group_key(problem: str) -> str:
     """"operation\tproblem" for a validation problem ("POST /v1/namespaces -> 201 (createNamespace): status 201
-    is not declared ..."): the operation, and the problem with the status and without run-unique names."""
+    is not declared ..."): the operation, and the problem with the status, its JSON path's list indexes folded
+    ("metadata/schemas/[n]/fields/[n]/type: ...") and without run-unique names."""
     m = _WHERE.match(problem.strip())
     if not m:
-        return "(unknown operation)\t" + _UNIQUE.sub("<name>", problem.strip().splitlines()[0])[:300]
+        return "(unknown operation)\t" + _fold(problem.strip().splitlines()[0])[:300]
     text = m.group("problem").strip().splitlines()[0] if m.group("problem").strip() else ""
-    return f"{m.group('op')}\t-> {m.group('status')}: " + _UNIQUE.sub("<name>", text)[:300]
+    return f"{m.group('op')}\t-> {m.group('status')}: " + _fold(text)[:300]
 
 
 def grouped(summaries: list[dict[str, Any]]) -> dict[str, dict[str, int]]:

@@ -19,7 +19,7 @@ from ctk.reporting.behaviour import render_section as render_behaviour
 from ctk.reporting.capabilities import capability_section
 from ctk.reporting.capabilities import html as render_capabilities
 from ctk.core.exchange import render_exchanges
-from ctk.reporting.model import STATUS_ORDER, Result, RunReport, redact_url, scrub_text
+from ctk.reporting.model import MUST_UNDECIDED, STATUS_ORDER, Result, RunReport, redact_url, scrub_text
 
 
 STATUS_TEXT = {
@@ -402,7 +402,7 @@ def _root_causes(report: RunReport, findings: list[Result], anchor: dict[int, st
         reqs = ", ".join(f"{r}" + (f" ×{k}" if k > 1 else "") for r, k in rc.requirements.items())
         where = f" on <b>{esc(', '.join(rc.endpoints))}</b>" if rc.endpoints else ""
         link = f' <a href="#{esc(first)}">evidence →</a>' if first else ""
-        items.append(f'<li id="cause-{n}" data-rule="{esc(rc.rule.id)}">{badge(rc.status)} <b>{esc(rc.rule.requirement)}'
+        items.append(f'<li id="cause-{n}" data-rule="{esc(rc.rule.id)}">{badge(rc.status)} <b>{esc(rc.shown)}'
                      f'</b> ({esc(rc.level)}): {esc(rc.rule.title)}{where}. <span class="small">Explains '
                      f'{len(rc.findings)} finding(s): {esc(reqs)}</span>{link}</li>')
     return (f'<section id="root-causes"><h3>Root causes ({len(causes)})</h3><p class="small">Each finding below is '
@@ -425,6 +425,8 @@ def _undecided(report: RunReport) -> str:
         else:
             text = f"inconclusive: {esc(_first_line(g['what'], 300))}" + (
                 f" <b>→ {esc(g['hint'])}</b>" if g.get("hint") else "")
+        if g.get("option") and g.get("must_checks"):
+            text += f" <span class=\"small\">({esc(g['option'])} would decide {g['must_checks']} MUST check(s))</span>"
         items.append(f"<li>{g['count']}× {esc(reqs)}{must}: {text}</li>")
     more = f"<li>… and {len(groups) - 15} more reasons below</li>" if len(groups) > 15 else ""
     return (f'<section id="undecided-top"><h3>Undecided, and what would decide it</h3>'
@@ -445,6 +447,13 @@ def overall_text(report: RunReport) -> str:
     claim = report.overall_claim()
     if report.state == "unusable-target":
         return "UNUSABLE TARGET: no check ran (see below why)"
+    undecided = report.undecided_musts() if report.state == "complete" and report.overall() not in (
+        "fail", "error") else []
+    if undecided:      # exit 7 (ctk.plugin.exits): said first, whatever else the run found
+        also = "; deviations too: SHOULD/MAY requirements are not met" if report.overall() == "deviation" else ""
+        ids = ", ".join(undecided[:5]) + (f" and {len(undecided) - 5} more" if len(undecided) > 5 else "")
+        text = f"MUST UNDECIDED: {MUST_UNDECIDED} ({ids}){also}"
+        return text + (" (in the checks of this subset run)" if report.partial else "")
     if not report.partial:
         return OVERALL_TEXT[claim]
     what = "interrupted run" if report.state == "interrupted" else "subset run"

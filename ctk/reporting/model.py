@@ -76,6 +76,7 @@ KINDS: tuple[str, ...] = ("error", "fail", "deviation", "inconclusive", "needs",
 _RUN_UNIQUE = re.compile(r"\b\w*?_[0-9a-f]{6,}(?:_\w+)?\b|\b\d{4,}\b")
 # what a user can change, as the checks' reasons name it (an option or a catalog property)
 _OPTION = re.compile(r"(--(?:ctk|catalog)-[a-z-]+(?: [A-Za-z0-9_.:/=-]+)?)")
+_OPTION_NAME = re.compile(r"(--(?:ctk|catalog)-[a-z-]*[a-z])(?: ([A-Za-z0-9_.:/=-]+))?")
 
 
 def _unknown_commits(r: Any) -> int:
@@ -85,11 +86,26 @@ def _unknown_commits(r: Any) -> int:
     return n if isinstance(n, int) and not isinstance(n, bool) else 0
 
 
+def _option(text: str | None) -> str | None:
+    """The option a hint or a need names first, without its value ("--ctk-max-wait 1620" -> "--ctk-max-wait";
+    a catalog property keeps its name: "--catalog-property s3.endpoint"), so that the undecided entries one
+    option would decide count together."""
+    found = _OPTION_NAME.search(text or "")
+    if not found:
+        return None
+    name, arg = found.group(1), found.group(2) or ""
+    return f"{name} {arg.split('=', 1)[0]}" if "=" in arg else name
+
+
 def _hint(reason: str) -> str | None:
     """The option a reason names ("pass --catalog-property s3.endpoint=..."), for the undecided list."""
     found = _OPTION.findall(reason or "")
     return ", ".join(dict.fromkeys(found)) if found else None
 
+
+# What exit 7 means (ctk.plugin.exits), also the headline of a run that ends so (ctk.reporting.html.overall_text)
+MUST_UNDECIDED = ("no MUST broken, but a MUST was left undecided that this setup could decide (a setup step failed, "
+                  "a storage setting is missing): not a pass")
 
 # Worst first. See the module docstring for why.
 STATUS_ORDER: tuple[str, ...] = ("error", "fail", "deviation", "inconclusive", "pass", "unsupported")
@@ -266,6 +282,37 @@ def _shrink(value: Any, budget: int) -> Any:
     return value
 
 
+# Variants of an operation that a request body selects: (operationId, body field, value, name). A finding whose
+# requests of the operation all select one is about that variant (a staged create is not createTable at large).
+OPERATION_VARIANTS: tuple[tuple[str, str, Any, str], ...] = (
+    ("createTable", "stage-create", True, "stage-create"),
+)
+_NOT_THE_OPERATION = ("setup", "cleanup", "observe", "fault:", "interfere", "clear", "state", "read")
+
+
+def operation_variant(endpoint: str | None, exchanges: list[Any]) -> str | None:
+    """The variant (OPERATION_VARIANTS) every request of ``endpoint`` among ``exchanges`` selects - requests whose
+    JSON body carries the variant's field, setup and cleanup steps aside - or None (the plain operation, both, or
+    no such request). Read from the whole bodies, before the report cuts them."""
+    for op, name, value, label in OPERATION_VARIANTS:
+        if endpoint != op:
+            continue
+        seen: list[bool] = []
+        for ex in exchanges:
+            ex = ex.to_dict() if isinstance(ex, Exchange) else ex
+            if not isinstance(ex, dict) or str(ex.get("label") or "").lower().startswith(_NOT_THE_OPERATION):
+                continue
+            try:
+                body = json.loads(ex.get("request_body") or "")
+            except (TypeError, ValueError):
+                continue
+            if isinstance(body, dict) and name in body:
+                seen.append(body[name] == value)
+        if seen and all(seen):
+            return label
+    return None
+
+
 def _telling(ex: dict[str, Any]) -> bool:
     """An exchange that shows behaviour: it carries an Idempotency-Key, or got no answer or an error status."""
     status = ex.get("status")
@@ -349,6 +396,8 @@ class Result:
     needs: str | None = None                # not decided by this setup: what would decide it (Verdict.needs)
     repeat: bool = False                    # a finding of a kind already shown in full (FULL_EVIDENCE_PER_KIND)
     worker: str | None = None               # the xdist worker that ran the test (gw0, gw1, ...), to reproduce it
+    variant: str | None = None              # the variant of the operation its exchanges sent, where only one
+                                            # (operation_variant: "stage-create")
 
     @property
     def kind(self) -> str:
@@ -383,8 +432,9 @@ class Result:
             for name in ("source", "statement"):
                 if d.get(name) == getattr(req, name):
                     del d[name]
-        if compact and d.get("worker") is None:
-            del d["worker"]
+        for name in ("worker", "variant"):
+            if compact and d.get(name) is None:
+                del d[name]
         return d
 
 
@@ -398,9 +448,10 @@ class RequirementSummary:
 
 def is_classified(r: Any) -> bool:
     """A pass that records a broken rule no source of the active profile judges (details.rule_broken, set by
-    ctk.checks.judging and Verdict.broken)."""
+    ctk.checks.judging and Verdict.broken), or a behaviour the sources leave open that a check names as such
+    (details.classified, e.g. SEM-02's namespace properties not stored at create)."""
     details = (r.get("details") if isinstance(r, dict) else getattr(r, "details", None)) or {}
-    return isinstance(details, dict) and details.get("rule_broken") is True
+    return isinstance(details, dict) and (details.get("rule_broken") is True or details.get("classified") is True)
 
 
 def worst(statuses: Iterable[str]) -> str | None:
@@ -518,6 +569,7 @@ class RunReport:
             repeat = not finding
         if repeat and len(d["message"]) > REPEAT_MESSAGE:
             d["message"] = cap_body(d["message"], REPEAT_MESSAGE) or ""
+        d["variant"] = d.get("variant") or operation_variant(d.get("endpoint"), d.get("exchanges") or [])
         d["exchanges"], d["exchanges_cut"] = cap_exchanges(
             [redact_exchange(x) for x in d.get("exchanges") or []],
             FINDING_EXCHANGES if finding else (REPEAT_EXCHANGES if repeat else OTHER_EXCHANGES),
@@ -573,7 +625,10 @@ class RunReport:
     def undecided(self) -> list[dict[str, Any]]:
         """What was left undecided and what would decide it: one entry per distinct ``needs`` (this setup cannot
         observe it) and per distinct reason of the inconclusive results without one (a setup step failed, a
-        storage setting is missing, ...), MUSTs first, then the most results."""
+        storage setting is missing, a request timed out, ...). Each names the ``option`` that would decide it
+        where one does and ``must_checks``: how many MUST results that one option would decide over the whole run
+        (its entry's own MUST results where it names none). Ordered by ``must_checks``, then those that name an
+        option, MUSTs first, then the most results: the first line is the change that decides the most."""
         groups: dict[tuple[str, str], dict[str, Any]] = {}
         for r in self.results:
             if r.kind not in ("needs", "inconclusive"):
@@ -584,12 +639,35 @@ class RunReport:
                 first = strip_rendered_exchanges(r.message or "", True).strip().splitlines()
                 what = first[0] if first else "(no reason given)"
                 key = ("inconclusive", _RUN_UNIQUE.sub("<name>", what))
-            g = groups.setdefault(key, {"kind": key[0], "what": what, "hint": _hint(what) if key[0] ==
-                                        "inconclusive" else None, "count": 0, "requirements": {}, "must": False})
+            g = groups.get(key)
+            if g is None:
+                hint = self._timeout_hint(r, what) or _hint(what) if key[0] == "inconclusive" else None
+                g = groups[key] = {"kind": key[0], "what": what, "hint": hint, "option": _option(hint or what),
+                                   "count": 0, "requirements": {}, "must": False, "must_results": 0}
             g["count"] += 1
             g["requirements"][r.requirement] = g["requirements"].get(r.requirement, 0) + 1
             g["must"] = g["must"] or r.level == "MUST"
-        return sorted(groups.values(), key=lambda g: (not g["must"], g["kind"] != "inconclusive", -g["count"]))
+            g["must_results"] += r.level == "MUST"
+        by_option: dict[str, int] = {}
+        for g in groups.values():
+            if g["option"]:
+                by_option[g["option"]] = by_option.get(g["option"], 0) + g["must_results"]
+        for g in groups.values():
+            g["must_checks"] = by_option[g["option"]] if g["option"] else g["must_results"]
+            del g["must_results"]
+        return sorted(groups.values(), key=lambda g: (-g["must_checks"], not g["option"], not g["must"],
+                                                      g["kind"] != "inconclusive", -g["count"]))
+
+    def _timeout_hint(self, r: Result, what: str) -> str | None:
+        """For a result whose request got no answer in time (the client's "timeout: ..." error): the option that
+        gives requests longer, with the time they had."""
+        timed_out = "(timeout: " in what or any(str(x.get("error") or "").startswith("timeout:")
+                                               for x in r.exchanges)
+        if not timed_out:
+            return None
+        t = self.options.get("timeout") if isinstance(self.options, dict) else None
+        had = f" (a request got no answer in {t:g} s)" if isinstance(t, (int, float)) else ""
+        return f"a larger --ctk-timeout{had}"
 
     def attention(self) -> list[dict[str, Any]]:
         """What needs a reader's attention besides the findings: commits answered 5xx or nothing while several

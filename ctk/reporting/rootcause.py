@@ -15,8 +15,9 @@ How a finding (fail, deviation or error) finds its rule:
    a requirement's own rule otherwise (``Rule.of_requirement``);
 3. per endpoint, a rule the evidence there explains better: a duplicate that executes again both after the
    first answer and while the first is in flight means the key is ignored on that operation (KEY_IGNORED); a
-   LIFE-01, RECON-01 or REPLAY-02 retry executed again on an endpoint where a plain duplicate already executes
-   again is that same rule, not a short lifetime or a missing reconcile;
+   LIFE-01, RECON-01 or REPLAY-02 retry executed again, or a replay answered differently (a re-execution
+   answers 409 or 404), on an endpoint where a plain duplicate already executes again is that same rule, not a
+   short lifetime, a missing reconcile or a replay of its own;
 4. a finding without an endpoint of its own (the model-based GEN-02, history checks) joins the root cause
    that already holds a finding with its symptom, else its requirement's rule; where duplicates execute again
    and no REPLAY-02 finding stands on its own, a terminal 4xx's retry executed again is that rule too; where
@@ -24,6 +25,12 @@ How a finding (fail, deviation or error) finds its rule:
 
 The deviation profiles of the reference catalog (ctk/reference/deviations.py) each break one rule; under each,
 the first root cause is that rule (tests/reporting/test_root_causes.py).
+
+Each root cause is shown with the status, requirement and level of its worst findings (a rule a MUST states that
+explains only SHOULD deviations is a DEVIATION of that SHOULD, never "(MUST)"), and its endpoints with the
+variant of the operation where the findings concern one only (``Result.variant``: "createTable (stage-create)").
+The order of the list is decided in one place, ``order_key``: ``precedence`` first (a family of rules whose
+findings explain others goes first), then the worst status, the most findings, the most requirements.
 """
 
 from __future__ import annotations
@@ -98,8 +105,15 @@ BY_REQUIREMENT = {"OCC-01": REQUIREMENTS_UNCHECKED, "OCC-02": NOT_SERIALIZED, "O
 # where the first rule is broken at all, it explains the findings of the others (a catalog that does not check
 # a commit's requirements also loses concurrent updates and applies stale transactions)
 EXPLAINED_BY = {REQUIREMENTS_UNCHECKED: {NOT_SERIALIZED, TRANSACTION_PARTIAL}}
-# where a plain duplicate already executes again on the same endpoint, these are that rule
-EXPLAINED_BY_DUPLICATE = {FORGOTTEN_EARLY, UNREADABLE_REEXECUTES, TERMINAL_4XX}
+# where a plain duplicate already executes again on the same endpoint, these are that rule (a replay that answers
+# another status there is a re-execution answering: 409 to a create, 404 to a drop)
+EXPLAINED_BY_DUPLICATE = {FORGOTTEN_EARLY, UNREADABLE_REEXECUTES, TERMINAL_4XX, REPLAY_DIFFERS}
+
+# The order of the root causes: a lower precedence goes first, before the status. A family of requirements whose
+# broken rule explains findings of others on the same endpoint (a plain catalog operation that does not work
+# explains the retry findings there) gets a negative number here, by the area of the rule's requirement
+# (ctk.core.requirements). Empty: every rule has precedence 0.
+PRECEDENCE_BY_AREA: dict[str, int] = {}
 
 
 _EXECUTED = re.compile(r"re-?executed|executed (?:again|twice|a second time)|second execution|forgotten"
@@ -191,10 +205,11 @@ class RootCause:
 
     rule: Rule
     status: str                                   # the worst status of its findings
-    level: str                                    # the level of the rule's requirement ("MUST", ...)
-    endpoints: list[str] = field(default_factory=list)
+    level: str                                    # the level that status comes from ("MUST" for a fail, ...)
+    endpoints: list[str] = field(default_factory=list)            # "createTable (stage-create)": a variant only
     findings: list[int] = field(default_factory=list)             # indexes into the run's results
     requirements: dict[str, int] = field(default_factory=dict)    # requirement -> findings
+    requirement: str = ""                         # whose finding gives status and level: the rule's, if it has one
 
     def line(self) -> str:
         """One line for the terminal and junit.xml."""
@@ -204,11 +219,17 @@ class RootCause:
                                                      if len(self.endpoints) > 4 else "")
             where = f" on {shown}"
         reqs = ", ".join(f"{r}" + (f" x{n}" if n > 1 else "") for r, n in self.requirements.items())
-        return (f"{self.status.upper()} {self.rule.requirement} ({self.level}): {self.rule.title}{where}; "
+        return (f"{self.status.upper()} {self.shown} ({self.level}): {self.rule.title}{where}; "
                 f"{len(self.findings)} finding(s): {reqs}")
 
+    @property
+    def shown(self) -> str:
+        """The requirement the line names with the status and level."""
+        return self.requirement or self.rule.requirement
+
     def to_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule.id, "title": self.rule.title, "requirement": self.rule.requirement,
+        return {"rule": self.rule.id, "title": self.rule.title, "requirement": self.shown,
+                "rule_requirement": self.rule.requirement,
                 "level": self.level, "status": self.status, "endpoints": list(self.endpoints),
                 "findings": len(self.findings), "requirements": dict(self.requirements),
                 "results": list(self.findings)}
@@ -228,12 +249,12 @@ def root_causes(results: Iterable[Any]) -> list[RootCause]:
     def refined(i: int, r: Any) -> Rule:
         rule, ep = own[i], _get(r, "endpoint")
         there = by_endpoint.get(str(ep), set()) if ep else set()
-        reexecutes = DUPLICATE_EXECUTED in there
-        if INFLIGHT_TWICE in there and DUPLICATE_EXECUTED in there and "executed-again" in (symptom(r) or ""):
+        if DUPLICATE_EXECUTED not in there:
+            return rule
+        # duplicates also executing a second time while the first is in flight: the key has no effect there
+        if INFLIGHT_TWICE in there and ("executed-again" in (symptom(r) or "") or rule in EXPLAINED_BY_DUPLICATE):
             return KEY_IGNORED
-        if reexecutes and rule in EXPLAINED_BY_DUPLICATE:
-            return DUPLICATE_EXECUTED
-        return rule
+        return DUPLICATE_EXECUTED if rule in EXPLAINED_BY_DUPLICATE else rule
 
     chosen = {i: refined(i, r) for i, r in findings}
     # a terminal 4xx's retry executed again where no REPLAY-02 shows it as a rule of its own (each is explained
@@ -265,13 +286,57 @@ def root_causes(results: Iterable[Any]) -> list[RootCause]:
         rc.findings.append(i)
         if _STATUS_RANK[str(_get(r, "status"))] < _STATUS_RANK[rc.status]:
             rc.status = str(_get(r, "status"))
-        ep = _get(r, "endpoint")
+        ep = _where(r)
         if ep and ep not in rc.endpoints:
-            rc.endpoints.append(str(ep))
+            rc.endpoints.append(ep)
         rid = str(_get(r, "requirement") or "?")
         rc.requirements[rid] = rc.requirements.get(rid, 0) + 1
-    return sorted(groups.values(), key=lambda rc: (_STATUS_RANK[rc.status], -len(rc.findings),
-                                                   -len(rc.requirements), rc.rule.id))
+    for rc in groups.values():
+        _name_the_worst(rc, results)
+    return sorted(groups.values(), key=order_key)
+
+
+def precedence(rc: RootCause) -> int:
+    """Where a root cause's family goes in the list, before its status (PRECEDENCE_BY_AREA; 0 by default)."""
+    req = REQUIREMENTS.get(rc.rule.requirement)
+    return PRECEDENCE_BY_AREA.get(req.area, 0) if req is not None else 0
+
+
+def order_key(rc: RootCause) -> tuple[int, int, int, int, str]:
+    """The one place the order of the root causes is decided: precedence, then the worst status, the most
+    findings, the most requirements, then the rule's id (a stable order)."""
+    return (precedence(rc), _STATUS_RANK[rc.status], -len(rc.findings), -len(rc.requirements), rc.rule.id)
+
+
+def _name_the_worst(rc: RootCause, results: list[Any]) -> None:
+    """The requirement and level a root cause is shown with: those of its findings with its (worst) status - the
+    rule's own requirement when it has one of them - so that the status and the level agree (a fail is a MUST, a
+    deviation a SHOULD or MAY)."""
+    if rc.rule is CHECK_CRASHED:
+        return
+    worst = [results[i] for i in rc.findings if _get(results[i], "status") == rc.status]
+    ids = [str(_get(r, "requirement") or "?") for r in worst]
+    rc.requirement = rc.rule.requirement if rc.rule.requirement in ids else (ids[0] if ids else "")
+    if rc.status == "fail":
+        rc.level = "MUST"
+    elif rc.status == "deviation":
+        levels = [str(_get(r, "level") or "") or _registry_level(str(_get(r, "requirement")))
+                  for r in worst if str(_get(r, "requirement")) == rc.requirement]
+        rc.level = next((lv for lv in levels if lv in ("SHOULD", "MAY")), "SHOULD")
+
+
+def _registry_level(rid: str) -> str:
+    req = REQUIREMENTS.get(rid)
+    return req.level.value if req is not None else ""
+
+
+def _where(result: Any) -> str | None:
+    """A finding's endpoint, with the variant of the operation it concerns where it concerns one only."""
+    ep = _get(result, "endpoint")
+    if not ep:
+        return None
+    variant = _get(result, "variant")
+    return f"{ep} ({variant})" if variant else str(ep)
 
 
 def _get(result: Any, name: str) -> Any:
