@@ -107,7 +107,7 @@ def test_the_third_finding_of_a_kind_keeps_its_profiles_and_every_writer_runs(tm
     from ctk.reporting.behaviour import behaviour_profile, infer_profile
     from ctk.reporting.compare import load_runs, write_compare
     from ctk.reporting.conformance import write_conformance
-    from ctk.reporting.junit import statistics, verdict_properties
+    from ctk.reporting.junit import finish_junit, statistics, verdict_properties
 
     rep = _capped_report()
     findings = [r for r in rep.results if r.requirement == "REPLAY-03"]
@@ -131,6 +131,9 @@ def test_the_third_finding_of_a_kind_keeps_its_profiles_and_every_writer_runs(tm
     assert back.to_dict()["root_causes"] == data["root_causes"]
     assert behaviour_profile(back.results)["rows"]
     assert dict(statistics(back))["ctk.root_cause.1.rule"] == "5xx-stored"
+    junit = tmp_path / "junit.xml"
+    junit.write_text('<testsuites><testsuite name="pytest"><testcase name="t"/></testsuite></testsuites>')
+    assert finish_junit(str(junit), back) == 1 and "ctk.root_cause.1.rule" in junit.read_text()
     for r in back.results:
         assert verdict_properties(r.to_dict())
     other = tmp_path / "other.json"
