@@ -43,9 +43,19 @@ def namespace_properties(ctx: CheckContext) -> Known:
 
 def nested_namespaces(ctx: CheckContext) -> Known:
     placement = getattr(ctx.client, "placement", None)
-    if placement is None or placement.nested is None:
-        return Known(None, "probe", "the session's nesting probe did not run")
-    return Known(bool(placement.nested), "probe", placement.nesting_note or "the session's nesting probe")
+    if placement is not None and placement.nested is not None:
+        return Known(bool(placement.nested), "probe", placement.nesting_note or "the session's nesting probe")
+    ns, why = _probe_namespace(ctx, "probe_nest")       # no session probe (a context of its own): probe here
+    if ns is None:
+        return Known(None, "probe", why)
+    child = ns + ("child",)
+    ex = ctx.client.request("POST", "namespaces", json={"namespace": list(child), "properties": {}},
+                            label="probe: create a nested namespace")
+    if ex.status != 200:
+        return Known(False if ex.status is not None and 400 <= ex.status < 500 else None, "probe",
+                     f"creating a nested namespace answered {describe(ex)}")
+    got = ctx.client.request("GET", f"namespaces/{ns_path(child)}", label="probe: load the nested namespace")
+    return Known(got.status == 200, "probe", f"a nested namespace was created; loading it answered {describe(got)}")
 
 
 def names_with_dot_or_slash(ctx: CheckContext) -> Known:
