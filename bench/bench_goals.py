@@ -4,6 +4,7 @@ weighs on every figure alike; the load average is printed with each). Never an a
 1. `ctk run` against the embedded reference catalog, no Spark            goal < 30 s
 2. `pytest --catalog-url` against a plain `ctk serve` (no control API)    goal < 30 s
    (one process, as pytest runs by default; and with --workers 3, as `ctk run` runs)
+   and the cost of the catalog-semantics family: `ctk run` now vs before it      goal <= 1.25 x
 3. the main job with Spark (`ctk run --ctk-spark`, as `nox -s kit`)      goal < 120 s
 4. the reference catalog (`ctk serve` in its own process, updateTable set-properties commits over HTTP):
    one writer >= 300 commits/s; 4 writers (one table each) at least as fast as one; no 5xx;
@@ -43,11 +44,15 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
-def ctk_run(*extra: str) -> tuple[float, int, dict]:
+def ctk_run(*extra: str, source: str | None = None) -> tuple[float, int, dict]:
+    """`ctk run` in a fresh directory; ``source``: a checkout of another version of the kit to run instead."""
     cwd = tempfile.mkdtemp(prefix="ctk-goals-")
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = source + os.pathsep + env.get("PYTHONPATH", "")
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "ctk", "run", "--ctk-reports", "reports", *extra],
-                          cwd=cwd, capture_output=True, text=True, timeout=3600)
+                          cwd=cwd, capture_output=True, text=True, timeout=3600, env=env)
     wall = time.perf_counter() - t0
     path = Path(cwd, "reports", "conformance.json")
     data = json.loads(path.read_text()) if path.exists() else {}
@@ -61,6 +66,37 @@ def bench_run() -> None:
     wall, rc, data = ctk_run()
     row("ctk run, embedded reference, no Spark", f"{wall:.1f} s", "< 30 s", wall < 30,
         f"exit {rc}, overall {data.get('overall')}; {before} -> {load()}")
+
+
+BEFORE_SEMANTICS = "e12a8f1"    # the last commit before the catalog-semantics family (issue 28)
+
+
+def bench_semantics_cost(rounds: int = 2) -> None:
+    """`ctk run` of the kit before the catalog-semantics family (a git worktree of BEFORE_SEMANTICS) and now,
+    alternated ``rounds`` times so that both see the same machine; goal: now <= 1.25 x before."""
+    repo = Path(__file__).resolve().parents[1]
+    tree = Path(tempfile.mkdtemp(prefix="ctk-before-")) / "src"
+    made = subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", str(tree), BEFORE_SEMANTICS],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        row("ctk run: semantics family cost", "-", "<= 1.25 x before", None, f"no worktree: {made.stderr.strip()}")
+        return
+    try:
+        walls: dict[str, list[float]] = {"before": [], "now": []}
+        counts: dict[str, int] = {}
+        for _ in range(rounds):
+            for which, source in (("before", str(tree)), ("now", None)):
+                wall, rc, data = ctk_run(source=source)
+                walls[which].append(wall)
+                counts[which] = len(data.get("results", []))
+        b, n = min(walls["before"]), min(walls["now"])
+        row(f"ctk run before the semantics family ({BEFORE_SEMANTICS})", f"{b:.1f} s", "-", None,
+            f"{counts.get('before')} results; all: {', '.join(f'{w:.1f}' for w in walls['before'])}")
+        row("ctk run now", f"{n:.1f} s", "-", None,
+            f"{counts.get('now')} results; all: {', '.join(f'{w:.1f}' for w in walls['now'])}")
+        row("  now / before (best of each)", f"{n / b:.2f} x", "<= 1.25 x", n / b <= 1.25, load())
+    finally:
+        subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)], capture_output=True)
 
 
 def bench_plain() -> None:
@@ -177,7 +213,8 @@ def bench_reference(commits: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-spark", action="store_true", help="skip the main job with Spark")
-    ap.add_argument("--only", default="run,plain,spark,reference", help="which figures (comma-separated)")
+    ap.add_argument("--only", default="run,semantics,plain,spark,reference",
+                    help="which figures (comma-separated)")
     ap.add_argument("--commits", type=int, default=400, help="commits per reference figure")
     args, _ = ap.parse_known_args(argv)
     only = set(args.only.split(","))
@@ -188,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_reference(args.commits)
     if "run" in only:
         bench_run()
+    if "semantics" in only:
+        bench_semantics_cost()
     if "plain" in only:
         bench_plain()
     if "spark" in only:
