@@ -10,6 +10,7 @@ A prerequisite that fails raises `PrerequisiteError` (checks turn it into an inc
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,18 +26,51 @@ from ctk.core.exchange import Exchange
 MAX_PAGES = 100          # pages per listing
 MAX_DEPTH = 8            # nested namespace levels drop_tree descends
 CLEANUP_WORKERS = 4      # drops drop_tree sends at a time
+CLEANUP_REQUESTS = 5000  # requests one cleanup may send (a count: each request has its own timeout)
+
+
+class Budget:
+    """How many more requests a cleanup may send: a count, never a time, so that a loaded catalog is cleaned as
+    far as a quiet one (each request has its timeout). Shared by the threads of one cleanup."""
+
+    def __init__(self, requests: int) -> None:
+        if requests < 0:
+            raise ValueError(f"a cleanup budget is a number of requests >= 0, not {requests}")
+        self.requests = int(requests)
+        self.left = int(requests)
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        """One request more, if the budget allows it."""
+        with self._lock:
+            if self.left <= 0:
+                return False
+            self.left -= 1
+            return True
+
+    @property
+    def used_up(self) -> str:
+        return f"cleanup budget of {self.requests} requests used up"
+
+
+def _budget(budget: "Budget | int | None") -> Budget:
+    return budget if isinstance(budget, Budget) else Budget(CLEANUP_REQUESTS if budget is None else budget)
 
 
 def pages(client: Any, path: str, field: str, label: str, params: dict[str, Any] | None = None,
-          deadline: float | None = None, max_pages: int = MAX_PAGES) -> tuple[list, str | None]:
+          deadline: float | None = None, max_pages: int = MAX_PAGES,
+          budget: Budget | None = None) -> tuple[list, str | None]:
     """Every item under ``field`` of a paginated listing (following ``next-page-token``, at most ``max_pages``
-    pages, none begun after the monotonic ``deadline``), and None; or the items read so far and why the
-    listing stopped short (a page not answered 200 with a JSON object, the deadline)."""
+    pages, none begun after the monotonic ``deadline`` or once ``budget`` is used up), and None; or the items
+    read so far and why the listing stopped short (a page not answered 200 with a JSON object, the deadline,
+    the budget)."""
     items: list = []
     token = None
     for _ in range(max_pages):
         if deadline is not None and time.monotonic() > deadline:
             return items, "time budget used up"
+        if budget is not None and not budget.take():
+            return items, budget.used_up
         ex = client.request("GET", path, label=label, params={**(params or {}), "pageToken": token})
         body = ex.json() if ex.status == 200 else None
         if not isinstance(body, dict):
@@ -155,42 +189,92 @@ class Catalog:
         return None if problem else _names(items)
 
 
-def drop_tree(client: Any, parts: Namespace, keep_root: bool = False, budget_s: float = 60.0,
-              _depth: int = 0, _deadline: float | None = None) -> list[str]:
-    """Drop views, tables (purged) and nested namespaces below `parts` (and `parts` itself unless keep_root).
+def drop_tree(client: Any, parts: Namespace, keep_root: bool = False, budget: Budget | int | None = None,
+              _depth: int = 0) -> list[str]:
+    """Drop views, tables (purged) and nested namespaces below `parts` (and `parts` itself unless keep_root),
+    reading back after the deletes: an object or namespace still listed (or loadable) after its DELETE was
+    answered is a problem, whatever the answer said.
 
-    Returns a list of problems (empty when everything went). Bounded by `budget_s` and MAX_DEPTH."""
-    deadline = _deadline if _deadline is not None else time.monotonic() + budget_s
+    Returns a list of problems (empty when everything went). Bounded by ``budget`` (a `Budget` shared with the
+    rest of the cleanup, or a number of requests; default `CLEANUP_REQUESTS`) and MAX_DEPTH."""
+    budget = _budget(budget)
     parts = list(ns_tuple(parts))
     problems: list[str] = []
     enc = ns_path(parts)
     if _depth < MAX_DEPTH:
-        children, _ = pages(client, "namespaces", "namespaces", "cleanup: list", parent_param(parts), deadline)
+        children, why = pages(client, "namespaces", "namespaces", "cleanup: list", parent_param(parts), budget=budget)
+        if why == budget.used_up:
+            problems.append(f"namespace {'.'.join(parts)}: nested namespaces not listed: {why}")
         for child in children:
             if isinstance(child, list) and len(child) == len(parts) + 1 and child[: len(parts)] == parts:
-                problems += drop_tree(client, child, False, budget_s, _depth + 1, deadline)
-    views, _ = pages(client, f"namespaces/{enc}/views", "identifiers", "cleanup: list", deadline=deadline)
-    tables, _ = pages(client, f"namespaces/{enc}/tables", "identifiers", "cleanup: list", deadline=deadline)
-    drops: list[tuple[str, dict[str, str] | None, str, str]] = [
-        (view_path(parts, name), None, "cleanup: drop view", f"view {name}") for name in _names(views)]
-    drops += [(table_path(parts, name), {"purgeRequested": "true"}, "cleanup: drop table", f"table {name}")
-              for name in _names(tables)]
+                problems += _drop_child(client, tuple(child), budget, _depth + 1)
+    listings = {"view": f"namespaces/{enc}/views", "table": f"namespaces/{enc}/tables"}
+    listed: dict[str, list[str]] = {}
+    for kind, path in listings.items():
+        items, why = pages(client, path, "identifiers", "cleanup: list", budget=budget)
+        listed[kind] = _names(items)
+        if why == budget.used_up:
+            problems.append(f"namespace {'.'.join(parts)}: {kind}s not listed: {why}")
+    drops: list[tuple[str, dict[str, str] | None, str, str, str]] = [
+        (view_path(parts, name), None, "cleanup: drop view", "view", name) for name in listed["view"]]
+    drops += [(table_path(parts, name), {"purgeRequested": "true"}, "cleanup: drop table", "table", name)
+              for name in listed["table"]]
 
-    def drop(item: tuple[str, dict | None, str, str]) -> str | None:
-        path, params, label, what = item
-        if time.monotonic() > deadline:
-            return f"{what}: cleanup budget of {budget_s:.0f} s used up"
+    def drop(item: tuple[str, dict | None, str, str, str]) -> str | None:
+        path, params, label, kind, name = item
+        if not budget.take():
+            return f"{kind} {'.'.join(parts)}.{name}: {budget.used_up}"
         ex = client.request("DELETE", path, label=label, params=params)
-        return None if ex.status in (200, 204, 404) else f"{what}: {ex.error or ex.status}"
+        return None if ex.status in (200, 204, 404) else f"{kind} {'.'.join(parts)}.{name}: {ex.error or ex.status}"
 
     # Independent drops, a few at a time: a run leaves hundreds of tables and views behind.
     with ThreadPoolExecutor(max_workers=CLEANUP_WORKERS) as pool:
-        problems += [p for p in pool.map(drop, drops) if p]
+        failed = list(pool.map(drop, drops))
+    problems += [p for p in failed if p]
+    answered = {(d[3], d[4]) for d, p in zip(drops, failed) if p is None}
+    for kind in {d[3] for d in drops}:      # read back: gone is what is no longer listed
+        again, why = pages(client, listings[kind], "identifiers", "cleanup: read back", budget=budget)
+        if why is not None:
+            problems.append(f"namespace {'.'.join(parts)}: whether its {kind}s are gone could not be read: {why}")
+        problems += [f"{kind} {'.'.join(parts)}.{name}: still listed after its DELETE was answered"
+                     for name in _names(again) if (kind, name) in answered]
     if not keep_root:
+        if not budget.take():
+            return problems + [f"namespace {'.'.join(parts)}: {budget.used_up}"]
         ex = client.request("DELETE", f"namespaces/{enc}", label="cleanup: drop namespace")
         if ex.status not in (200, 204, 404):
             problems.append(f"namespace {'.'.join(parts)}: {ex.error or ex.status}")
+        else:
+            still = still_there(client, parts, budget)
+            if still:
+                problems.append(f"namespace {'.'.join(parts)}: DELETE answered {ex.status}, but it is still {still}")
     return problems
+
+
+def _drop_child(client: Any, child: tuple[str, ...], budget: Budget, depth: int) -> list[str]:
+    """Drop a listed nested namespace; when the read-back shows it still there, address it the other ways a
+    catalog may read its name (`address_forms`: e.g. its levels joined by '.'), reading back after each."""
+    problems = drop_tree(client, list(child), False, budget, depth)
+    for form in address_forms(client, child)[1:]:
+        if not problems or still_there(client, child, budget) is None:
+            return []
+        problems = drop_tree(client, list(form), False, budget, depth) and problems
+    return [] if problems and still_there(client, child, budget) is None else problems
+
+
+def still_there(client: Any, ns: Namespace, budget: Budget | None = None) -> str | None:
+    """Whether a namespace is still there under exactly its levels: "loadable" (a load answers 200), "listed"
+    (its parent's listing has it), "unreadable (...)" when that could not be read, or None (gone)."""
+    ns = ns_tuple(ns)
+    if budget is not None and not budget.take():
+        return f"unreadable ({budget.used_up})"
+    if client.request("GET", f"namespaces/{ns_path(ns)}", label="cleanup: read back").status == 200:
+        return "loadable"
+    items, why = pages(client, "namespaces", "namespaces", "cleanup: read back", parent_param(ns[:-1]),
+                       budget=budget)
+    if any(isinstance(i, list) and tuple(i) == ns for i in items):
+        return "listed"
+    return f"unreadable ({why})" if why is not None else None
 
 
 # --- what the kit created, however the catalog names it -------------------------------------------------------
@@ -215,41 +299,67 @@ def level_separators(client: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s for s in ("\x1f", ".", advertised) if s))
 
 
-def listed_as(client: Any, ns: Namespace, deadline: float | None = None) -> list[tuple[str, ...]]:
+def listed_as(client: Any, ns: Namespace, deadline: float | None = None, budget: Budget | None = None,
+              include_self: bool = False) -> list[tuple[str, ...]]:
     """How the catalog lists the namespace the kit created as ``ns`` when not under those levels: every listed
     namespace (top level, and below each leading part of ``ns``) whose levels, split on the separators a catalog
     may join levels with, are ``ns``'s - e.g. ``("run.probe",)`` for ``("run", "probe")`` on a catalog that
-    joins levels with '.'. ``ns`` itself is not in the answer."""
+    joins levels with '.'. ``ns`` itself is in the answer only with ``include_self`` (when listed)."""
     ns = ns_tuple(ns)
     seps = level_separators(client)
     want = _split_levels(ns, seps)
     found: list[tuple[str, ...]] = []
-    for depth in range(len(ns)):
+    for depth in range(len(want)):
         items, _ = pages(client, "namespaces", "namespaces", "cleanup: find a namespace as listed",
-                         parent_param(ns[:depth]), deadline)
+                         parent_param(want[:depth]), deadline, budget=budget)
         for item in items:
-            if isinstance(item, list) and tuple(item) != ns and _split_levels(item, seps) == want \
-                    and tuple(item) not in found:
+            if isinstance(item, list) and (include_self or tuple(item) != ns) \
+                    and _split_levels(item, seps) == want and tuple(item) not in found:
                 found.append(tuple(item))
     return found
 
 
-def drop_as_named(client: Any, ns: Namespace, budget_s: float = 30.0) -> tuple[list[tuple[str, ...]], list[str]]:
-    """Drop the namespace the kit created as ``ns`` where the catalog put it: under its levels, else under the
-    name(s) the catalog lists it by (`listed_as`). Returns (the names it was found under, problems: what could
-    not be removed)."""
+def address_forms(client: Any, ns: Namespace) -> list[tuple[str, ...]]:
+    """The ways to name, in a URL, a namespace listed as ``ns``: as listed; its levels split on the separators a
+    catalog may join them with (the nested entry behind a joined name); those levels joined by '.' into one
+    (a catalog that reads '.' in a path as its separator without advertising it)."""
     ns = ns_tuple(ns)
-    deadline = time.monotonic() + budget_s
-    ex = client.request("DELETE", f"namespaces/{ns_path(ns)}", label="cleanup: drop namespace")
-    if ex.status in (200, 204):
-        return [ns], []
-    problems = [] if ex.status == 404 else [f"namespace {'.'.join(ns)}: DELETE answered {ex.error or ex.status}"]
-    names = listed_as(client, ns, deadline)
-    for other in names:
-        problems += [f"namespace {_shown(other)} (the catalog's name for the namespace {list(ns)} the kit created) "
-                     f"not removed: {p}"
-                     for p in drop_tree(client, list(other), budget_s=max(1.0, deadline - time.monotonic()))]
-    return ([ns] if ex.status != 404 else []) + names, problems
+    split = _split_levels(ns, level_separators(client))
+    forms = [ns, split] + ([(".".join(split),)] if len(split) > 1 else [])
+    return list(dict.fromkeys(f for f in forms if f and all(f)))
+
+
+def drop_as_named(client: Any, ns: Namespace, budget: Budget | int | None = None,
+                  names: list[tuple[str, ...]] | None = None) -> tuple[list[tuple[str, ...]], list[str]]:
+    """Drop the namespace the kit created as ``ns`` (or found listed as one of ``names``) wherever the catalog put
+    it: under its levels, then under every name the catalog lists it by (`listed_as`), each addressed every way
+    a catalog may read it (`address_forms`), reading back after every delete (a DELETE answered 200 proves
+    nothing: some catalogs answer 200 for a namespace they do not have). Returns (the names it was listed under
+    before, problems: what is still there - only what the read-back shows)."""
+    ns = ns_tuple(ns)
+    budget = _budget(budget)
+    before = list(dict.fromkeys([*(names or []), *listed_as(client, ns, budget=budget, include_self=True)]))
+    said: dict[tuple[str, ...], list[str]] = {}
+    tried: set[tuple[str, ...]] = set()
+    for name in [ns, *before]:
+        for form in address_forms(client, name):
+            if form in tried:
+                continue
+            if tried and not listed_as(client, ns, budget=budget, include_self=True) \
+                    and still_there(client, ns, budget) is None:
+                break
+            tried.add(form)
+            said.setdefault(name, []).extend(drop_tree(client, list(form), budget=budget))
+    left = listed_as(client, ns, budget=budget, include_self=True)
+    if ns not in left and client.request("GET", f"namespaces/{ns_path(ns)}",
+                                         label="cleanup: read back").status == 200:
+        left.insert(0, ns)
+    problems = []
+    for name in left:
+        why = "; ".join(dict.fromkeys(said.get(name) or said.get(ns) or [])) or "still listed after its DELETE"
+        whose = "" if name == ns else f" (the catalog's name for the namespace {list(ns)} the kit created)"
+        problems.append(f"namespace {_shown(name)}{whose} not removed: {why}")
+    return before, problems
 
 
 def _shown(ns: tuple[str, ...]) -> str:
@@ -279,7 +389,7 @@ class NestingProbe:
 
 
 def probe_nesting(client: Any, parent: Namespace, name: str = NEST_PROBE, properties: dict | None = None,
-                  budget_s: float = 30.0) -> NestingProbe:
+                  budget: Budget | int | None = None) -> NestingProbe:
     """Create ``parent + (name,)``, load it back, and remove it however the catalog named it (`drop_as_named`).
 
     A create answered 2xx whose namespace then cannot be loaded means no nesting (the kit places its namespaces
@@ -295,7 +405,7 @@ def probe_nesting(client: Any, parent: Namespace, name: str = NEST_PROBE, proper
                             exchanges=[ex])
     got = client.request("GET", f"namespaces/{ns_path(probe)}", label="probe: load the nested namespace")
     nested = got.status == 200
-    names, problems = drop_as_named(client, probe, budget_s)
+    names, problems = drop_as_named(client, probe, budget)
     others = [n for n in names if n != probe]
     if nested:
         note = f"{shown} created and loaded back"

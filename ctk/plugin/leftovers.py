@@ -25,9 +25,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctk.catalog.facade import level_separators, pages, parent_param
+from ctk.catalog.facade import (CLEANUP_REQUESTS, Budget, address_forms, drop_as_named, level_separators, pages,
+                                parent_param)
 from ctk.client.transport import ns_path
-from ctk.plugin import namespace as nsmod
 from ctk.plugin.namespace import MARKER
 
 
@@ -43,7 +43,7 @@ def _list_level(client: Any, parent: tuple[str, ...]) -> list[tuple[str, ...]]:
     items, problem = pages(client, "namespaces", "namespaces", "cleanup: list namespaces", parent_param(parent))
     if problem:
         raise RuntimeError(f"listing namespaces failed: {problem}")
-    return [tuple(ns) for ns in items if isinstance(ns, list)]
+    return [tuple(ns) for ns in items if isinstance(ns, list) and ns]
 
 
 def _marker(client: Any, ns: tuple[str, ...]) -> str | None:
@@ -56,27 +56,42 @@ def _marker(client: Any, ns: tuple[str, ...]) -> str | None:
     return str(value) if value is not None else ""
 
 
+def _marker_anywhere(client: Any, ns: tuple[str, ...], run_id: str) -> str | None:
+    """The marker of a namespace listed as ``ns``, read under every way a catalog may name it (`address_forms`:
+    as listed, the nested entry behind a joined name, the levels joined by '.'): ``run_id`` when one of them
+    carries it, else "" when one loads without it, else None (none loads)."""
+    values = [_marker(client, form) for form in address_forms(client, ns)]
+    if run_id in values:
+        return run_id
+    others = [v for v in values if v]
+    return others[0] if others else ("" if "" in values else None)
+
+
 def find_leftovers(client: Any, prefix: str = "ctk", parent: tuple[str, ...] = ()) -> list[Leftover]:
-    """The kit's run namespaces (with their siblings) directly below ``parent`` (top level by default), the
-    namespaces a catalog that joins levels listed as ``{run namespace}{separator}{name}``, and - ``marked``
-    False - names of those shapes that load without the marker property."""
+    """The kit's run namespaces (with their siblings) below ``parent`` (top level by default), the namespaces a
+    catalog that joins levels listed as ``{run namespace}{separator}{name}`` or lists, with all their levels,
+    below a run namespace that is gone, and - ``marked`` False - names of those shapes whose marker cannot be
+    found under any name the catalog may know them by."""
     seps = "".join(re.escape(s) for s in level_separators(client))
     run_rx = re.compile(rf"^{re.escape(prefix)}_([A-Za-z0-9]+)_[A-Za-z0-9]+$")
     joined_rx = re.compile(rf"^({re.escape(prefix)}_([A-Za-z0-9]+)_[A-Za-z0-9]+)[{seps}].+$")
     sibling_rx = re.compile(rf"^({re.escape(prefix)}_([A-Za-z0-9]+)_[A-Za-z0-9]+)_.+$")
-    level = [ns for ns in _list_level(client, parent) if len(ns) == len(parent) + 1]
+    listed = [ns for ns in _list_level(client, parent) if len(ns) > len(parent) and ns[: len(parent)] == parent]
+    level = [ns for ns in listed if len(ns) == len(parent) + 1]
     found: list[Leftover] = []
-    for ns in level:
-        m = run_rx.match(ns[-1]) or joined_rx.match(ns[-1])
+    for ns in listed:
+        below = ns[len(parent)]
+        m = run_rx.match(below) if len(ns) > len(parent) + 1 else (run_rx.match(below) or joined_rx.match(below))
         if not m:
             continue
         run_id = m.group(1) if m.re is run_rx else m.group(2)
-        marker = _marker(client, ns)
+        marker = _marker_anywhere(client, ns, run_id)
         if marker == run_id:
             found.append(Leftover(ns, run_id))
-        elif marker == "":
+        elif marker == "" or len(ns) > len(parent) + 1:
             found.append(Leftover(ns, run_id, marked=False))
-    runs = {lo.namespace[-1] for lo in found if lo.marked and run_rx.match(lo.namespace[-1])}
+    runs = {lo.namespace[-1] for lo in found if lo.marked and len(lo.namespace) == len(parent) + 1
+            and run_rx.match(lo.namespace[-1])}
     for leftover in found:
         if leftover.marked and leftover.namespace[-1] in runs:
             stem = leftover.namespace[-1] + "_"
@@ -91,13 +106,28 @@ def find_leftovers(client: Any, prefix: str = "ctk", parent: tuple[str, ...] = (
     return found
 
 
-def remove_leftovers(client: Any, leftovers: list[Leftover], budget_s: float = 120.0) -> list[str]:
-    """Drop each leftover (siblings first) with everything inside; the problems, empty when all went."""
+def remove_leftovers(client: Any, leftovers: list[Leftover], budget: int = CLEANUP_REQUESTS) -> list[str]:
+    """Drop each leftover (siblings first) with everything inside, by the name the catalog lists it by and every
+    way a catalog may read that name, reading back after every delete; the problems (what is still there, as
+    the read-back shows), empty when all went."""
+    shared = Budget(budget)
     problems: list[str] = []
     for leftover in leftovers:
         for ns in [*leftover.siblings, leftover.namespace]:
-            problems += nsmod.drop_tree(client, list(ns), budget_s=budget_s)
+            problems += drop_as_named(client, ns, shared, names=[ns])[1]
     return problems
+
+
+def still_listed(client: Any, leftovers: list[Leftover], parent: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Which of the leftovers' namespaces the catalog still lists (the read-back of a removal)."""
+    wanted = {ns for lo in leftovers for ns in [*lo.siblings, lo.namespace]}
+    try:
+        listed = set(_list_level(client, parent))
+        listed |= {child for ns in wanted if len(ns) > len(parent) + 1
+                   for child in _list_level(client, ns[:-1])}
+    except RuntimeError:
+        return sorted(wanted)
+    return sorted(wanted & listed)
 
 
 # --- the command -----------------------------------------------------------------------------------
@@ -163,7 +193,13 @@ def run(args: argparse.Namespace) -> int:
         if args.dry_run or not chosen:
             return 0
         problems = remove_leftovers(client, chosen)
+        # read back: only what the catalog no longer lists is removed, whatever its DELETEs answered
+        left = set(still_listed(client, chosen, parent))
+    gone = [lo for lo in chosen if lo.namespace not in left and not left & set(lo.siblings)]
     for p in problems:
         print(f"ctk cleanup: not removed: {p}", file=sys.stderr)
-    print(f"removed {len(chosen)} run namespaces" + (f", {len(problems)} problems" if problems else ""))
-    return 1 if problems else 0
+    for ns in sorted(left):
+        print(f"ctk cleanup: still listed after removal: {'.'.join(ns)}", file=sys.stderr)
+    print(f"removed {len(gone)} of {len(chosen)} run namespaces (read back)"
+          + (f", {len(problems)} problems" if problems else ""))
+    return 1 if problems or left else 0

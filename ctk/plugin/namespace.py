@@ -9,14 +9,13 @@ and the removal of a namespace with its content are the catalog layer's (`pages`
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from ctk.catalog.facade import NEST_PROBE, NestingProbe, drop_tree
+from ctk.catalog.facade import CLEANUP_REQUESTS, NEST_PROBE, Budget, NestingProbe, drop_tree
 from ctk.catalog.facade import probe_nesting as _probe
 from ctk.client.transport import ns_path
 
-__all__ = ["MARKER", "NEST_PROBE", "NamespaceError", "NestingProbe", "check_loadable", "check_parent", "create",
+__all__ = ["CLEANUP_REQUESTS", "MARKER", "NEST_PROBE", "Budget", "NamespaceError", "NestingProbe", "check_loadable", "check_parent", "create",
            "drop_siblings", "drop_tree", "exists", "probe_nesting", "run_namespace_name"]
 
 
@@ -90,16 +89,13 @@ def probe_nesting(client: Any, run: tuple[str, ...], run_id: str | None = None) 
     return _probe(client, run, NEST_PROBE, {MARKER: run_id} if run_id else None)
 
 
-def drop_siblings(client: Any, siblings: list[tuple[str, ...]], budget_s: float = 60.0) -> list[str]:
+def drop_siblings(client: Any, siblings: list[tuple[str, ...]], budget: Budget | int | None = None) -> list[str]:
     """Drop the sibling namespaces the kit registered (a target without nested namespaces), each with its
-    content; a sibling that was never created answers 404 and is fine."""
+    content; a sibling that was never created answers 404 and is fine. ``budget``: requests (a count)."""
+    budget = budget if isinstance(budget, Budget) else Budget(CLEANUP_REQUESTS if budget is None else budget)
     problems: list[str] = []
-    deadline = time.monotonic() + budget_s
     for ns in dict.fromkeys(tuple(s) for s in siblings):
-        if time.monotonic() > deadline:
-            problems.append(f"namespace {'.'.join(ns)}: cleanup budget of {budget_s:.0f} s used up")
-            continue
-        problems += drop_tree(client, list(ns), budget_s=max(1.0, deadline - time.monotonic()))
+        problems += drop_tree(client, list(ns), budget=budget)
     return problems
 
 

@@ -144,13 +144,22 @@ class CtkSession:
             return
         self.started = True
         try:
-            self._start()
+            with self._link_turn():     # the run namespace is made while no other process has a link fault armed
+                self._start()
         except nsmod.NamespaceError as exc:
             self.error = self.error or f"run namespace not creatable: {exc}"
         except Exception as exc:  # noqa: BLE001 - reported to every test
             self.error = self.error or f"{type(exc).__name__}: {exc}"
         if self.error:
             self.error = self.public(self.error)
+
+    def _link_turn(self) -> contextlib.AbstractContextManager[None]:
+        """A shared turn on the catalog's database link (--ctk-db-link; ctk.interposer.linklock), else nothing."""
+        if not self.options.db_link:
+            return contextlib.nullcontext()
+        from ctk.interposer.linklock import LinkLock
+
+        return LinkLock.for_url(self.options.db_link).shared()
 
     def public(self, text: str) -> str:
         """``text`` with the internal interposer's URL replaced by the URL the user gave (or the embedded one)."""
@@ -278,19 +287,22 @@ class CtkSession:
         for end in self.before_stop:
             with contextlib.suppress(Exception):
                 end()
+        turn = contextlib.ExitStack()
+        turn.enter_context(self._link_turn())   # cleanup, too, while no other process has a link fault armed
         try:
             if self.server is not None and self.server.disposable:
                 pass    # the embedded catalog is deleted whole below (its warehouse and database): no drop one by one
             elif self.namespace_created and self.client is not None and not self.error:
-                self.cleanup_problems = self._drop_own(max(30.0, self.options.timeout * 3))
+                self.cleanup_problems = self._drop_own()
             elif self.namespace_created and self.client is not None and self.url is not None:
                 if probe(self.url, min(self.options.timeout, 5.0), self._auth_headers()) is None:
-                    self.cleanup_problems = self._drop_own(30.0)
+                    self.cleanup_problems = self._drop_own()
                 else:
                     self.cleanup_problems = [f"run namespace {self.namespace} left behind: target unreachable"]
         except Exception as exc:  # noqa: BLE001
             self.cleanup_problems.append(f"cleanup failed: {type(exc).__name__}: {exc}")
         finally:
+            turn.close()
             self.cleanup_problems = list(self.leftovers) + [p for p in self.cleanup_problems if p not in self.leftovers]
             for closer in (getattr(self.context, "close", None), getattr(self.client, "close", None)):
                 if callable(closer):
@@ -310,11 +322,14 @@ class CtkSession:
                 finally:
                     self.server = None
 
-    def _drop_own(self, budget_s: float) -> list[str]:
-        """Drop the run namespace with its content, then the siblings the kit registered (only those)."""
-        problems = nsmod.drop_tree(self.client, list(self.namespace_parts), budget_s=budget_s)
+    def _drop_own(self) -> list[str]:
+        """Drop the run namespace with its content, then the siblings the kit registered (only those), within one
+        budget of requests (a count, not a time: a loaded catalog is cleaned as far as a quiet one); what is still
+        there after (read back) is a problem."""
+        budget = nsmod.Budget(nsmod.CLEANUP_REQUESTS)
+        problems = nsmod.drop_tree(self.client, list(self.namespace_parts), budget=budget)
         if self.placement is not None and self.placement.siblings:
-            problems += nsmod.drop_siblings(self.client, list(self.placement.siblings), budget_s=budget_s)
+            problems += nsmod.drop_siblings(self.client, list(self.placement.siblings), budget=budget)
         return problems
 
     # -- health ----------------------------------------------------------------------------------------

@@ -117,7 +117,7 @@ def test_drop_tree_keeps_the_root_when_asked_and_says_what_it_could_not_drop(ctx
     assert drop_tree(ctx.client, list(root), keep_root=True) == []
     assert cat.namespace_state(root) == {"properties": {}} and cat.list_tables(root) == []
     cat.create_table(root, "t")
-    problems = drop_tree(ctx.client, root, budget_s=0.0)          # no time left: nothing is listed or dropped
+    problems = drop_tree(ctx.client, root, budget=0)          # no request left: nothing is listed or dropped
     assert problems and all("cleanup budget" in p or "namespace" in p for p in problems)
 
 

@@ -16,6 +16,9 @@ differently; each rule is one of the oddities seen on real catalogs:
 * `flaky_load_table`         every n-th loadTable answers 503
 * `not_routed`               a route answered 404 with no error model (e.g. POST .../transactions/commit)
 * `snake_case_metadata_location`  loadTable answers ``metadata_location`` instead of ``metadata-location``
+* `delete_missing_namespace_ok`  dropping a namespace that does not exist answers 200 (not 404)
+* `dot_path_namespaces`      '.' in a namespace's path segment (or ``parent``) separates levels, ``%1F`` does not
+* `ignore_namespace_drops`   dropping a namespace whose path matches a pattern answers 200 and drops nothing
 
 A rule is an object with ``before(req) -> Answer | None`` (answer without asking the upstream) and/or
 ``after(req, answer) -> Answer | None`` (replace the upstream's answer). ``hits`` counts what it changed,
@@ -260,6 +263,54 @@ class snake_case_metadata_location(renamed_metadata_location):
 
     def __init__(self) -> None:
         super().__init__("metadata_location")
+
+
+class delete_missing_namespace_ok(Rule):
+    """dropNamespace of a namespace the catalog does not have answers 200 with an empty body, not 404 (as some
+    catalogs answer a DELETE whose parent does not exist)."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        if req.method == "DELETE" and re.search(r"/namespaces/[^/]+$", req.path) and answer.status == 404:
+            self.hit()
+            return Answer(200, [], b"")
+        return None
+
+
+class dot_path_namespaces(Rule):
+    """A catalog that reads '.' in a namespace's path segment (and in the ``parent`` query) as its level
+    separator without advertising it: ``a.b`` in a URL is the nested namespace [a, b], and ``a%1Fb`` is a
+    one-level name it does not have. Nested namespaces created from the body's levels are stored nested (the
+    reference does the rest: this rule only rewrites the URL: '.' -> %1F, %1F -> %1E)."""
+
+    @staticmethod
+    def _levels(text: str) -> str:
+        return re.sub("%1f", "%1E", text, flags=re.I).replace(".", "%1F")
+
+    def before(self, req: Req) -> Answer | None:
+        m = re.search(r"/namespaces/([^/?]+)", req.path)
+        if m:
+            seg = self._levels(m.group(1))
+            if seg != m.group(1):
+                self.hit()
+            req.path = req.path[:m.start(1)] + seg + req.path[m.end(1):]
+        if "parent=" in req.query:
+            req.query = re.sub(r"(^|&)parent=([^&]*)", lambda q: q.group(1) + "parent=" + self._levels(q.group(2)),
+                               req.query)
+        return None
+
+
+class ignore_namespace_drops(Rule):
+    """dropNamespace of a path matching ``pattern`` answers 200 and drops nothing."""
+
+    def __init__(self, pattern: str) -> None:
+        super().__init__()
+        self.pattern = pattern
+
+    def before(self, req: Req) -> Answer | None:
+        if req.method == "DELETE" and re.search(r"/namespaces/[^/]+$", req.path) and re.search(self.pattern, req.path):
+            self.hit()
+            return Answer(200, [], b"")
+        return None
 
 
 class OddServer:

@@ -79,7 +79,7 @@ def test_cleanup_uses_the_advertised_separator(dotted, capsys):
     assert "would remove bronze.ctk_deadbeef_gw0 (run deadbeef)" in capsys.readouterr().out
     assert main(["cleanup", "--catalog-url", url, "--ctk-parent-namespace", "bronze"]) == 0
     out = capsys.readouterr()
-    assert "removed 1 run namespaces" in out.out and "not removed" not in out.err, out
+    assert "removed 1 of 1 run namespaces (read back)" in out.out and "not removed" not in out.err, out
     assert _children(url, "bronze") == [["bronze", "ctk_cafe0000_gw1"]]
     assert rule.hits >= 2 and rule.dotted > 0
     assert rule.default_sent == 0, "the kit sent %1F to a catalog that advertised %2E"

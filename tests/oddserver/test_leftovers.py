@@ -89,7 +89,7 @@ def test_cleanup_finds_joined_and_unmarked_namespaces(start_catalog, capsys):
     out = capsys.readouterr().out
     assert "removing ctk_dead0002_gw1.ctk_nesting_probe (run dead0002)" in out
     assert "unmarked, kept ctk_dead0001_gw0 " in out and "unmarked, kept ctk_dead0001_gw0.ctk_nesting_probe" in out
-    assert "--include-unmarked" in out and "removed 1 run namespaces" in out
+    assert "--include-unmarked" in out and "removed 1 of 1 run namespaces (read back)" in out
     names = {ns[0] for ns in _top(url)}
     assert {"ctk_dead0001_gw0", "ctk_dead0001_gw0.ctk_nesting_probe", "ctk_dead0003_gw0", "mine"} <= names
     assert "ctk_dead0002_gw1.ctk_nesting_probe" not in names

@@ -1,0 +1,116 @@
+"""Issue 30 item 4: leave nothing on every catalog, read back after every delete, say what was left.
+
+Three naming schemes seen on small catalogs, each with a DELETE of a namespace the catalog does not have answered
+200 (`odd.delete_missing_namespace_ok`): levels joined with '.' into one name (`odd.dot_joined_namespaces`),
+nested namespaces created but not loadable (`odd.nested_namespaces_unloadable`), and '.' read as the level
+separator in a URL without advertising it (`odd.dot_path_namespaces`). The kit trusted the 200 of its DELETE:
+every run left its nesting probe and said nothing, and `ctk cleanup` printed "removed" for what it had not
+removed. Now every delete is read back (listing and load), the namespace is dropped under every name the catalog
+lists it by, addressed every way a catalog may read it, and only what is really gone is reported as removed."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+from odd import (OddServer, delete_missing_namespace_ok, dot_joined_namespaces, dot_path_namespaces,
+                 ignore_namespace_drops, nested_namespaces_unloadable)
+
+from ctk.catalog.facade import Budget, drop_tree, pages
+from ctk.cli import main
+from ctk.plugin import namespace as nsmod
+
+SCHEMES = {
+    "dot-joined": lambda: [dot_joined_namespaces(), delete_missing_namespace_ok()],
+    "nested-unloadable": lambda: [nested_namespaces_unloadable(), delete_missing_namespace_ok()],
+    "dot-path": lambda: [dot_path_namespaces(), delete_missing_namespace_ok()],
+}
+
+
+def everything(upstream: str) -> list[tuple[str, ...]]:
+    """Every namespace the catalog behind the odd server has (read from the reference directly, two levels)."""
+    top = [tuple(n) for n in httpx.get(f"{upstream}/v1/namespaces", timeout=10).json()["namespaces"]]
+    out = list(top)
+    for ns in top:
+        r = httpx.get(f"{upstream}/v1/namespaces", params={"parent": "\x1f".join(ns)}, timeout=10)
+        out += [tuple(n) for n in r.json()["namespaces"]]
+    return out
+
+
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
+def test_the_probe_leaves_nothing_and_reads_back(make_odd, scheme):
+    rules = SCHEMES[scheme]()
+    ctx, odd = make_odd(rules)
+    run = tuple(ctx.namespace)
+    probe = nsmod.probe_nesting(ctx.client, run, "r1")
+    assert rules[0].hits >= 1 and probe.created == 200 and not probe.nested, probe.note
+    left = [n for n in everything(odd.upstream) if "ctk_nesting_probe" in ".".join(n)]
+    assert left == [] and probe.leftovers == [], (left, probe.leftovers)
+    reads = [e for e in ctx.client.exchanges if e.label == "cleanup: read back"]
+    assert reads, "every delete is read back"
+
+
+def test_what_a_200_did_not_remove_is_a_leftover(make_odd):
+    """A DELETE answered 200 that drops nothing: the probe is named as left, not taken for gone."""
+    ctx, odd = make_odd([dot_joined_namespaces(), ignore_namespace_drops(r"ctk_nesting_probe$")])
+    probe = nsmod.probe_nesting(ctx.client, tuple(ctx.namespace), "r1")
+    assert len(probe.leftovers) == 1 and "ctk_nesting_probe" in probe.leftovers[0], probe.leftovers
+    assert "leftover: namespace" in probe.leftovers[0]
+
+
+def _seed(url: str, run: str, run_id: str, table: bool = True) -> None:
+    """What a run of an older kit left through the odd server: its run namespace (marked), the nesting probe
+    below it (marked), a table."""
+    for levels in ([run], [run, "ctk_nesting_probe"]):
+        r = httpx.post(f"{url}/v1/namespaces", json={"namespace": levels, "properties": {"ctk.run-id": run_id}},
+                       timeout=10)
+        assert r.status_code == 200, r.text
+    if table:
+        r = httpx.post(f"{url}/v1/namespaces/{run}/tables", timeout=10, json={
+            "name": "t", "schema": {"type": "struct", "schema-id": 0,
+                                    "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}})
+        assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
+def test_ctk_cleanup_removes_everything_and_reads_it_back(start_catalog, capsys, scheme):
+    ctx = start_catalog(front=lambda up: OddServer(up, SCHEMES[scheme]()), control_api=False)
+    url, upstream = ctx.test_front.url, ctx.test_front.upstream
+    _seed(url, "ctk_dead0001_gw0", "dead0001")
+    _seed(url, "ctk_dead0002_gw1", "dead0002", table=False)
+    for ns, props in ((["ctk_dead0003_gw0"], {"ctk.run-id": "someone-else"}), (["mine"], {})):
+        assert httpx.post(f"{upstream}/v1/namespaces", json={"namespace": ns, "properties": props},
+                          timeout=10).status_code == 200
+    assert main(["cleanup", "--catalog-url", url, "--include-unmarked"]) == 0
+    out = capsys.readouterr()
+    left = [n for n in everything(upstream) if re.search("dead000[12]", ".".join(n))]
+    assert left == [], (left, out.out, out.err)
+    m = re.search(r"removed (\d+) of (\d+) run namespaces \(read back\)", out.out)
+    assert m and m.group(1) == m.group(2) and int(m.group(1)) >= 2, out.out
+    assert "not removed" not in out.err, out.err
+    assert {("ctk_dead0003_gw0",), ("mine",)} <= set(everything(upstream))
+
+
+def test_ctk_cleanup_reports_only_what_is_gone(start_catalog, capsys):
+    """A catalog that answers 200 to dropping a namespace and keeps it: "removed 0", the namespace named, exit 1."""
+    ctx = start_catalog(front=lambda up: OddServer(up, [ignore_namespace_drops(r"ctk_dead0001_gw0$")]),
+                        control_api=False)
+    url = ctx.test_front.url
+    _seed(url, "ctk_dead0001_gw0", "dead0001")
+    assert main(["cleanup", "--catalog-url", url]) == 1
+    out = capsys.readouterr()
+    assert "removed 0 of 1 run namespaces (read back)" in out.out, out.out
+    assert "still listed after removal: ctk_dead0001_gw0" in out.err, out.err
+
+
+def test_the_cleanup_budget_counts_requests(make_odd):
+    ctx, odd = make_odd([])
+    root = tuple(ctx.namespace) + ("tree",)
+    httpx.post(f"{odd.upstream}/v1/namespaces", json={"namespace": list(root)}, timeout=10)
+    budget = Budget(3)
+    problems = drop_tree(ctx.client, root, budget=budget)
+    assert budget.left == 0 and any("cleanup budget of 3 requests used up" in p for p in problems), problems
+    assert drop_tree(ctx.client, root) == []
+    items, _ = pages(ctx.client, "namespaces", "namespaces", "read", {"parent": ctx.namespace[0]})
+    assert items == []
