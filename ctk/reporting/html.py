@@ -404,7 +404,10 @@ def _root_causes(report: RunReport, findings: list[Result], anchor: dict[int, st
         link = f' <a href="#{esc(first)}">evidence →</a>' if first else ""
         items.append(f'<li id="cause-{n}" data-rule="{esc(rc.rule.id)}">{badge(rc.status)} <b>{esc(rc.shown)}'
                      f'</b> ({esc(rc.level)}): {esc(rc.rule.title)}{where}. <span class="small">Explains '
-                     f'{len(rc.findings)} finding(s): {esc(reqs)}</span>{link}</li>')
+                     f'{len(rc.findings)} finding(s): {esc(reqs)}'
+                     + (f'; {len(rc.blocked)} verdict(s) undecided until it is fixed: '
+                        f'{esc(rc.blocked_requirements())}' if rc.blocked else "")
+                     + f'</span>{link}</li>')
     return (f'<section id="root-causes"><h3>Root causes ({len(causes)})</h3><p class="small">Each finding below is '
             "grouped under the broken rule that explains it; fix the first and run again.</p>"
             f'<ol class="glance">{"".join(items)}</ol></section>')

@@ -635,6 +635,11 @@ class RunReport:
                 continue
             if r.kind == "needs":
                 key, what = ("needs", r.needs or ""), r.needs or ""
+            elif isinstance(r.details, dict) and r.details.get("blocked_by"):
+                # rests on a broken plain operation (issue 28): decided once that finding is fixed
+                what = (f"decided once {r.details['blocked_by']} is fixed: the plain operation it judges is broken "
+                        "and these verdicts rest on it")
+                key = ("inconclusive", what)
             else:
                 first = strip_rendered_exchanges(r.message or "", True).strip().splitlines()
                 what = first[0] if first else "(no reason given)"

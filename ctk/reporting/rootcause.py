@@ -113,7 +113,11 @@ EXPLAINED_BY_DUPLICATE = {FORGOTTEN_EARLY, UNREADABLE_REEXECUTES, TERMINAL_4XX, 
 # broken rule explains findings of others on the same endpoint (a plain catalog operation that does not work
 # explains the retry findings there) gets a negative number here, by the area of the rule's requirement
 # (ctk.core.requirements). Empty: every rule has precedence 0.
-PRECEDENCE_BY_AREA: dict[str, int] = {}
+# Semantics first (issue 28): a catalog whose plain operation does not work (a drop that keeps the table, a load
+# that misses the last commit) is told that before anything its retries or concurrency showed; the checks of
+# those rest on the plain operation and are inconclusive naming it (details.blocked_by, `RootCause.blocked`).
+SEMANTIC_AREAS = ("namespaces", "tables", "listing", "evolution", "transactions", "views", "types")
+PRECEDENCE_BY_AREA: dict[str, int] = {area: -1 for area in SEMANTIC_AREAS}
 
 
 _EXECUTED = re.compile(r"re-?executed|executed (?:again|twice|a second time)|second execution|forgotten"
@@ -210,6 +214,8 @@ class RootCause:
     findings: list[int] = field(default_factory=list)             # indexes into the run's results
     requirements: dict[str, int] = field(default_factory=dict)    # requirement -> findings
     requirement: str = ""                         # whose finding gives status and level: the rule's, if it has one
+    blocked: list[int] = field(default_factory=list)  # inconclusive results that rest on it (details.blocked_by)
+    _blocked_counts: dict[str, int] = field(default_factory=dict, repr=False)   # their requirement -> results
 
     def line(self) -> str:
         """One line for the terminal and junit.xml."""
@@ -219,8 +225,14 @@ class RootCause:
                                                      if len(self.endpoints) > 4 else "")
             where = f" on {shown}"
         reqs = ", ".join(f"{r}" + (f" x{n}" if n > 1 else "") for r, n in self.requirements.items())
+        held = (f"; {len(self.blocked)} verdict(s) undecided until it is fixed ({self.blocked_requirements()})"
+                if self.blocked else "")
         return (f"{self.status.upper()} {self.shown} ({self.level}): {self.rule.title}{where}; "
-                f"{len(self.findings)} finding(s): {reqs}")
+                f"{len(self.findings)} finding(s): {reqs}{held}")
+
+    def blocked_requirements(self) -> str:
+        """The requirements of the verdicts left undecided by this root cause, with counts."""
+        return ", ".join(f"{r}" + (f" x{n}" if n > 1 else "") for r, n in self._blocked_counts.items())
 
     @property
     def shown(self) -> str:
@@ -232,7 +244,8 @@ class RootCause:
                 "rule_requirement": self.rule.requirement,
                 "level": self.level, "status": self.status, "endpoints": list(self.endpoints),
                 "findings": len(self.findings), "requirements": dict(self.requirements),
-                "results": list(self.findings)}
+                "results": list(self.findings), "blocked": len(self.blocked),
+                "blocked_requirements": dict(self._blocked_counts), "blocked_results": list(self.blocked)}
 
 
 def root_causes(results: Iterable[Any]) -> list[RootCause]:
@@ -293,7 +306,25 @@ def root_causes(results: Iterable[Any]) -> list[RootCause]:
         rc.requirements[rid] = rc.requirements.get(rid, 0) + 1
     for rc in groups.values():
         _name_the_worst(rc, results)
+    _attach_blocked(groups.values(), results)
     return sorted(groups.values(), key=order_key)
+
+
+def _attach_blocked(causes: Iterable[RootCause], results: list[Any]) -> None:
+    """Each inconclusive result that names the finding it rests on (``details.blocked_by``: a broken plain
+    operation) goes under the root cause holding a finding of that requirement: decided once it is fixed."""
+    by_requirement: dict[str, RootCause] = {}
+    for rc in sorted(causes, key=order_key):
+        for rid in rc.requirements:
+            by_requirement.setdefault(rid, rc)
+    for i, r in enumerate(results):
+        details = _get(r, "details")
+        finding = details.get("blocked_by") if isinstance(details, dict) else None
+        if _get(r, "status") == "inconclusive" and finding in by_requirement:
+            rc = by_requirement[finding]
+            rc.blocked.append(i)
+            req = str(_get(r, "requirement") or "?")
+            rc._blocked_counts[req] = rc._blocked_counts.get(req, 0) + 1
 
 
 def precedence(rc: RootCause) -> int:
@@ -303,9 +334,11 @@ def precedence(rc: RootCause) -> int:
 
 
 def order_key(rc: RootCause) -> tuple[int, int, int, int, str]:
-    """The one place the order of the root causes is decided: precedence, then the worst status, the most
-    findings, the most requirements, then the rule's id (a stable order)."""
-    return (precedence(rc), _STATUS_RANK[rc.status], -len(rc.findings), -len(rc.requirements), rc.rule.id)
+    """The one place the order of the root causes is decided: the worst status, then precedence (the catalog's
+    plain semantics first: a wrong status code of a plain operation does not outrank a broken MUST elsewhere,
+    and the retry checks a broken plain operation would mislead are inconclusive, not failed), the most findings,
+    the most requirements, then the rule's id (a stable order)."""
+    return (_STATUS_RANK[rc.status], precedence(rc), -len(rc.findings), -len(rc.requirements), rc.rule.id)
 
 
 def _name_the_worst(rc: RootCause, results: list[Any]) -> None:
