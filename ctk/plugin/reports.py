@@ -273,7 +273,10 @@ class FinalSummary:
         if self.collector.unusable and self.collector.report is None:
             return    # said where it was found (ctk.pytest_plugin._check_target_first)
         own = get_session(self.config)
-        problems = list(getattr(own, "cleanup_problems", None) or []) if own is not None else []
+        # every process's cleanup problems (an xdist worker's come through the collector, the controller has no
+        # run namespace of its own): what was left is said in the verdict block, as in every report
+        own_problems = list(getattr(own, "cleanup_problems", None) or []) if own is not None else []
+        problems = list(dict.fromkeys([*self.collector.cleanup_problems, *own_problems]))
         lines = self.collector.final_lines(exit_code, problems)
         tr = self.config.pluginmanager.get_plugin("terminalreporter")
         if tr is None:

@@ -114,3 +114,22 @@ def test_the_cleanup_budget_counts_requests(make_odd):
     assert drop_tree(ctx.client, root) == []
     items, _ = pages(ctx.client, "namespaces", "namespaces", "read", {"parent": ctx.namespace[0]})
     assert items == []
+
+
+def test_what_a_worker_left_is_said_in_the_verdict_block(capsys):
+    """Under xdist the controller has no run namespace: the workers' cleanup problems (reached through the
+    collector, as in conformance.json) are said in the terminal too, not only in the JSON."""
+    from types import SimpleNamespace
+
+    import pytest as _pytest
+
+    from ctk.plugin.options import CtkOptions
+    from ctk.plugin.reports import FinalSummary, VerdictCollector
+
+    c = VerdictCollector(CtkOptions())
+    c.cleanup_problems = ["leftover: namespace 'ctk_x_gw1.ctk_nesting_probe' not removed: still listed"]
+    c.build()
+    config = SimpleNamespace(stash=_pytest.Stash(), pluginmanager=SimpleNamespace(get_plugin=lambda name: None))
+    FinalSummary(config, c).write(0)
+    out = capsys.readouterr().out
+    assert "cleanup problem: leftover: namespace 'ctk_x_gw1.ctk_nesting_probe'" in out, out
