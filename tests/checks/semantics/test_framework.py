@@ -101,3 +101,23 @@ def test_the_capability_section_merges_results_and_names_each_source():
     assert lines[0] == "catalog semantics: namespaces pass, tables fail"
     assert "namespace-properties no (probe)" in lines[1]
     assert ("ctk.area.tables", "fail") in junit_pairs(section)
+
+
+@pytest.mark.parametrize("method,path,reads", [
+    ("GET", "/v1/p/namespaces/a%1Fb/tables/t", True),        # loadTable: NoSuchNamespace vs NoSuchTable by type
+    ("DELETE", "/v1/namespaces/a/views/v", True),
+    ("POST", "/v1/namespaces/a/views", True),                 # createView (view error handler)
+    ("POST", "/v1/tables/rename", True),
+    ("POST", "/v1/namespaces/a/register", True),
+    ("POST", "/v1/namespaces/a/tables", False),               # createTable: 404 is no such namespace
+    ("POST", "/v1/namespaces/a/tables/t", False),             # a commit: 404 is no such table
+    ("GET", "/v1/namespaces/a", False),                       # namespace operations: the status decides
+    ("GET", "/v1/namespaces/a/tables", False),
+])
+def test_the_error_type_is_judged_only_where_a_client_reads_it(method, path, reads):
+    from ctk.checks.semantics.harness import client_reads_type
+    from ctk.core.exchange import Exchange
+
+    ex = Exchange(method, f"http://127.0.0.1:1{path}", status=404, response_body='{"error": {"type": "NotFound"}}')
+    assert client_reads_type(ex) is reads
+    assert client_reads_type(Exchange(method, f"http://127.0.0.1:1{path}", status=409)) is False
