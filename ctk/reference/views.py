@@ -48,6 +48,23 @@ def _same_schema(a: dict, b: dict) -> bool:
     return a.get("fields") == b.get("fields") and a.get("identifier-field-ids", []) == b.get("identifier-field-ids", [])
 
 
+def invalid_argument(msg: str) -> CatalogError:
+    """400 for an argument Java's view builder refuses with IllegalArgumentException (Preconditions.checkArgument):
+    typed so, as Java's REST server answers it, a Java client raises IllegalArgumentException again (its
+    ErrorHandlers map only that type to it; any other 400 type becomes BadRequestException)."""
+    return CatalogError(400, "IllegalArgumentException", msg)
+
+
+def validation_failed(msg: str) -> CatalogError:
+    """400 for what Java's view builder refuses with ValidationException (ValidationException.check)."""
+    return CatalogError(400, "ValidationException", msg)
+
+
+HISTORY_SIZE = "version.history.num-entries"     # ViewProperties.VERSION_HISTORY_SIZE
+HISTORY_SIZE_DEFAULT = 10
+METADATA_PATH = "write.metadata.path"            # ViewProperties.WRITE_METADATA_LOCATION
+
+
 def check_dialects(version: dict) -> None:
     """Java's view builder: one SQL representation per dialect (compared case-insensitively), else 400."""
     seen: set[str] = set()
@@ -55,27 +72,78 @@ def check_dialects(version: dict) -> None:
         if isinstance(rep, dict) and rep.get("type") == "sql" and isinstance(rep.get("dialect"), str):
             dialect = rep["dialect"].lower()
             if dialect in seen:
-                raise bad_request(f"Invalid view version: Cannot add multiple queries for dialect {dialect}")
+                raise invalid_argument(f"Invalid view version: Cannot add multiple queries for dialect {dialect}")
             seen.add(dialect)
+
+
+def history_size(properties: dict) -> int:
+    """version.history.num-entries (default 10); not a positive number: 400, as Java's builder refuses it."""
+    raw = properties.get(HISTORY_SIZE)
+    if raw is None:
+        return HISTORY_SIZE_DEFAULT
+    try:
+        size = int(str(raw).strip())
+    except ValueError:
+        raise invalid_argument(f"{HISTORY_SIZE} must be an integer but was {raw!r}") from None
+    if size <= 0:
+        raise invalid_argument(f"{HISTORY_SIZE} must be positive but was {size}")
+    return size
+
+
+def expire_versions(meta: dict, added: set[int]) -> dict:
+    """Java's ViewMetadata.Builder.build: keep max(history size, |versions added by this commit and the current|)
+    versions - the current one and the newest by id - and the version-log entries after the last one naming an
+    expired version."""
+    keep = max(history_size(meta.get("properties") or {}), len(added | {meta.get("current-version-id")}))
+    versions = meta.get("versions") or []
+    if len(versions) <= keep:
+        return meta
+    cur = meta.get("current-version-id")
+    retained = [v for v in versions if v.get("version-id") == cur]
+    for v in sorted(versions, key=lambda v: v.get("version-id", 0), reverse=True):
+        if len(retained) >= keep:
+            break
+        if v.get("version-id") != cur:
+            retained.append(v)
+    ids = {v.get("version-id") for v in retained}
+    log: list[dict] = []
+    for entry in meta.get("version-log") or []:
+        if entry.get("version-id") in ids:
+            log.append(entry)
+        else:
+            log.clear()          # history past an expired version is cleared
+    return {**meta, "versions": [v for v in versions if v.get("version-id") in ids], "version-log": log}
+
+
+def metadata_file_location(metadata: ViewMetadata, previous: str | None) -> str:
+    """Where a view's next metadata file goes: under write.metadata.path when the view sets it (as Java's
+    BaseViewOperations), else under ``<location>/metadata``."""
+    custom = (metadata.properties or {}).get(METADATA_PATH)
+    if custom:
+        name = store.new_metadata_location("", previous).rsplit("/", 1)[-1]
+        return f"{custom.rstrip('/')}/{name}"
+    return store.new_metadata_location(metadata.location, previous)
 
 
 def apply_view_updates(meta: dict, updates: list) -> dict:
     """Apply ViewUpdate objects (JSON) to view metadata (JSON) as Iceberg Java's ViewMetadata.Builder does: an
     added schema equal to one there gets its id (and is not "last added"), else the next free id from 0; an added
     version keeps its id or takes the next free one (an equal version is added again, not reused as in Java: a
-    re-execution must show); -1 is the last added schema or version; one SQL representation per dialect. Raises
-    CatalogError 400 on a bad update."""
+    re-execution must show); -1 is the last added schema or version; one SQL representation per dialect; versions
+    beyond version.history.num-entries expire. Raises CatalogError 400 on a bad update (IllegalArgumentException
+    where Java's builder raises it)."""
     meta = {**meta, "schemas": list(meta.get("schemas", [])), "versions": list(meta.get("versions", [])),
             "version-log": list(meta.get("version-log", [])), "properties": dict(meta.get("properties", {}))}
     last_schema: int | None = None
     last_version: int | None = None
+    added: set[int] = set()
     for upd in updates:
         if not isinstance(upd, dict) or not isinstance(upd.get("action"), str):
             raise bad_request("Invalid view update: expected an object with an action")
         action = upd["action"]
         if action == "assign-uuid":
             if upd.get("uuid") != meta.get("view-uuid"):
-                raise bad_request("Cannot reassign the view UUID")
+                raise invalid_argument("Cannot reassign uuid")
         elif action == "upgrade-format-version":
             if upd.get("format-version") != 1:
                 raise bad_request(f"Unsupported view format version: {upd.get('format-version')!r}")
@@ -88,16 +156,21 @@ def apply_view_updates(meta: dict, updates: list) -> dict:
                 last_schema = max((s["schema-id"] for s in meta["schemas"]), default=-1) + 1
                 meta["schemas"].append({**schema, "schema-id": last_schema})
         elif action == "set-location":
-            if not isinstance(upd.get("location"), str):
-                raise bad_request("set-location needs a location")
+            if not isinstance(upd.get("location"), str) or not upd["location"]:
+                raise invalid_argument(f"Invalid location: {upd.get('location')!r}")
             meta["location"] = upd["location"]
         elif action == "set-properties":
             if not isinstance(upd.get("updates"), dict):
                 raise bad_request("set-properties needs updates")
+            bad = next((k for k, v in upd["updates"].items() if not isinstance(v, str)), None)
+            if bad is not None:
+                raise invalid_argument(f"Invalid value of property {bad}: {upd['updates'][bad]!r}")
             meta["properties"].update(upd["updates"])
         elif action == "remove-properties":
             if not isinstance(upd.get("removals"), list):
                 raise bad_request("remove-properties needs removals")
+            if not all(isinstance(k, str) for k in upd["removals"]):
+                raise invalid_argument(f"Invalid key: {next(k for k in upd['removals'] if not isinstance(k, str))!r}")
             for k in upd["removals"]:
                 meta["properties"].pop(k, None)
         elif action == "add-view-version":
@@ -114,12 +187,13 @@ def apply_view_updates(meta: dict, updates: list) -> dict:
                     new_id = existing["version-id"] + 1
             if version.get("schema-id") == -1:
                 if last_schema is None:
-                    raise bad_request("Cannot set last added schema: no schema has been added")
+                    raise validation_failed("Cannot set last added schema: no schema has been added")
                 version["schema-id"] = last_schema
             if not any(s["schema-id"] == version.get("schema-id") for s in meta["schemas"]):
-                raise bad_request(f"Cannot add version with unknown schema: {version.get('schema-id')!r}")
+                raise invalid_argument(f"Cannot add version with unknown schema: {version.get('schema-id')!r}")
             check_dialects(version)
             last_version = new_id
+            added.add(new_id)
             version["version-id"] = new_id
             version.setdefault("timestamp-ms", _now_ms())
             meta["versions"].append(version)
@@ -127,17 +201,17 @@ def apply_view_updates(meta: dict, updates: list) -> dict:
             vid = upd.get("view-version-id")
             if vid == -1:
                 if last_version is None:
-                    raise bad_request("Cannot set last version id: no current version id has been set")
+                    raise validation_failed("Cannot set last version id: no current version id has been set")
                 vid = last_version
             version = next((v for v in meta["versions"] if v["version-id"] == vid), None)
             if version is None:
-                raise bad_request(f"Cannot set current version to unknown version: {vid!r}")
+                raise invalid_argument(f"Cannot set current version to unknown version: {vid!r}")
             if meta.get("current-version-id") != vid:
                 meta["current-version-id"] = vid
                 meta["version-log"].append({"timestamp-ms": version.get("timestamp-ms", _now_ms()), "version-id": vid})
         else:
             raise bad_request(f"Unknown view update action: {action!r}")
-    return meta
+    return expire_versions(meta, added)
 
 
 async def list_views(ctx: Context, request: Request, ns: list[str]) -> Response:
@@ -157,6 +231,7 @@ async def create_view(ctx: Context, request: Request, ns: list[str], body: bytes
         schema = {**dump(req.view_schema), "schema-id": 0}
         version = dump(req.view_version)
         check_dialects(version)
+        history_size(dict(req.properties or {}))
         version.update({"version-id": 1, "schema-id": 0})
         version.setdefault("timestamp-ms", _now_ms())
         metadata = validated({
@@ -165,7 +240,7 @@ async def create_view(ctx: Context, request: Request, ns: list[str], body: bytes
             "version-log": [{"timestamp-ms": version["timestamp-ms"], "version-id": 1}],
             "properties": dict(req.properties or {}),
         })
-        meta_loc = store.new_metadata_location(location, None)
+        meta_loc = metadata_file_location(metadata, None)
         store.write_view_metadata(metadata, meta_loc)
 
         def execute(conn):
@@ -207,7 +282,7 @@ async def replace_view(ctx: Context, request: Request, ns: list[str], name: str,
                 raise commit_failed(f"Requirement failed: view UUID does not match: expected {base.view_uuid} "
                                     f"!= {req.get('uuid')}")
         metadata = validated(apply_view_updates(dump(base), updates))
-        new_loc = store.new_metadata_location(metadata.location, base_loc)
+        new_loc = metadata_file_location(metadata, base_loc)
         store.write_view_metadata(metadata, new_loc)
 
         def execute(conn):
@@ -242,7 +317,12 @@ async def drop_view(ctx: Context, request: Request, ns: list[str], name: str, bo
 
 
 def _delete_quietly(location: str) -> None:
+    """Delete a dropped view's metadata file unless the view sets gc.enabled=false (Java's
+    CatalogUtil.dropViewMetadata keeps it then, so it can be registered again)."""
     try:
+        properties = store.read_view_metadata(location).properties or {}
+        if str(properties.get("gc.enabled", "true")).strip().lower() == "false":
+            return
         store.file_io(location).delete(location)
     except Exception:  # noqa: BLE001 - already gone
         pass
