@@ -41,6 +41,7 @@ from pyiceberg.table.update import (AddPartitionSpecUpdate, AddSchemaUpdate, Add
 from pyiceberg.typedef import IcebergBaseModel
 from pyiceberg.utils.datetime import datetime_to_millis
 
+from ctk.reference import variant  # noqa: F401 - the v3 variant type, known to the parser before any schema
 from ctk.reference.operations import CatalogError
 
 ROW_LINEAGE_VERSION = 3          # the first format version with row lineage and default values

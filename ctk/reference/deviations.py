@@ -157,6 +157,12 @@ class TransactionNotAtomic(CommitPolicy):
         return False
 
 
+# -- views --------------------------------------------------------------------------------------------------
+class ViewReplaceKeepsOldVersion(CommitPolicy):
+    def view_version_made_current(self) -> bool:
+        return False
+
+
 _ALL_ENDPOINTS = ("cancelPlanning", "commitTransaction", "createNamespace", "createTable", "createView",
                   "dropNamespace", "dropTable", "dropView", "fetchScanTasks", "planTableScan", "registerTable",
                   "registerView", "renameTable", "renameView", "replaceView", "unregisterTable", "updateProperties",
@@ -249,6 +255,10 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
             ("OCC-02", "OCC-03", "HIST-01"), NoAtomicSwap),
     Profile("transaction-not-atomic", "applies a multi-table transaction table by table, keeping partial results",
             ("OCC-04",), TransactionNotAtomic),
+    # views: replaceView adds the version but leaves the old one current - a client told "replaced" reads the
+    # old SQL (the baseline of replaceView fails, so its retry checks are inconclusive, not failed)
+    Profile("view-replace-keeps-old-version", "replaceView answers 200 but leaves current-version-id unchanged",
+            ("VIEW-06",), ViewReplaceKeepsOldVersion),
 ]}
 
 

@@ -134,7 +134,7 @@ class CommitPolicy:
 
     name = "reference"
     HOOKS = ("atomic_swap", "validate", "atomic_transaction", "purge_target", "namespace_separator",
-             "drop_deletes_metadata")
+             "drop_deletes_metadata", "view_version_made_current")
 
     def __init__(self, settings: Any):
         self.settings = settings
@@ -169,3 +169,8 @@ class CommitPolicy:
         """Whether dropping a view, or a table without purge, deletes its metadata files (as Iceberg's own
         catalogs do; the spec leaves it open): no, they stay where they are."""
         return False
+
+    def view_version_made_current(self) -> bool:
+        """Whether replaceView's set-current-view-version makes the named version current (as Java's
+        ViewMetadata.Builder): yes."""
+        return True

@@ -43,6 +43,7 @@ from sqlalchemy import (Boolean, Column, Float, Index, Integer, MetaData, String
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
+from ctk.reference import variant  # noqa: F401 - metadata holding the v3 variant type parses
 from ctk.reference.operations import exists
 
 SEP = "\x1f"
@@ -430,10 +431,21 @@ def metadata_version(location: str | None) -> int:
     return int(head) if head.isdigit() else -1
 
 
-def new_metadata_location(base_location: str, previous: str | None) -> str:
-    """`<location>/metadata/<NNNNN>-<uuid>.metadata.json`, numbered after the previous file (first: 00001)."""
+def new_metadata_location(base_location: str, previous: str | None, metadata_path: str | None = None) -> str:
+    """`<location>/metadata/<NNNNN>-<uuid>.metadata.json`, numbered after the previous file (first: 00001);
+    under ``metadata_path`` instead of `<location>/metadata` when given (a table's `write.metadata.path`)."""
     version = max(metadata_version(previous) + 1, 1)
-    return f"{base_location.rstrip('/')}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
+    folder = metadata_path.rstrip("/") if metadata_path else f"{base_location.rstrip('/')}/metadata"
+    return f"{folder}/{version:05d}-{uuid.uuid4()}.metadata.json"
+
+
+WRITE_METADATA_PATH = "write.metadata.path"
+
+
+def metadata_path_of(properties: dict[str, str] | None) -> str | None:
+    """A table's `write.metadata.path` (where its metadata files go), None when not set."""
+    value = (properties or {}).get(WRITE_METADATA_PATH)
+    return value if isinstance(value, str) and value.strip() else None
 
 
 M = TypeVar("M", TableMetadata, ViewMetadata)

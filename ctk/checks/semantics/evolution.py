@@ -1,0 +1,862 @@
+"""Catalog semantics: table evolution (EVO-01..EVO-08) and the v3 variant type (V3-01). Plain requests, judged by
+status, error type and the table metadata read back.
+
+What Iceberg's compatibility kit does through the Java client (``table.updateSchema().addColumn(...).commit()``)
+arrives at a REST catalog as an updateTable request: the updates the client computed and the requirements that
+pin its base (``UpdateRequirements.forUpdateTable``). The checks send those requests themselves:
+
+- an update is the next load's current state (schema, spec, order, properties, refs), and reverting to an earlier
+  id works;
+- a requirement the table no longer meets (a concurrent commit changed the schema, spec, order or the ids they
+  assign) answers 409 CommitFailedException and changes nothing;
+- the kit's "server side retry" tests: a concurrent change that does not touch what the commit asserts leaves the
+  commit landing on the new base, both changes kept (and a commit that asserted the whole base is refused first:
+  the client's refresh-and-retry is then what lands).
+
+The shared pieces (request shapes, reading the metadata back) are used by ``transactions.py`` too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctk.catalog.bodies import create_table_body, ident, schema as kit_schema, set_properties_update
+from ctk.catalog.capabilities import Capability
+from ctk.client.transport import ns_path, table_path
+from ctk.core.exchange import Exchange
+from ctk.core.verdicts import Verdict
+from ctk.checks.common import describe
+from ctk.checks.semantics.harness import SemRun
+from ctk.checks.semantics.registry import semantic
+
+CONFLICT = ("CommitFailedException",)
+NO_TABLE = ("NoSuchTableException",)
+MARK = "ctk.evo"
+
+
+# ------------------------------------------------------------------------------------------------ request shapes
+
+def field(fid: int, name: str, kind: Any, required: bool = False) -> dict:
+    return {"id": fid, "name": name, "type": kind, "required": required}
+
+
+def struct(*fields: dict, schema_id: int = 0) -> dict:
+    return {"type": "struct", "schema-id": schema_id, "fields": list(fields)}
+
+
+BASE_FIELDS = [(f["id"], f["name"], f["type"]) for f in kit_schema()["fields"]]     # (1 id long), (2 data string)
+
+
+def with_column(fid: int, name: str, kind: str = "long", schema_id: int = 1, drop: tuple[str, ...] = ()) -> dict:
+    """The kit's schema with one more optional column (and without the ``drop`` columns)."""
+    base = [f for f in kit_schema()["fields"] if f["name"] not in drop]
+    return struct(*base, field(fid, name, kind), schema_id=schema_id)
+
+
+def add_schema(schema: dict, last_column_id: int | None = None) -> dict:
+    last = last_column_id if last_column_id is not None else max(_ids(schema), default=0)
+    return {"action": "add-schema", "schema": schema, "last-column-id": last}
+
+
+def _ids(node: Any) -> list[int]:
+    """Every field id in a schema or type (nested too)."""
+    out: list[int] = []
+    if isinstance(node, dict):
+        if node.get("type") == "struct":
+            for f in node.get("fields") or []:
+                if isinstance(f, dict) and isinstance(f.get("id"), int):
+                    out.append(f["id"])
+                    out += _ids(f.get("type"))
+        elif node.get("type") == "list":
+            out += [node["element-id"]] if isinstance(node.get("element-id"), int) else []
+            out += _ids(node.get("element"))
+        elif node.get("type") == "map":
+            out += [i for i in (node.get("key-id"), node.get("value-id")) if isinstance(i, int)]
+            out += _ids(node.get("key")) + _ids(node.get("value"))
+    return out
+
+
+def set_current_schema(schema_id: int = -1) -> dict:
+    return {"action": "set-current-schema", "schema-id": schema_id}
+
+
+def spec(*fields: tuple[int, int, str, str], spec_id: int = 0) -> dict:
+    """A partition spec of (source-id, field-id, name, transform) fields."""
+    return {"spec-id": spec_id, "fields": [{"source-id": s, "field-id": f, "name": n, "transform": tr}
+                                           for s, f, n, tr in fields]}
+
+
+SHARD = (1, 1000, "shard", "bucket[16]")          # bucket(id, 16), as the kit's testUpdateTableSpec adds it
+
+
+def add_spec(the_spec: dict) -> dict:
+    return {"action": "add-spec", "spec": the_spec}
+
+
+def set_default_spec(spec_id: int = -1) -> dict:
+    return {"action": "set-default-spec", "spec-id": spec_id}
+
+
+def order(*fields: tuple[int, str], order_id: int = 1) -> dict:
+    """A sort order of (source-id, transform) fields, ascending, nulls first."""
+    return {"order-id": order_id, "fields": [{"source-id": s, "transform": tr, "direction": "asc",
+                                              "null-order": "nulls-first"} for s, tr in fields]}
+
+
+BUCKET_THEN_ID = ((1, "bucket[16]"), (1, "identity"))      # testUpdateTableSortOrder's order
+
+
+def add_order(the_order: dict) -> dict:
+    return {"action": "add-sort-order", "sort-order": the_order}
+
+
+def set_default_order(order_id: int = -1) -> dict:
+    return {"action": "set-default-sort-order", "sort-order-id": order_id}
+
+
+def req(kind: str, **values: Any) -> dict:
+    """A requirement: ``req("assert-current-schema-id", current_schema_id=0)`` (keys with '-')."""
+    return {"type": kind, **{k.replace("_", "-"): v for k, v in values.items()}}
+
+
+# ------------------------------------------------------------------------------------------------ reading back
+
+def commit(t: SemRun, ns: tuple[str, ...], name: str, updates: list[dict], requirements: list[dict] | None = None,
+           label: str = "updateTable") -> Exchange:
+    body = {"identifier": ident(ns, name), "requirements": list(requirements or []), "updates": updates}
+    return t.send("POST", table_path(ns, name), body, label=label)
+
+
+def load(t: SemRun, ns: tuple[str, ...], name: str, label: str = "read: load table") -> tuple[Exchange, dict | None]:
+    """The LoadTableResult (None: not a 200 with a metadata object)."""
+    ex = t.send("GET", table_path(ns, name), label=label)
+    body = ex.json() if ex.status == 200 else None
+    if not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
+        return ex, None
+    return ex, body
+
+
+def meta(loaded: dict | None) -> dict:
+    m = (loaded or {}).get("metadata")
+    return m if isinstance(m, dict) else {}
+
+
+def current_schema(m: dict) -> dict:
+    return next((s for s in m.get("schemas") or [] if isinstance(s, dict)
+                 and s.get("schema-id") == m.get("current-schema-id")), {})
+
+
+def columns(schema: dict) -> list[tuple[Any, Any, Any]]:
+    """The top-level columns of a schema as (id, name, type)."""
+    return [(f.get("id"), f.get("name"), f.get("type")) for f in schema.get("fields") or [] if isinstance(f, dict)]
+
+
+def default_spec(m: dict) -> dict:
+    return next((s for s in m.get("partition-specs") or [] if isinstance(s, dict)
+                 and s.get("spec-id") == m.get("default-spec-id")), {})
+
+
+def spec_fields(the_spec: dict) -> list[tuple[Any, Any, Any, Any]]:
+    return [(f.get("source-id"), f.get("field-id"), f.get("name"), f.get("transform"))
+            for f in the_spec.get("fields") or [] if isinstance(f, dict)]
+
+
+def default_order(m: dict) -> dict:
+    return next((o for o in m.get("sort-orders") or [] if isinstance(o, dict)
+                 and o.get("order-id") == m.get("default-sort-order-id")), {})
+
+
+def order_fields(the_order: dict) -> list[tuple[Any, Any, Any, Any]]:
+    return [(f.get("source-id"), f.get("transform"), f.get("direction"), f.get("null-order"))
+            for f in the_order.get("fields") or [] if isinstance(f, dict)]
+
+
+def location(loaded: dict | None) -> Any:
+    return (loaded or {}).get("metadata-location")
+
+
+def refused(t: SemRun, ex: Exchange, before: dict, after: dict | None, what: str,
+            statuses: tuple[int, ...] = (409,), types: tuple[str, ...] = CONFLICT) -> tuple[str | None, str | None]:
+    """(effect problem, status problem) of a commit that must be refused and change nothing: the effect problem
+    when it was accepted or the table changed, the status problem when it changed nothing but answered
+    otherwise than ``statuses`` / ``types``."""
+    if ex.status is not None and 200 <= ex.status < 300:
+        return f"{what}: answered {ex.status} (accepted)", None
+    if after is None:
+        return None, f"{what}: the table could not be read back afterwards"
+    if location(after) != location(before):
+        return (f"{what}: answered {describe(ex)}, but the metadata-location moved from {location(before)} to "
+                f"{location(after)}"), None
+    return None, t.expect(ex, statuses, types)
+
+
+def judge(t: SemRun, expected: str, effects: list[str], statuses: list[str | None], done: str,
+          unreadable: list[str | None] | None = None) -> Verdict:
+    """The verdict of a check that collected effect problems (MUST) and status problems (documents' level)."""
+    if effects:
+        return t.broken(expected, "; ".join(effects))
+    gaps = [u for u in unreadable or [] if u]
+    if gaps:
+        return t.inconclusive("; ".join(gaps))
+    wrong = [s for s in statuses if s]
+    if wrong:
+        return t.status_broken(expected, "; ".join(wrong))
+    return t.ok(done)
+
+
+def _uuid(loaded: dict | None) -> Any:
+    return meta(loaded).get("table-uuid")
+
+
+def _stale_then_retry(t: SemRun, stem: str, concurrent: list[dict], stale: dict, own: list[dict],
+                      own_requirements: list[dict], landed: Any, what: str) -> Verdict:
+    """The compatibility kit's "server side retry" tests: ``concurrent`` (an unrelated change) lands first; the
+    commit of ``own`` asserting the whole base (``stale``) is refused and changes nothing; the same updates with
+    the requirements of what they change only (``own_requirements``, which the concurrent change left true) land
+    on the new base. ``landed(meta) -> str | None`` names what is missing of both changes."""
+    ns = t.namespace(stem)
+    name, created = t.table(ns)
+    uuid = _uuid(created)
+    after_concurrent = t.commit_ok(ns, name, concurrent, [req("assert-table-uuid", uuid=uuid)],
+                                   label="setup: a concurrent change")
+    first = commit(t, ns, name, own, [req("assert-table-uuid", uuid=uuid), stale, *own_requirements],
+                   label=f"{what} asserting the stale base")
+    _, after_stale = load(t, ns, name, "read: the table after the stale commit")
+    effect, status = refused(t, first, after_concurrent, after_stale, f"{what} with a stale `{stale['type']}`")
+    if effect:
+        return t.broken("a commit whose requirement no longer holds is refused (409) and changes nothing", effect)
+    retry = commit(t, ns, name, own, [req("assert-table-uuid", uuid=uuid), *own_requirements],
+                   label=f"{what} with the requirements it needs")
+    if retry.status != 200:
+        return t.broken(f"after a concurrent change that leaves its requirements true, {what} lands",
+                        f"it answered {describe(retry)}")
+    _, final = load(t, ns, name, "read: the table after the retried commit")
+    if final is None:
+        return t.inconclusive(f"{what} answered 200, but loading the table failed")
+    if location(final) != (retry.json() or {}).get("metadata-location"):
+        return t.broken("the next load shows the commit's metadata-location",
+                        f"the commit answered {(retry.json() or {}).get('metadata-location')}, the load shows "
+                        f"{location(final)}")
+    missing = landed(meta(final))
+    if missing:
+        return t.broken(f"{what} on top of the concurrent change keeps both", missing)
+    if status:
+        return t.status_broken("409 CommitFailedException for a requirement that no longer holds", status)
+    return t.ok(f"a stale `{stale['type']}` was refused (409) and changed nothing; with its own requirements "
+                f"{what} landed on the concurrent change, both kept")
+
+
+# ------------------------------------------------------------------------------------------------ EVO-01
+
+@semantic("EVO-01", "updateTable", uses=("createTable", "loadTable"), baseline=True)
+def check_commit_read_back(t: SemRun) -> Verdict:
+    ns = t.namespace("evo_rw")
+    name, created = t.table(ns)
+    mark = t.unique("m")
+    ex = commit(t, ns, name, [set_properties_update({MARK: mark})], [req("assert-table-uuid", uuid=_uuid(created))],
+                label="updateTable (set-properties)")
+    if ex.status != 200:
+        return t.inconclusive(f"a plain set-properties commit answered {describe(ex)}: nothing acknowledged to "
+                              "read back")
+    answered = (ex.json() or {}).get("metadata-location")
+    got, loaded = load(t, ns, name, "read: load the committed table")
+    if loaded is None:
+        return t.broken("an acknowledged commit: the table loads with it", f"loading it answered {describe(got)}")
+    if not answered or location(loaded) != answered:
+        return t.broken("the next loadTable shows the metadata-location the commit answered",
+                        f"the commit answered {answered!r}, the load shows {location(loaded)!r}")
+    shown = (meta(loaded).get("properties") or {}).get(MARK)
+    if shown != mark:
+        return t.broken(f"the committed property {MARK}={mark} is in the loaded metadata", f"it shows {shown!r}")
+    return t.ok("a set-properties commit answered 200; the next load shows its metadata-location and the property")
+
+
+@semantic("EVO-01", "commitTransaction", uses=("createTable", "loadTable"), baseline=True)
+def check_transaction_read_back(t: SemRun) -> Verdict:
+    ns = t.namespace("evo_txn")
+    tables = [t.table(ns), t.table(ns)]
+    mark = t.unique("m")
+    changes = [{"identifier": ident(ns, name), "requirements": [req("assert-table-uuid", uuid=_uuid(loaded))],
+                "updates": [set_properties_update({MARK: f"{mark}-{i}"})]} for i, (name, loaded) in enumerate(tables)]
+    ex = t.send("POST", "transactions/commit", {"table-changes": changes}, label="commitTransaction (two tables)")
+    if ex.status is None or not 200 <= ex.status < 300:
+        return t.inconclusive(f"a plain two-table commitTransaction answered {describe(ex)}: nothing acknowledged "
+                              "to read back")
+    problems = []
+    for i, (name, _) in enumerate(tables):
+        got, loaded = load(t, ns, name, f"read: load table {i + 1} of the transaction")
+        shown = (meta(loaded).get("properties") or {}).get(MARK) if loaded else None
+        if shown != f"{mark}-{i}":
+            problems.append(f"{name}: {MARK}={shown!r} ({describe(got)})")
+    if problems:
+        return t.broken("both tables of an acknowledged commitTransaction show their change",
+                        f"answered {ex.status}; " + "; ".join(problems))
+    if ex.status != 204:
+        return t.status_broken("commitTransaction answers 204", f"it answered {ex.status}")
+    return t.ok("a two-table commitTransaction answered 204; both tables load with their change")
+
+
+# ------------------------------------------------------------------------------------------------ EVO-02 schema
+
+NEW_COL = with_column(3, "new_col")
+
+
+@semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"),
+          rck=("CatalogTests.testUpdateTableSchema", "CatalogTests.testUpdateTableSchemaThenRevert"))
+def check_schema_update_and_revert(t: SemRun) -> Verdict:
+    ns = t.namespace("evo_schema")
+    name, created = t.table(ns)
+    uuid = _uuid(created)
+    ex = commit(t, ns, name, [add_schema(NEW_COL, 3), set_current_schema(-1)],
+                [req("assert-table-uuid", uuid=uuid), req("assert-current-schema-id", current_schema_id=0),
+                 req("assert-last-assigned-field-id", last_assigned_field_id=2)], "updateTable (add a column)")
+    if ex.status != 200:
+        return t.inconclusive(f"a schema update answered {describe(ex)}: nothing acknowledged to read back")
+    _, loaded = load(t, ns, name)
+    if loaded is None:
+        return t.broken("an acknowledged schema update loads back", "loading the table failed")
+    m = meta(loaded)
+    want = BASE_FIELDS + [(3, "new_col", "long")]
+    if columns(current_schema(m)) != want:
+        return t.broken(f"the current schema is the one committed, with the field ids given {want}",
+                        f"it is {columns(current_schema(m))}")
+    new_id = m.get("current-schema-id")
+    revert = commit(t, ns, name, [set_current_schema(0)],
+                    [req("assert-table-uuid", uuid=uuid), req("assert-current-schema-id", current_schema_id=new_id)],
+                    "updateTable (revert to schema 0)")
+    if revert.status != 200:
+        return t.broken("set-current-schema back to the earlier schema id lands", f"it answered {describe(revert)}")
+    _, back = load(t, ns, name, "read: the reverted table")
+    mb = meta(back)
+    if mb.get("current-schema-id") != 0 or columns(current_schema(mb)) != BASE_FIELDS:
+        return t.broken("after the revert the earlier schema (id 0) is current",
+                        f"current-schema-id {mb.get('current-schema-id')}, columns {columns(current_schema(mb))}")
+    kept = {s.get("schema-id") for s in mb.get("schemas") or [] if isinstance(s, dict)}
+    if new_id not in kept:
+        return t.broken("the reverted-from schema stays in the table's schemas", f"schema ids {sorted(kept)}")
+    return t.ok(f"the added column loaded back with field id 3 (schema {new_id}); set-current-schema 0 reverted to "
+                "the original schema, both kept")
+
+
+@semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"),
+          rck=("CatalogTests.testUpdateTableSchemaConflict", "CatalogTests.testUpdateTableSchemaAssignmentConflict"))
+def check_schema_conflicts(t: SemRun) -> Verdict:
+    ns = t.namespace("evo_schema_cf")
+    effects: list[str] = []
+    statuses: list[str | None] = []
+    # a concurrent change of the current schema (a column dropped): assert-current-schema-id no longer holds
+    name, created = t.table(ns)
+    uuid = _uuid(created)
+    before = t.commit_ok(ns, name, [add_schema(struct(field(1, "id", "long"), schema_id=1), 2), set_current_schema()],
+                         [req("assert-table-uuid", uuid=uuid)], label="setup: a concurrent schema change")
+    ex = commit(t, ns, name, [add_schema(NEW_COL, 3), set_current_schema()],
+                [req("assert-table-uuid", uuid=uuid), req("assert-current-schema-id", current_schema_id=0)],
+                "updateTable (stale assert-current-schema-id)")
+    _, after = load(t, ns, name)
+    e, s = refused(t, ex, before, after, "stale assert-current-schema-id")
+    effects += [e] if e else []
+    statuses.append(s)
+    # a concurrent column added (field id 3 taken): assert-last-assigned-field-id no longer holds
+    name2, created2 = t.table(ns)
+    uuid2 = _uuid(created2)
+    before2 = t.commit_ok(ns, name2, [add_schema(with_column(3, "another_col", "string"), 3), set_current_schema()],
+                          [req("assert-table-uuid", uuid=uuid2)], label="setup: a concurrent column added")
+    ex2 = commit(t, ns, name2, [add_schema(NEW_COL, 3), set_current_schema()],
+                 [req("assert-table-uuid", uuid=uuid2), req("assert-last-assigned-field-id", last_assigned_field_id=2)],
+                 "updateTable (stale assert-last-assigned-field-id)")
+    _, after2 = load(t, ns, name2)
+    e2, s2 = refused(t, ex2, before2, after2, "stale assert-last-assigned-field-id")
+    effects += [e2] if e2 else []
+    statuses.append(s2)
+    return judge(t, "a schema update on a stale base answers 409 CommitFailedException and the table keeps the "
+                    "concurrent change", effects, statuses,
+                 "stale assert-current-schema-id and assert-last-assigned-field-id each answered 409 "
+                 "CommitFailedException; the concurrent schema stayed")
+
+
+@semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"),
+          rck=("CatalogTests.testUpdateTableSchemaServerSideRetry",))
+def check_schema_server_side_retry(t: SemRun) -> Verdict:
+    def landed(m: dict) -> str | None:
+        if columns(current_schema(m)) != BASE_FIELDS + [(3, "new_col", "long")]:
+            return f"the current schema is {columns(current_schema(m))}, without new_col"
+        if spec_fields(default_spec(m)) != [SHARD]:
+            return f"the default spec is {spec_fields(default_spec(m))}, not the concurrent bucket spec"
+        return None
+
+    return _stale_then_retry(t, "evo_schema_retry", [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
+                             req("assert-default-spec-id", default_spec_id=0),
+                             [add_schema(NEW_COL, 3), set_current_schema()],
+                             [req("assert-current-schema-id", current_schema_id=0),
+                              req("assert-last-assigned-field-id", last_assigned_field_id=2)], landed, "a schema update")
+
+
+@semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"),
+          rck=("CatalogTests.testRemoveUnusedSchemas",))
+def check_remove_unused_schemas(t: SemRun) -> Verdict:
+    ns = t.namespace("evo_rm_schema")
+    name, created = t.table(ns)
+    uuid = _uuid(created)
+    before = t.commit_ok(ns, name, [add_schema(NEW_COL, 3), set_current_schema()], [req("assert-table-uuid", uuid=uuid)],
+                         label="setup: a second schema, current")
+    current = meta(before).get("current-schema-id")
+    ex = commit(t, ns, name, [{"action": "remove-schemas", "schema-ids": [0]}],
+                [req("assert-table-uuid", uuid=uuid), req("assert-current-schema-id", current_schema_id=current)],
+                "updateTable (remove-schemas of the unused schema 0)")
+    if ex.status != 200:
+        return t.broken("remove-schemas of a schema no longer current lands", f"it answered {describe(ex)}")
+    _, after = load(t, ns, name)
+    ids = sorted(s.get("schema-id") for s in meta(after).get("schemas") or [] if isinstance(s, dict))
+    if ids != [current]:
+        return t.broken(f"after remove-schemas [0] only the current schema {current} is left", f"schema ids {ids}")
+    bad_ex = commit(t, ns, name, [{"action": "remove-schemas", "schema-ids": [current]}],
+                    [req("assert-table-uuid", uuid=uuid)], "updateTable (remove-schemas of the current schema)")
+    _, final = load(t, ns, name, "read: the table after removing the current schema was tried")
+    effect, status = refused(t, bad_ex, after, final, "remove-schemas of the current schema", (400,))
+    return judge(t, "unused schemas are removed; removing the current schema is refused (400) and changes nothing",
+                 [effect] if effect else [], [status],
+                 "remove-schemas removed the unused schema; removing the current one answered 400 and changed "
+                 "nothing (which schemas a branch still needs is the client's choice)")
+
+
+# ------------------------------------------------------------------------------------------------ EVO-03 spec
+
+@semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"),
+          rck=("CatalogTests.testUpdateTableSpec", "CatalogTests.testUpdateTableSpecThenRevert"))
+def check_spec_update_and_revert(t: SemRun) -> Verdict:
+    ns = t.namespace("evo_spec")
+    name, created = t.table(ns)
+    uuid = _uuid(created)
+    ex = commit(t, ns, name, [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
+                [req("assert-table-uuid", uuid=uuid), req("assert-default-spec-id", default_spec_id=0),
+                 req("assert-last-assigned-partition-id", last_assigned_partition_id=999)],
+                "updateTable (add a bucket partition field)")
+    if ex.status != 200:
+        return t.inconclusive(f"a spec update answered {describe(ex)}: nothing acknowledged to read back")
+    _, loaded = load(t, ns, name)
+    m = meta(loaded)
+    if spec_fields(default_spec(m)) != [SHARD]:
+        return t.broken(f"the default spec is the one committed {[SHARD]}", f"it is {spec_fields(default_spec(m))}")
+    new_id = m.get("default-spec-id")
+    revert = commit(t, ns, name, [set_default_spec(0)],
+                    [req("assert-table-uuid", uuid=uuid), req("assert-default-spec-id", default_spec_id=new_id)],
+                    "updateTable (revert to spec 0)")
+    if revert.status != 200:
+        return t.broken("set-default-spec back to the earlier spec id lands", f"it answered {describe(revert)}")
+    _, back = load(t, ns, name, "read: the reverted table")
+    mb = meta(back)
+    if mb.get("default-spec-id") != 0 or spec_fields(default_spec(mb)):
+        return t.broken("after the revert the unpartitioned spec 0 is the default",
+                        f"default-spec-id {mb.get('default-spec-id')}, fields {spec_fields(default_spec(mb))}")
+    return t.ok(f"the bucket spec loaded back as default (spec {new_id}); set-default-spec 0 reverted to "
+                "unpartitioned")
+
+
+@semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"),
+          rck=("CatalogTests.testUpdateTableSpecConflict", "CatalogTests.testUpdateTableAssignmentSpecConflict"))
+def check_spec_conflicts(t: SemRun) -> Verdict:
+    ns = t.namespace("evo_spec_cf")
+    name, created = t.table(ns)
+    uuid = _uuid(created)
+    before = t.commit_ok(ns, name, [add_spec(spec((2, 1000, "data", "identity"), spec_id=1)), set_default_spec()],
+                         [req("assert-table-uuid", uuid=uuid)], label="setup: a concurrent spec change")
+    effects: list[str] = []
+    statuses: list[str | None] = []
+    for kind, value in (("assert-default-spec-id", {"default_spec_id": 0}),
+                        ("assert-last-assigned-partition-id", {"last_assigned_partition_id": 999})):
+        ex = commit(t, ns, name, [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
+                    [req("assert-table-uuid", uuid=uuid), req(kind, **value)], f"updateTable (stale {kind})")
+        _, after = load(t, ns, name)
+        e, s = refused(t, ex, before, after, f"stale {kind}")
+        effects += [e] if e else []
+        statuses.append(s)
+        if e:
+            break
+    return judge(t, "a spec update on a stale base answers 409 CommitFailedException and the table keeps the "
+                    "concurrent spec", effects, statuses,
+                 "stale assert-default-spec-id and assert-last-assigned-partition-id each answered 409 "
+                 "CommitFailedException; the concurrent spec stayed")
+
+
+@semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"),
+          rck=("CatalogTests.testUpdateTableSpecServerSideRetry",))
+def check_spec_server_side_retry(t: SemRun) -> Verdict:
+    def landed(m: dict) -> str | None:
+        if columns(current_schema(m)) != BASE_FIELDS + [(3, "another_col", "string")]:
+            return f"the current schema is {columns(current_schema(m))}, without the concurrent column"
+        if spec_fields(default_spec(m)) != [SHARD]:
+            return f"the default spec is {spec_fields(default_spec(m))}, not the bucket spec"
+        return None
+
+    return _stale_then_retry(t, "evo_spec_retry",
+                             [add_schema(with_column(3, "another_col", "string"), 3), set_current_schema()],
+                             req("assert-current-schema-id", current_schema_id=0),
+                             [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
+                             [req("assert-default-spec-id", default_spec_id=0),
+                              req("assert-last-assigned-partition-id", last_assigned_partition_id=999)], landed,
+                             "a spec update")
+
+
+@semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"), rck=("CatalogTests.testRemoveUnusedSpec",))
+def check_remove_unused_spec(t: SemRun) -> Verdict:
+    ns = t.namespace("evo_rm_spec")
+    name, created = t.table(ns)
+    uuid = _uuid(created)
+    before = t.commit_ok(ns, name, [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
+                         [req("assert-table-uuid", uuid=uuid)], label="setup: a second spec, default")
+    default = meta(before).get("default-spec-id")
+    ex = commit(t, ns, name, [{"action": "remove-partition-specs", "spec-ids": [0]}],
+                [req("assert-table-uuid", uuid=uuid), req("assert-default-spec-id", default_spec_id=default)],
+                "updateTable (remove-partition-specs of the unused spec 0)")
+    if ex.status != 200:
+        return t.broken("remove-partition-specs of a spec no longer default lands", f"it answered {describe(ex)}")
+    _, after = load(t, ns, name)
+    ids = sorted(s.get("spec-id") for s in meta(after).get("partition-specs") or [] if isinstance(s, dict))
+    if ids != [default]:
+        return t.broken(f"after remove-partition-specs [0] only the default spec {default} is left", f"spec ids {ids}")
+    bad_ex = commit(t, ns, name, [{"action": "remove-partition-specs", "spec-ids": [default]}],
+                    [req("assert-table-uuid", uuid=uuid)], "updateTable (remove-partition-specs of the default spec)")
+    _, final = load(t, ns, name, "read: the table after removing the default spec was tried")
+    effect, status = refused(t, bad_ex, after, final, "remove-partition-specs of the default spec", (400,))
+    return judge(t, "unused specs are removed; removing the default spec is refused (400) and changes nothing",
+                 [effect] if effect else [], [status],
+                 "remove-partition-specs removed the unused spec; removing the default one answered 400 and "
+                 "changed nothing (which specs a branch still needs is the client's choice)")
+
+
+# ------------------------------------------------------------------------------------------------ EVO-04 order
+
+@semantic("EVO-04", "updateTable", uses=("createTable", "loadTable"),
+          rck=("CatalogTests.testUpdateTableSortOrder", "CatalogTests.testUpdateTableOrderThenRevert"))
+def check_sort_order_update_and_revert(t: SemRun) -> Verdict:
+    ns = t.namespace("evo_order")
+    name, created = t.table(ns)
+    uuid = _uuid(created)
+    ex = commit(t, ns, name, [add_order(order(*BUCKET_THEN_ID)), set_default_order()],
+                [req("assert-table-uuid", uuid=uuid), req("assert-default-sort-order-id", default_sort_order_id=0)],
+                "updateTable (a sort order)")
+    if ex.status != 200:
+        return t.inconclusive(f"a sort order update answered {describe(ex)}: nothing acknowledged to read back")
+    _, loaded = load(t, ns, name)
+    m = meta(loaded)
+    want = order_fields(order(*BUCKET_THEN_ID))
+    if order_fields(default_order(m)) != want:
+        return t.broken(f"the default sort order is the one committed {want}",
+                        f"it is {order_fields(default_order(m))}")
+    new_id = m.get("default-sort-order-id")
+    revert = commit(t, ns, name, [set_default_order(0)],
+                    [req("assert-table-uuid", uuid=uuid),
+                     req("assert-default-sort-order-id", default_sort_order_id=new_id)],
+                    "updateTable (revert to the unsorted order 0)")
+    if revert.status != 200:
+        return t.broken("set-default-sort-order back to the unsorted order lands", f"it answered {describe(revert)}")
+    _, back = load(t, ns, name, "read: the reverted table")
+    if meta(back).get("default-sort-order-id") != 0:
+        return t.broken("after the revert the unsorted order 0 is the default",
+                        f"default-sort-order-id {meta(back).get('default-sort-order-id')}")
+    stale = commit(t, ns, name, [set_default_order(new_id)],
+                   [req("assert-table-uuid", uuid=uuid),
+                    req("assert-default-sort-order-id", default_sort_order_id=new_id)],
+                   "updateTable (stale assert-default-sort-order-id)")
+    _, final = load(t, ns, name, "read: the table after the stale commit")
+    effect, status = refused(t, stale, back, final, "stale assert-default-sort-order-id")
+    return judge(t, "a sort order update loads back, reverting works, a stale assert-default-sort-order-id answers "
+                    "409 and changes nothing", [effect] if effect else [], [status],
+                 f"the order loaded back as default (order {new_id}); reverting to 0 worked; a stale "
+                 "assert-default-sort-order-id answered 409 and changed nothing")
+
+
+@semantic("EVO-04", "updateTable", uses=("createTable", "loadTable"),
+          rck=("CatalogTests.testUpdateTableSortOrderServerSideRetry",))
+def check_sort_order_server_side_retry(t: SemRun) -> Verdict:
+    want = order_fields(order(*BUCKET_THEN_ID))
+
+    def landed(m: dict) -> str | None:
+        if columns(current_schema(m)) != BASE_FIELDS + [(3, "another_col", "string")]:
+            return f"the current schema is {columns(current_schema(m))}, without the concurrent column"
+        if order_fields(default_order(m)) != want:
+            return f"the default order is {order_fields(default_order(m))}, not {want}"
+        return None
+
+    return _stale_then_retry(t, "evo_order_retry",
+                             [add_schema(with_column(3, "another_col", "string"), 3), set_current_schema()],
+                             req("assert-current-schema-id", current_schema_id=0),
+                             [add_order(order(*BUCKET_THEN_ID)), set_default_order()],
+                             [req("assert-default-sort-order-id", default_sort_order_id=0)], landed,
+                             "a sort order update")
+
+
+# ------------------------------------------------------------------------------------------------ EVO-05
+
+@semantic("EVO-05", "updateTable", uses=("createTable", "loadTable"), rck=("CatalogTests.testUpdateTransaction",))
+def check_update_transaction(t: SemRun) -> Verdict:
+    ns = t.namespace("evo_multi")
+    name, created = t.table(ns, properties={"ctk.gone": "x", "ctk.kept": "y"})
+    ex = commit(t, ns, name, [add_schema(NEW_COL, 3), set_current_schema(), add_spec(spec(SHARD, spec_id=1)),
+                              set_default_spec(), set_properties_update({"ctk.a": "1", "ctk.kept": "z"}),
+                              {"action": "remove-properties", "removals": ["ctk.gone"]}],
+                [req("assert-table-uuid", uuid=_uuid(created)), req("assert-current-schema-id", current_schema_id=0),
+                 req("assert-default-spec-id", default_spec_id=0)], "updateTable (schema, spec and properties)")
+    if ex.status != 200:
+        return t.inconclusive(f"a commit of several updates answered {describe(ex)}: nothing acknowledged to read "
+                              "back")
+    _, loaded = load(t, ns, name)
+    m = meta(loaded)
+    props = m.get("properties") or {}
+    missing = []
+    if columns(current_schema(m)) != BASE_FIELDS + [(3, "new_col", "long")]:
+        missing.append(f"schema {columns(current_schema(m))}")
+    if spec_fields(default_spec(m)) != [SHARD]:
+        missing.append(f"spec {spec_fields(default_spec(m))}")
+    if props.get("ctk.a") != "1" or props.get("ctk.kept") != "z" or "ctk.gone" in props:
+        missing.append(f"properties {({k: v for k, v in props.items() if k.startswith('ctk.')})}")
+    if missing:
+        return t.broken("every update of one commit is loaded back (new column, bucket spec, ctk.a=1, ctk.kept=z, "
+                        "ctk.gone removed)", "; ".join(missing))
+    return t.ok("one commit's schema, spec, set and removed properties all loaded back")
+
+
+# ------------------------------------------------------------------------------------------------ EVO-06
+
+def rows(marker: str) -> Any:
+    import pyarrow as pa
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=True), pa.field("data", pa.string(), nullable=True)])
+    return pa.Table.from_pylist([{"id": 1, "data": marker}], schema=schema)
+
+
+def stage(t: SemRun, ns: tuple[str, ...], name: str, loaded: dict, marker: str) -> Any:
+    """An append's files written (the kit's staged append) on ``loaded``; a failure to write is a setup step's."""
+    from ctk.catalog import PrerequisiteError
+    from ctk.history.writer import StageError, stage_append
+
+    try:
+        return stage_append(t.client, ns, name, data=rows(marker), marker=marker, loaded=loaded)
+    except PrerequisiteError:
+        raise
+    except StageError as exc:
+        raise PrerequisiteError(f"setup: staging an append to {name} failed: {exc}") from exc
+
+
+def snapshots(m: dict) -> dict[Any, dict]:
+    return {s.get("snapshot-id"): s for s in m.get("snapshots") or [] if isinstance(s, dict)}
+
+
+def main_of(m: dict) -> Any:
+    return ((m.get("refs") or {}).get("main") or {}).get("snapshot-id")
+
+
+@semantic("EVO-06", "updateTable", uses=("createTable", "loadTable"), needs=(Capability.STORAGE,),
+          rck=("CatalogTests.testAppend", "CatalogTests.testConcurrentAppendEmptyTable",
+               "CatalogTests.testConcurrentAppendNonEmptyTable"))
+def check_appends_and_refs(t: SemRun) -> Verdict:
+    ns = t.namespace("evo_append")
+    name, empty = t.table(ns)
+    a, b = stage(t, ns, name, empty, "a"), stage(t, ns, name, empty, "b")
+    first = t.send("POST", a.path, a.body, label="updateTable (append A on the empty table)")
+    if first.status != 200:
+        return t.inconclusive(f"an append answered {describe(first)}: nothing acknowledged to read back")
+    _, one = load(t, ns, name, "read: the table after append A")
+    m1 = meta(one)
+    logged = [e.get("snapshot-id") for e in m1.get("snapshot-log") or [] if isinstance(e, dict)]
+    if m1.get("current-snapshot-id") != a.snapshot_id or main_of(m1) != a.snapshot_id or a.snapshot_id not in logged:
+        return t.broken("an acknowledged append is the current snapshot, main points at it, and it is logged",
+                        f"current-snapshot-id {m1.get('current-snapshot-id')}, main {main_of(m1)}, snapshot-log "
+                        f"{logged} (appended {a.snapshot_id})")
+    effects: list[str] = []
+    statuses: list[str | None] = []
+    stale = t.send("POST", b.path, b.body, label="updateTable (append B on the stale empty base)")
+    _, after_b = load(t, ns, name, "read: the table after the stale append")
+    e, s = refused(t, stale, one, after_b, "an append asserting main is absent, on a table whose main exists")
+    effects += [e] if e else []
+    statuses.append(s)
+    if after_b is None or e:
+        return judge(t, "a concurrent append on a stale base is refused (409)", effects, statuses, "")
+    c, d = stage(t, ns, name, after_b, "c"), stage(t, ns, name, after_b, "d")
+    second = t.send("POST", c.path, c.body, label="updateTable (append C, retried on the fresh base)")
+    if second.status != 200:
+        return t.broken("an append on the fresh base lands", f"it answered {describe(second)}")
+    _, two = load(t, ns, name, "read: the table after append C")
+    m2 = meta(two)
+    parent = snapshots(m2).get(c.snapshot_id, {}).get("parent-snapshot-id")
+    if main_of(m2) != c.snapshot_id or parent != a.snapshot_id:
+        return t.broken("the retried append is current with the first as its parent",
+                        f"main {main_of(m2)} (appended {c.snapshot_id}), its parent {parent} (first {a.snapshot_id})")
+    stale2 = t.send("POST", d.path, d.body, label="updateTable (append D on the stale non-empty base)")
+    _, after_d = load(t, ns, name, "read: the table after the second stale append")
+    e, s = refused(t, stale2, two, after_d, "an append on a stale non-empty base")
+    effects += [e] if e else []
+    statuses.append(s)
+    if e or after_d is None:
+        return judge(t, "a concurrent append on a stale base is refused (409)", effects, statuses, "")
+    refs = commit(t, ns, name, [{"action": "set-snapshot-ref", "ref-name": "ctk_tag", "type": "tag",
+                                 "snapshot-id": a.snapshot_id},
+                                {"action": "set-snapshot-ref", "ref-name": "ctk_branch", "type": "branch",
+                                 "snapshot-id": c.snapshot_id}],
+                  [req("assert-ref-snapshot-id", ref="ctk_tag", snapshot_id=None),
+                   req("assert-ref-snapshot-id", ref="ctk_branch", snapshot_id=None)], "updateTable (a tag and a branch)")
+    _, with_refs = load(t, ns, name, "read: the table's refs")
+    shown = {k: (v.get("type"), v.get("snapshot-id")) for k, v in (meta(with_refs).get("refs") or {}).items()
+             if isinstance(v, dict)}
+    if refs.status != 200 or shown.get("ctk_tag") != ("tag", a.snapshot_id) \
+            or shown.get("ctk_branch") != ("branch", c.snapshot_id):
+        effects.append(f"set-snapshot-ref answered {describe(refs)}; the refs are {shown}")
+    else:
+        drop = commit(t, ns, name, [{"action": "remove-snapshot-ref", "ref-name": "ctk_tag"}], [],
+                      "updateTable (remove the tag)")
+        _, without = load(t, ns, name, "read: the refs after removing the tag")
+        left = set((meta(without).get("refs") or {}))
+        if drop.status != 200 or "ctk_tag" in left or "ctk_branch" not in left:
+            effects.append(f"remove-snapshot-ref ctk_tag answered {describe(drop)}; the refs are {sorted(left)}")
+    return judge(t, "appends land as the current snapshot of main, logged; stale appends are refused (409); refs "
+                    "set and removed load back", effects, statuses,
+                 "an append landed (current, main, logged); appends on a stale empty and non-empty base answered "
+                 "409 and changed nothing; the retried append landed on top; a tag and a branch were set and the "
+                 "tag removed")
+
+
+# ------------------------------------------------------------------------------------------------ EVO-07
+
+@semantic("EVO-07", "updateTable", uses=("createTable", "loadTable", "dropTable"),
+          rck=("CatalogTests.testUUIDValidation",))
+def check_uuid_validation(t: SemRun) -> Verdict:
+    ns = t.namespace("evo_uuid")
+    name, first = t.table(ns)
+    dropped = t.send("DELETE", table_path(ns, name), label="setup: drop the table")
+    if dropped.status is None or not 200 <= dropped.status < 300:
+        return t.inconclusive(f"dropping the table answered {describe(dropped)}")
+    body = create_table_body(name)
+    body["schema"] = with_column(3, "other", "string", schema_id=0)
+    _, second = t.table(ns, name, body=body)
+    ex = commit(t, ns, name, [add_schema(with_column(3, "new_col", schema_id=1), 3), set_current_schema()],
+                [req("assert-table-uuid", uuid=_uuid(first))], "updateTable (the dropped table's uuid)")
+    _, after = load(t, ns, name)
+    effects: list[str] = []
+    e, s = refused(t, ex, second, after, "a commit asserting the dropped table's uuid")
+    effects += [e] if e else []
+    missing_name = t.unique("missing")
+    ex2 = commit(t, ns, missing_name, [set_properties_update({MARK: "x"})], [], "updateTable (a table that does not "
+                                                                                "exist)")
+    gone = t.send("GET", table_path(ns, missing_name), label="read: the missing table is still missing")
+    if gone.status == 200:
+        effects.append(f"a commit to a table that does not exist answered {describe(ex2)} and created it")
+    return judge(t, "a commit based on a dropped table answers 409 and leaves the new table unchanged; a commit to a "
+                    "missing table answers 404 NoSuchTableException", effects,
+                 [s, t.expect(ex2, (404,), NO_TABLE)],
+                 "a commit asserting the dropped table's uuid answered 409 and the new table kept its schema; a "
+                 "commit to a missing table answered 404 NoSuchTableException")
+
+
+# ------------------------------------------------------------------------------------------------ EVO-08
+
+@semantic("EVO-08", "updateTable", uses=("createTable", "loadTable"),
+          rck=("CatalogTests.testMetadataFileLocationsRemovalAfterCommit",))
+def check_metadata_log(t: SemRun) -> Verdict:
+    ns = t.namespace("evo_log")
+    name, created = t.table(ns)
+    files = [location(created)]
+    loaded: dict | None = created
+    for i in range(3):
+        added = [field(3 + j, c, "long") for j, c in enumerate("abc"[:i + 1])]
+        loaded = t.commit_ok(ns, name, [add_schema(struct(*kit_schema()["fields"], *added, schema_id=i + 1), 3 + i),
+                                        set_current_schema()], label=f"setup: add column {'abc'[i]}")
+        files.append(location(loaded))
+
+    def logged(loaded: dict | None) -> list[Any]:
+        return [e.get("metadata-file") for e in meta(loaded).get("metadata-log") or [] if isinstance(e, dict)]
+
+    if logged(loaded) != files[:-1]:
+        return t.broken("the metadata log lists each previous metadata file of the table, oldest first",
+                        f"after 3 commits it lists {logged(loaded)}; the previous files were {files[:-1]}")
+    capped = t.commit_ok(ns, name, [set_properties_update({"write.metadata.previous-versions-max": "2",
+                                                           "write.metadata.delete-after-commit.enabled": "true"})],
+                         label="setup: keep 2 previous versions")
+    files.append(location(capped))
+    if logged(capped) != files[-3:-1]:
+        return t.broken("with write.metadata.previous-versions-max 2 the log keeps the 2 latest previous files",
+                        f"it lists {logged(capped)}; the latest previous files were {files[-3:-1]}")
+    schema = struct(*kit_schema()["fields"], *[field(3 + i, c, "long") for i, c in enumerate("abcd")], schema_id=4)
+    again = t.commit_ok(ns, name, [add_schema(schema, 6), set_current_schema()], label="setup: add column d")
+    files.append(location(again))
+    if logged(again) != files[-3:-1]:
+        return t.broken("every later commit keeps the log at 2 entries, the latest previous files",
+                        f"it lists {logged(again)}; the latest previous files were {files[-3:-1]}")
+    return t.ok("the metadata log listed every previous metadata file, and was trimmed to "
+                "write.metadata.previous-versions-max (2) from then on")
+
+
+# ------------------------------------------------------------------------------------------------ V3-01
+
+VARIANT_REQUESTED = struct(
+    field(10, "id", "long", True), field(11, "data", "variant"),
+    field(12, "list_data", {"type": "list", "element-id": 13, "element": "variant", "element-required": False}),
+    field(14, "map_data", {"type": "map", "key-id": 15, "key": "string", "value-id": 16, "value": "variant",
+                           "value-required": False}),
+    field(17, "struct_data", {"type": "struct", "fields": [field(18, "v", "variant")]}))
+
+# the schema as the table holds it: ids assigned afresh, a struct's fields first, then their nested types
+VARIANT_EXPECTED = struct(
+    field(1, "id", "long", True), field(2, "data", "variant"),
+    field(3, "list_data", {"type": "list", "element-id": 6, "element": "variant", "element-required": False}),
+    field(4, "map_data", {"type": "map", "key-id": 7, "key": "string", "value-id": 8, "value": "variant",
+                          "value-required": False}),
+    field(5, "struct_data", {"type": "struct", "fields": [field(9, "v", "variant")]}))
+
+
+def _shape(node: Any) -> Any:
+    """A type's JSON without what does not make it another type (docs, defaults, schema ids)."""
+    if isinstance(node, dict):
+        keep = ("type", "id", "name", "required", "fields", "element-id", "element", "element-required", "key-id",
+                "key", "value-id", "value", "value-required")
+        return {k: _shape(v) for k, v in node.items() if k in keep}
+    if isinstance(node, list):
+        return [_shape(v) for v in node]
+    return node
+
+
+@semantic("V3-01", "createTable", uses=("loadTable", "updateTable"), needs=(Capability.FORMAT_V3,),
+          rck=("CatalogTests.testCreateTableWithVariantColumn", "CatalogTests.testCreateV2TableWithVariantColumnFails",
+               "CatalogTests.testAddVariantColumnToExistingTable"))
+def check_variant_columns(t: SemRun) -> Verdict:
+    ns = t.namespace("v3_variant")
+    effects: list[str] = []
+    statuses: list[str | None] = []
+    v3 = t.unique("v3")
+    ex = t.send("POST", f"namespaces/{ns_path(ns)}/tables",
+                {**create_table_body(v3, {"format-version": "3"}), "schema": VARIANT_REQUESTED},
+                label="createTable (v3, variant columns)")
+    if ex.status != 200:
+        effects.append(f"a v3 table with variant columns: createTable answered {describe(ex)}")
+    else:
+        _, loaded = load(t, ns, v3)
+        m = meta(loaded)
+        got = _shape({"type": "struct", "fields": current_schema(m).get("fields")})
+        if m.get("format-version") != 3 or got != _shape({"type": "struct", "fields": VARIANT_EXPECTED["fields"]}):
+            effects.append(f"the v3 table loads with format-version {m.get('format-version')} and columns "
+                           f"{columns(current_schema(m))}, not the variant columns with ids 1..9")
+    v2 = t.unique("v2")
+    ex2 = t.send("POST", f"namespaces/{ns_path(ns)}/tables",
+                 {**create_table_body(v2, {"format-version": "2"}),
+                  "schema": struct(field(1, "id", "long", True), field(2, "data", "variant"))},
+                 label="createTable (v2, a variant column)")
+    exists = t.send("GET", table_path(ns, v2), label="read: the v2 table was not created")
+    if (ex2.status is not None and 200 <= ex2.status < 300) or exists.status == 200:
+        effects.append(f"a v2 table with a variant column: createTable answered {describe(ex2)}, then loading it "
+                       f"answered {exists.status}")
+    else:
+        statuses.append(t.expect(ex2, (400,)))
+    add_name = t.unique("add")
+    name, created = t.table(ns, add_name, body={**create_table_body(add_name, {"format-version": "3"}),
+                                                "schema": struct(field(1, "id", "long", True))})
+    add = commit(t, ns, name, [add_schema(struct(field(1, "id", "long", True), field(2, "data", "variant"),
+                                                 schema_id=1), 2), set_current_schema()],
+                 [req("assert-table-uuid", uuid=_uuid(created)), req("assert-current-schema-id", current_schema_id=0)],
+                 "updateTable (add a variant column)")
+    _, after = load(t, ns, name)
+    if add.status != 200 or columns(current_schema(meta(after))) != [(1, "id", "long"), (2, "data", "variant")]:
+        effects.append(f"adding a variant column to a v3 table answered {describe(add)}; its columns are "
+                       f"{columns(current_schema(meta(after)))}")
+    return judge(t, "a v3 table holds variant columns (created or added) and loads back with them; a v2 table with "
+                    "a variant column is refused with 400", effects, statuses,
+                 "a v3 table with variant columns (nested too) loaded back with fresh ids; a variant column was "
+                 "added to a v3 table; a v2 table with one was refused with 400 and not created")
