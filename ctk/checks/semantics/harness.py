@@ -212,16 +212,24 @@ class SemRun(Run):
         return self.ctx.capabilities.get(cap, (lambda: probe(self.ctx)) if probe is not None else None)
 
 
+VIEW_OPERATIONS = frozenset({"listViews", "createView", "loadView", "replaceView", "dropView", "viewExists",
+                             "renameView", "registerView"})
+
+
 def _supported(ctx: CheckContext, operation: str) -> tuple[bool, str]:
     d = ctx.discovery
     if d is None:
         return True, ""
+    if operation in VIEW_OPERATIONS and ctx.capabilities.declared.get(Capability.VIEWS) is True:
+        return True, ""     # --ctk-capability views=yes: a catalog that serves views without listing them
     op = spec_operation(operation)
     if d.supports(op.method.upper(), op.template):
         return True, ""
     what = "the endpoints list" if d.endpoints is not None else \
         "the default endpoint set (the target advertises no endpoints list)"
-    return False, f"{operation} ({op.method.upper()} /v1/{{prefix}}/{op.template}) is not in {what}"
+    hint = (" (a catalog that serves views without listing them: --ctk-capability views=yes)"
+            if operation in VIEW_OPERATIONS else "")
+    return False, f"{operation} ({op.method.upper()} /v1/{{prefix}}/{op.template}) is not in {what}{hint}"
 
 
 def run_semantic(ctx: CheckContext, check: SemanticCheck) -> list[Verdict]:
