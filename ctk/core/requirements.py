@@ -101,12 +101,19 @@ class Requirement:
     """A requirement. Construct as before, ``Requirement(id, area, level, source, statement, capability=None,
     subject="server")`` (then ``level`` applies under every profile), or pass ``said=(Said(...), ...)``."""
 
-    def __init__(self, id: str, area: str, level: Level, source: str, statement: str,
+    def __init__(self, id: str, area: str, level: Level | None, source: str, statement: str,
                  capability: str | None = None, subject: str = "server", said: tuple[Said, ...] = ()):
         self.id, self.area, self.statement = id, area, statement
         self.capability, self.subject = capability, subject   # capability: without it the verdict is unsupported
-        self.base_level, self.base_source = level, source     # subject: "server" or "client" (the kit's client)
-        self.said = tuple(said)
+        self.said = tuple(said)                               # subject: "server" or "client" (the kit's client)
+        if level is None and not self.said:
+            raise ValueError(f"requirement {id}: give a level, or the sources (said=) it comes from")
+        if level is not None and self.said and level not in {self.level_under(p) for p in PROFILES}:
+            raise ValueError(f"requirement {id}: level {level.value} is given, but its sources make it "
+                             + ", ".join(f"{self.level_under(p).value} under {p}" for p in PROFILES)
+                             + "; give one of those (or None: the level the sources state)")
+        self.base_level = level if level is not None else self.level_under("spec")
+        self.base_source = source
 
     def __repr__(self) -> str:
         return f"Requirement({self.id!r}, {self.level.value})"
@@ -200,7 +207,7 @@ def _spec(where: str, quote: str) -> Said:
 
 def _sem(rid: str, area: str, statement: str, *said: Said, capability: str | None = None) -> Requirement:
     """A requirement of the catalog-semantics family (``ctk.checks.semantics``)."""
-    return Requirement(rid, area, Level.SHOULD, "", statement, capability=capability, said=said)
+    return Requirement(rid, area, None, "", statement, capability=capability, said=said)
 
 
 K_EFFECT = _kit_must("An acknowledged mutation has its effect, as the next read shows: a client told “done” "
@@ -325,7 +332,7 @@ _ALL: list[Requirement] = [
                          "and MAY include a grace period to account for delays/clock skew."),
                     Said("design", Level.SHOULD, "§Server Responsibilities", "and SHOULD include a grace margin "
                          "so retries sent near the deadline are not rejected due to transit/skew."))),
-    Requirement("LIFE-02", "lifetime", Level.MUST, "", "A retrying client stops retrying with the same key once the "
+    Requirement("LIFE-02", "lifetime", Level.SHOULD, "", "A retrying client stops retrying with the same key once the "
                 "lifetime has elapsed and raises IdempotencyWindowExpired.", subject="client", said=(
                     Said("spec", Level.SHOULD, _C, "Clients SHOULD NOT reuse an Idempotency-Key after this window "
                          "elapses; they SHOULD generate a new key for any subsequent attempt."),
