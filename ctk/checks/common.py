@@ -229,6 +229,40 @@ def not_routed(ex: Exchange) -> str | None:
     return None
 
 
+def unrouted_answers(exchanges: list[Exchange], route_of: Callable[[Exchange], tuple[str, str] | None],
+                     advertised: Callable[[str, str], bool] | None = None) -> dict[int, str]:
+    """``id(exchange) -> why`` for the answers that show their route is not served, decided from the route and
+    the advertised endpoints, not from the body's shape: `not_routed`'s explicit signs (501, a
+    NoSuchOperation-like type) always; a 404/405 without an error model only when its route (``route_of``:
+    (method, template), None for a path the document does not know) is not advertised (``advertised`` False) or
+    was answered nothing else in ``exchanges``. A 404 with a flat error body on a route the catalog serves is
+    that route's answer (SCHEMA-01 validates it)."""
+    def bare(ex: Exchange) -> bool:
+        return ex.status in (404, 405) and not error_of(ex)
+
+    served: set[tuple[str, str]] = set()
+    for ex in exchanges:
+        route = route_of(ex) if ex.status is not None else None
+        if route is not None and not bare(ex) and not_routed(ex) is None:
+            served.add(route)
+    out: dict[int, str] = {}
+    for ex in exchanges:
+        why = not_routed(ex)
+        if why is None:
+            continue
+        if not bare(ex):
+            out[id(ex)] = why
+            continue
+        route = route_of(ex)
+        if route is None:
+            out[id(ex)] = f"{why}; the path matches no operation of the document"
+        elif advertised is not None and not advertised(*route):
+            out[id(ex)] = f"{why}; {route[0]} {route[1]} is not advertised"
+        elif route not in served:
+            out[id(ex)] = f"{why}; {route[0]} {route[1]} answered nothing else"
+    return out
+
+
 def _template_regex(template: str) -> re.Pattern:
     parts = re.split(r"\{[^}]+\}", template)
     return re.compile("/" + "[^/]+".join(re.escape(p) for p in parts) + r"(\?|$)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctk.checks.common import not_routed
+from ctk.checks.common import unrouted_answers
 from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Status, Verdict
 
@@ -40,11 +40,12 @@ def summarize(session: Any, spec_path: str | None) -> dict[str, Any]:
         out["error"] = f"OpenAPI document unusable: {type(exc).__name__}: {exc}"
         return out
     out["source"] = str(getattr(spec, "source", spec_path or "the kit's OpenAPI document"))
+    unrouted = unrouted_answers(exchanges, route_of(spec), advertised_by(getattr(session, "discovery", None)))
     for ex in exchanges:
         # not judged: fault rules, and answers to a key reused on another operation on purpose (SCOPE-01's probe)
         if ex.status is None or (ex.label or "").startswith(("fault:", "reused key:")) or "/_ctk" in ex.url:
             continue
-        if not_routed(ex):   # an operation the target does not serve is unsupported, not a schema deviation
+        if id(ex) in unrouted:   # an operation the target does not serve is unsupported, not a schema deviation
             out["unrouted"] = out.get("unrouted", 0) + 1
             continue
         out["checked"] += 1
@@ -61,6 +62,22 @@ def summarize(session: Any, spec_path: str | None) -> dict[str, Any]:
             if first and len(out["problems"]) < MAX_PROBLEMS:     # one example exchange per kind of problem
                 out["problems"].append([p, ex.to_dict()])
     return out
+
+
+def route_of(spec: Any) -> Any:
+    """``exchange -> (method, template)`` of the document's operation for it (None: no operation matches)."""
+    def route(ex: Any) -> tuple[str, str] | None:
+        op = spec.operation(ex.method, ex.url)
+        return (op.method, op.template) if op is not None else None
+    return route
+
+
+def advertised_by(discovery: Any) -> Any:
+    """``(method, template) -> bool``: whether /v1/config advertised the endpoint; None when no list was
+    advertised (then only the traffic itself shows a route served)."""
+    if discovery is None or getattr(discovery, "endpoints", None) is None:
+        return None
+    return lambda method, template: bool(discovery.supports(method, template))
 
 
 _WHERE = re.compile(r"^(?P<method>[A-Z]+) (?P<path>\S+) -> (?P<status>\d{3}) \((?P<op>[^)]*)\): (?P<problem>.*)$", re.S)
