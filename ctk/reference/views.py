@@ -125,13 +125,14 @@ def metadata_file_location(metadata: ViewMetadata, previous: str | None) -> str:
     return store.new_metadata_location(metadata.location, previous)
 
 
-def apply_view_updates(meta: dict, updates: list) -> dict:
+def apply_view_updates(meta: dict, updates: list, make_current: bool = True) -> dict:
     """Apply ViewUpdate objects (JSON) to view metadata (JSON) as Iceberg Java's ViewMetadata.Builder does: an
     added schema equal to one there gets its id (and is not "last added"), else the next free id from 0; an added
     version keeps its id or takes the next free one (an equal version is added again, not reused as in Java: a
     re-execution must show); -1 is the last added schema or version; one SQL representation per dialect; versions
     beyond version.history.num-entries expire. Raises CatalogError 400 on a bad update (IllegalArgumentException
-    where Java's builder raises it)."""
+    where Java's builder raises it). ``make_current`` False (a deviation profile) leaves set-current-view-version
+    without effect."""
     meta = {**meta, "schemas": list(meta.get("schemas", [])), "versions": list(meta.get("versions", [])),
             "version-log": list(meta.get("version-log", [])), "properties": dict(meta.get("properties", {}))}
     last_schema: int | None = None
@@ -206,7 +207,7 @@ def apply_view_updates(meta: dict, updates: list) -> dict:
             version = next((v for v in meta["versions"] if v["version-id"] == vid), None)
             if version is None:
                 raise invalid_argument(f"Cannot set current version to unknown version: {vid!r}")
-            if meta.get("current-version-id") != vid:
+            if meta.get("current-version-id") != vid and make_current:
                 meta["current-version-id"] = vid
                 meta["version-log"].append({"timestamp-ms": version.get("timestamp-ms", _now_ms()), "version-id": vid})
         else:
@@ -281,7 +282,7 @@ async def replace_view(ctx: Context, request: Request, ns: list[str], name: str,
             if str(req.get("uuid")).lower() != str(base.view_uuid).lower():
                 raise commit_failed(f"Requirement failed: view UUID does not match: expected {base.view_uuid} "
                                     f"!= {req.get('uuid')}")
-        metadata = validated(apply_view_updates(dump(base), updates))
+        metadata = validated(apply_view_updates(dump(base), updates, ctx.commits.view_version_made_current()))
         new_loc = metadata_file_location(metadata, base_loc)
         store.write_view_metadata(metadata, new_loc)
 

@@ -35,6 +35,7 @@ FIRST_ROOT_CAUSE: dict[str, str | None] = {
     "short-lifetime": "key-forgotten-early", "replay-failed-reexecutes": "unreadable-record-reexecutes",
     "no-reconcile": "crash-record-reexecuted", "stale-requirement-accepted": "commit-requirements-unchecked",
     "no-atomic-swap": "concurrent-commits-not-serialized", "transaction-not-atomic": "transaction-not-atomic",
+    "view-replace-keeps-old-version": "req:VIEW-06",
 }
 
 
