@@ -85,7 +85,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:   # pyt
     options = get_options(config)
     if options is None or not options.active:
         return None
-    return scheduling.make_scheduler(config, log, spark=options.spark)
+    return scheduling.make_scheduler(config, log, spark=options.spark, db_link=bool(options.db_link))
+
+
+#: checks whose hang backstop is progress (no request answered for --ctk-gen-budget s), not pytest-timeout's wall clock
+PROGRESS_BACKSTOPPED = ("test_generated_openapi",)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -99,8 +103,24 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if is_suite_item(item) and not item.get_closest_marker("ctk"):
             item.add_marker(pytest.mark.ctk)
         if has_timeout and item.get_closest_marker("ctk") and not item.get_closest_marker("timeout"):
+            if getattr(item, "originalname", None) in PROGRESS_BACKSTOPPED:
+                # no wall clock: its own backstop fires only when no request was answered for --ctk-gen-budget s
+                # (a busy runner made the 180 s one an ERROR instead of the verdict; issue 30 item 7)
+                item.add_marker(pytest.mark.timeout(0))
+                continue
             # a Spark workload is minutes of JVM work (139 s for one on a loaded 2-core machine): a longer backstop
             item.add_marker(pytest.mark.timeout(backstop * (3 if item.get_closest_marker("spark") else 1)))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    """With --ctk-db-link every ctk check runs in a turn on the shared database link (scheduling.link_turns)."""
+    options = get_options(item.config)
+    turns = scheduling.link_turns(options.db_link) if options is not None and options.active else None
+    if turns is None or item.get_closest_marker("ctk") is None:
+        return (yield)
+    with turns.check_scope():
+        return (yield)
 
 
 @pytest.hookimpl(wrapper=True)

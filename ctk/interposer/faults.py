@@ -41,6 +41,7 @@ from typing import Any
 
 from ctk.interposer.client import ProxyLink
 from ctk.interposer.http_toxics import HttpMatch
+from ctk.interposer.linklock import LinkLock
 from ctk.interposer.runtime import Interposer
 
 #: what a database link's faults are driven through: an in-process interposer, or a Toxiproxy-compatible one
@@ -202,6 +203,30 @@ class LinkFaults:
         self.link = link
         self._seq = 0
         self._held: set[str] = set()   # fail_write_hold rules: restoring them enables the link again
+        # the link is shared by every request the catalog serves: arming takes its exclusive turn (linklock.py)
+        self.turns = LinkLock.of(link)
+        self._armed: set[str] = set()
+
+    def _own(self, what: str) -> None:
+        """Before a fault is armed: the link's exclusive turn (waits for the checks of other processes)."""
+        if not self._armed:
+            self.turns.acquire_exclusive()
+        self._armed.add(what)
+
+    def _disown(self, what: str | None) -> None:
+        if what in self._armed:
+            self._armed.discard(what)
+            if not self._armed:
+                self.turns.release_exclusive()
+
+    def _armed_as(self, what: str, arm: Any) -> Any:
+        """Arm (``arm()``) with the link owned; a failed arming gives the turn back."""
+        self._own(what)
+        try:
+            return arm()
+        except BaseException:
+            self._disown(what)
+            raise
 
     def _name(self, what: str) -> str:
         self._seq += 1
@@ -213,37 +238,44 @@ class LinkFaults:
 
     def db_hold(self, ms: int) -> str:
         """Every answer of the database is delayed `ms` (latency), until the rule is removed."""
-        return self.link.add_toxic(self._name("hold"), type="latency", stream="downstream",
-                                   attributes={"latency": int(ms), "jitter": 0})
+        name = self._name("hold")
+        return self._armed_as(name, lambda: self.link.add_toxic(name, type="latency", stream="downstream",
+                                                                attributes={"latency": int(ms), "jitter": 0}))
 
     def db_fail(self, mode: str, write_pattern: str = DB_WRITE_PATTERN) -> str | None:
         """The database link fails (``mode``: see the module docstring) until `db_restore` gets the result."""
         if mode == "down":
-            self.link.disable()
+            self._armed_as(DOWN, self.link.disable)
             return None
         if mode == "fail_write":   # one write fails; the link works for everything after it
-            return self.link.add_toxic(self._name("fail_write"), type="cut_after", stream="upstream",
-                                       attributes={"pattern": write_pattern, "deliver": 0, "times": 1})
+            name = self._name("fail_write")
+            return self._armed_as(name, lambda: self.link.add_toxic(
+                name, type="cut_after", stream="upstream",
+                attributes={"pattern": write_pattern, "deliver": 0, "times": 1}))
         if mode == "fail_write_hold":   # one write fails and the link stays down until db_restore
-            name = self.link.add_toxic(self._name("fail_write_hold"), type="cut_after", stream="upstream",
-                                       attributes={"pattern": write_pattern, "deliver": 0, "times": 1,
-                                                   "then_down": 1})
+            name = self._name("fail_write_hold")
+            self._armed_as(name, lambda: self.link.add_toxic(
+                name, type="cut_after", stream="upstream",
+                attributes={"pattern": write_pattern, "deliver": 0, "times": 1, "then_down": 1}))
             self._held.add(name)
             return name
         if mode == "reset_peer":
-            return self.link.add_toxic(self._name("reset"), type="reset_peer", stream="downstream",
-                                       attributes={"timeout": 50})
+            name = self._name("reset")
+            return self._armed_as(name, lambda: self.link.add_toxic(name, type="reset_peer", stream="downstream",
+                                                                    attributes={"timeout": 50}))
         raise ValueError(f"mode must be one of {', '.join(DB_FAILURES + DB_HOLDS)}, not {mode!r}")
 
     def db_restore(self, failed: str | None) -> None:
         """Undo `db_fail` (its return value)."""
         if failed is None:
             self.link.enable()
+            self._disown(DOWN)
             return
-        self.remove(failed)
-        if failed in self._held:     # the cut took the link down with it: bring it back
+        if failed in self._held:     # the cut took the link down with it: bring it back (before the turn ends)
             self._held.discard(failed)
+            _remove_rules(self.link, (failed,))
             self.link.enable()
+        self.remove(failed)
 
     def went_down(self, name: str) -> bool:
         """Whether a ``fail_write_hold`` rule cut a write (and so took the link down)."""
@@ -252,16 +284,23 @@ class LinkFaults:
     def db_cut_after_commit(self, pattern: str = "COMMIT") -> str:
         """The database's answer to the next statement matching `pattern` is cut (it runs, the catalog never
         hears the outcome); once."""
-        return self.link.add_toxic(self._name("cut"), type="cut_after", stream="upstream",
-                                   attributes={"pattern": pattern, "times": 1})
+        name = self._name("cut")
+        return self._armed_as(name, lambda: self.link.add_toxic(name, type="cut_after", stream="upstream",
+                                                                attributes={"pattern": pattern, "times": 1}))
 
     def cuts(self, name: str) -> list[dict]:
         """What a `db_cut_after_commit` or ``fail_write`` rule cut (its events, with ``sent``)."""
         return [e for e in self.link.events_of(name) if e.get("kind") == "cut_after"]
 
     def remove(self, *names: str | None) -> None:
-        """Remove rules (used up, already gone or None: ignored)."""
+        """Remove rules (used up, already gone or None: ignored); the link's turn is given back with the last."""
         _remove_rules(self.link, names)
+        for n in names:
+            self._disown(n)
+
+
+#: what `LinkFaults` calls the link taken down (``db_fail("down")``) among its armed faults
+DOWN = "\0down"
 
 
 def _remove_rules(proxy: Any, names: tuple[str | None, ...]) -> None:

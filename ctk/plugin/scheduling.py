@@ -10,6 +10,11 @@ Under xdist every worker has a session of its own, so each worker given a lifeti
 again: `make_scheduler` gives xdist a scheduling that sends the lifetime items (and with --ctk-spark the Spark
 workloads) to one worker each, and `order_items` puts them first, so that their waiting overlaps the other
 workers' checks; then the longest single check (the generated OpenAPI cases), so that no worker starts it last.
+
+With --ctk-db-link the checks that arm faults on the catalog's database link form one more group, and every check
+of the run takes a turn on the link (`link_turns`, ctk.interposer.linklock): a shared one for its whole run, the
+exclusive one from the moment it arms a link fault to its end. The link carries every request the catalog serves,
+so without the turns one worker's armed fault gave other workers' checks stray 5xx (issue 30).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from ctk.checks.context import CheckContext
 from ctk.checks.faults import ControlFaults, CountersOnly, InterposerFaults, NoFaults
 from ctk.checks.idempotency import check_lifetime
 from ctk.catalog import ENDPOINTS
+from ctk.interposer.linklock import LinkLock
 
 if TYPE_CHECKING:  # pragma: no cover
     from ctk.core.verdicts import Verdict
@@ -86,8 +92,14 @@ class LifetimeBatch:
 
 LIFETIME_GROUP = "ctk-lifetime"
 SPARK_GROUP = "ctk-spark"
+DB_LINK_GROUP = "ctk-db-link"
 _LIFETIME_ID = re.compile(r"test_idempotency\.py::test_idempotency\[\w+-lifetime\]$")
 _SPARK_ID = re.compile(r"test_spark\.py::test_spark\[\w+\]$")
+#: the checks that arm faults on the catalog's database link when --ctk-db-link is given: REPLAY-03 (its write
+#: fails), REPLAY-04 (the answer to its commit is cut), INFLIGHT-01/02 and the network's in-flight duplicates (the
+#: database held while the copies arrive)
+_DB_LINK_ID = re.compile(r"(test_idempotency\.py::test_idempotency\[\w+-(5xx-not-stored|lost-answer|in-flight-duplicate)\]"
+                         r"|test_network\.py::test_network\[\w+-network-duplicate-inflight\])$")
 
 
 def _rank(item: pytest.Item, spark: bool = False) -> int:
@@ -109,17 +121,28 @@ def order_items(items: list[pytest.Item], spark: bool = False) -> None:
     items.sort(key=lambda item: _rank(item, spark))          # stable: the order within each rank is the collection's
 
 
-def group_of(nodeid: str, spark: bool) -> str | None:
-    """The group an item runs in, on one worker: every lifetime item (the batch runs once), and with --ctk-spark
-    every Spark workload (one JVM: three on a 2-core runner took longer than one after the other); None: alone."""
+def group_of(nodeid: str, spark: bool, db_link: bool = False) -> str | None:
+    """The group an item runs in, on one worker: every lifetime item (the batch runs once), with --ctk-spark
+    every Spark workload (one JVM: three on a 2-core runner took longer than one after the other), and with
+    --ctk-db-link every check that arms a fault on the shared database link (they take its turns one after the
+    other anyway: `link_turns`); None: alone."""
     if _LIFETIME_ID.search(nodeid):
         return LIFETIME_GROUP
     if spark and _SPARK_ID.search(nodeid):
         return SPARK_GROUP
+    if db_link and _DB_LINK_ID.search(nodeid):
+        return DB_LINK_GROUP
     return None
 
 
-def make_scheduler(config: pytest.Config, log: Any, spark: bool) -> Any:
+def link_turns(db_link: str | None) -> LinkLock | None:
+    """The turns on the catalog's database link (--ctk-db-link), shared by every process of the run (and any other
+    run on that link): each check runs in a shared turn, arming a link fault takes the exclusive one, so that a
+    fault meets only the requests of the check that armed it (ctk.interposer.linklock). None without a link."""
+    return LinkLock.for_url(db_link) if db_link else None
+
+
+def make_scheduler(config: pytest.Config, log: Any, spark: bool, db_link: bool = False) -> Any:
     """xdist's default distribution (``load``, which a user who chose nothing gets) with the kit's groups: each
     group goes to one worker, every other item on its own, in collection order (groups first: xdist orders work
     units by size). Grouped by node id, not by xdist's ``xdist_group`` marks, whose node-id suffix pytest 9.2
@@ -130,6 +153,6 @@ def make_scheduler(config: pytest.Config, log: Any, spark: bool) -> Any:
 
     class KitScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return group_of(nodeid, spark) or nodeid
+            return group_of(nodeid, spark, db_link) or nodeid
 
     return KitScheduling(config, log)
