@@ -47,8 +47,8 @@ MUTATING = ("POST", "PUT", "DELETE", "PATCH")
 class GenOptions:
     examples: int = 10                 # hypothesis max_examples per operation: how much evidence is gathered
     seed: int | None = None            # None: derandomized (same cases every run)
-    backstop_s: float = 600.0          # hang backstop for the whole run (--ctk-gen-budget), never the normal end:
-                                       # what it cuts short is inconclusive, naming the option
+    backstop_s: float = 600.0          # hang backstop (--ctk-gen-budget): no request answered for this many seconds,
+                                       # never the normal end; what it cuts short is inconclusive, naming the option
     shrinks: int = 40                  # examples an operation may run after its first failure (shrinking)
     operations: tuple[str, ...] | None = None    # operationIds to run (default: every steered mutation)
     observe: str = "auto"              # "auto" (counters when present, else state), "counters", "state"
@@ -445,8 +445,28 @@ def _describe(ex: Exchange) -> str:
     return f"no answer ({ex.error})" if ex.status is None else f"{ex.status}"
 
 
+class Progress:
+    """The hang backstop's clock: when the catalog last answered one of the run's requests (any status; a
+    transport error or timeout is no answer). `stalled()` once no request was answered for `limit_s` seconds: a
+    slow catalog that keeps answering - a busy runner - never reaches it, however long the run takes."""
+
+    def __init__(self, client: Any, limit_s: float, clock: Any = time.monotonic):
+        self.client = client
+        self.limit_s = limit_s
+        self.clock = clock
+        self.seen = len(client.exchanges)
+        self.last = clock()
+
+    def stalled(self) -> bool:
+        new = self.client.exchanges_since(self.seen)
+        self.seen += len(new)
+        if any(ex.status is not None for ex in new):
+            self.last = self.clock()
+        return self.clock() - self.last > self.limit_s
+
+
 def _run_operation(ctx: CheckContext, schema: Any, op_id: str, method: str, template: str, opts: GenOptions,
-                   deadline: float, counters: bool, shared: dict | None = None, spec: Any = None) -> _OpResult:
+                   progress: Progress, counters: bool, shared: dict | None = None, spec: Any = None) -> _OpResult:
     """Generate, send and replay `op_id`. `shared`: arenas kept across operations (the planning arena: the
     planning mutations change plans, never the arena's tables); the caller drops them."""
     from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
@@ -471,17 +491,22 @@ def _run_operation(ctx: CheckContext, schema: Any, op_id: str, method: str, temp
         res.error = f"could not set up the arena: {exc}"
         return res
 
+    db = ctx.db_link_faults
+    turns = db.db.turns if db is not None else None    # the database link's turns (ctk.interposer.linklock)
+
     def body_of(case: Any, data: Any) -> None:
         # How much is generated is counted (max_examples; after a failure, `opts.shrinks` shrinking runs), never
-        # timed: the same cases and verdicts on a busy machine as on a quiet one. The wall clock only catches a
-        # hang (`deadline`, the --ctk-gen-budget backstop); what it cuts short is inconclusive.
+        # timed: the same cases and verdicts on a busy machine as on a quiet one. Only a hang - no request
+        # answered for --ctk-gen-budget seconds (`progress`) - stops it early; what it cuts short is inconclusive.
         if res.failure is not None:
             if res.shrink_runs >= opts.shrinks:
                 return
             res.shrink_runs += 1
-        elif time.monotonic() > deadline:
+        elif progress.stalled():
             res.stopped_by_backstop = True
             return
+        if turns is not None:   # between two examples a check waiting to arm a database-link fault gets its turn
+            turns.pause_point()
         if not _steer(op_id, case, data, arena):
             res.error = f"{op_id}: path parameters the kit cannot steer into the run namespace"
             return
@@ -563,8 +588,9 @@ def run_openapi_checks(ctx: CheckContext, spec_path: str | Path | None = None, e
 
     ``spec_path``: --openapi-spec (default: the kit's document, else the shared upstream copy);
     ``examples``: generated cases per operation (the amount of evidence: a count, never a time);
-    ``seed``: hypothesis seed (None: derandomized); ``backstop_s``: hang backstop in seconds for the whole run
-    (--ctk-gen-budget): an operation it cuts short or never reaches is inconclusive, naming the option.
+    ``seed``: hypothesis seed (None: derandomized); ``backstop_s``: hang backstop (--ctk-gen-budget): once no
+    request was answered for that many seconds, an operation it cuts short or never reaches is inconclusive, naming
+    the option. A slow catalog that keeps answering is never cut, however long the run takes.
     """
     opts = options or GenOptions(examples=examples, seed=seed, backstop_s=backstop_s,
                                  operations=tuple(operations) if operations else None)
@@ -587,11 +613,10 @@ def run_openapi_checks(ctx: CheckContext, spec_path: str | Path | None = None, e
     counters = opts.observe == "counters" or (opts.observe == "auto" and ctx.faults.executions() is not None)
     if opts.observe == "state":
         counters = False
-    start = time.monotonic()
-    end = start + opts.backstop_s
+    progress = Progress(ctx.client, opts.backstop_s)
     shared: dict[str, Arena] = {}
     try:
-        verdicts = _run_all(ctx, schema, ops, opts, path, counters, end, shared)
+        verdicts = _run_all(ctx, schema, ops, opts, path, counters, progress, shared)
     finally:
         for arena in shared.values():
             drop_tree(ctx.client, arena.ns)
@@ -601,17 +626,17 @@ def run_openapi_checks(ctx: CheckContext, spec_path: str | Path | None = None, e
 
 
 def _backstop_note(opts: GenOptions) -> str:
-    return (f"the hang backstop of the generated checks ({opts.backstop_s:g} s) was reached; the number of cases "
-            "is set by --ctk-examples, so this is a hang or a very slow catalog: raise --ctk-gen-budget (or lower "
-            "--ctk-examples) to decide it")
+    return (f"the hang backstop of the generated checks was reached: no request was answered for "
+            f"{opts.backstop_s:g} s (--ctk-gen-budget); the number of cases is set by --ctk-examples, so this is a "
+            "hang or a catalog that stopped answering: raise --ctk-gen-budget to decide it")
 
 
 def _backstop_needs(opts: GenOptions) -> str:
-    return f"--ctk-gen-budget above {opts.backstop_s:g} s (the generated checks' hang backstop)"
+    return f"--ctk-gen-budget above {opts.backstop_s:g} s (the generated checks' hang backstop: no answer that long)"
 
 
-def _run_all(ctx: CheckContext, schema: Any, ops: list, opts: GenOptions, path: Path, counters: bool, end: float,
-             shared: dict) -> list[Verdict]:
+def _run_all(ctx: CheckContext, schema: Any, ops: list, opts: GenOptions, path: Path, counters: bool,
+             progress: Progress, shared: dict) -> list[Verdict]:
     try:
         from ctk.openapi import load_spec
 
@@ -626,12 +651,12 @@ def _run_all(ctx: CheckContext, schema: Any, ops: list, opts: GenOptions, path: 
             if not ok:
                 verdicts.append(Verdict.unsupported("GEN-01", f"{op_id} not offered by the target: {why}", **kw))
                 continue
-        if time.monotonic() >= end:
+        if progress.stalled():
             verdicts.append(Verdict.inconclusive("GEN-01", f"{op_id}: not run: {_backstop_note(opts)}",
                                                  needs=_backstop_needs(opts), **kw))
             continue
         t0 = time.monotonic()
-        r = _run_operation(ctx, schema, op_id, method, template, opts, end, counters, shared, spec)
+        r = _run_operation(ctx, schema, op_id, method, template, opts, progress, counters, shared, spec)
         took = time.monotonic() - t0
         details = {"examples": r.examples, "examples_asked": max(1, int(opts.examples)),
                    "statuses": {str(k): v for k, v in sorted(r.statuses.items())},

@@ -163,3 +163,66 @@ def test_schema01_flags_a_nonconforming_replay(gen_ctx):
     v = by(vs, "SCHEMA-01")["createNamespace"]
     assert v.status is Status.DEVIATION, v.message
     assert "(replay)" in v.message and "required" in v.message
+
+
+def test_a_slow_catalog_that_keeps_answering_is_never_cut(gen_ctx, monkeypatch):
+    """Issue 30 (7): on a busy runner GEN-01 took longer than a wall-clock limit and lost its verdict. The hang
+    backstop fires only when no request was answered for --ctk-gen-budget seconds: a run that takes many times that
+    long, answered all along (each request 50 ms late), gives the verdicts of a quick run."""
+    ctx = gen_ctx()
+    ops = ("createNamespace", "updateProperties")
+    request = ctx.client.request
+
+    def slow(*a, **kw):
+        time.sleep(0.05)
+        return request(*a, **kw)
+
+    monkeypatch.setattr(ctx.client, "request", slow)
+    t0 = time.monotonic()
+    vs = run_openapi_checks(ctx, examples=4, seed=3, operations=ops, backstop_s=0.5)
+    took = time.monotonic() - t0
+    assert took > 2 * 0.5, took                       # far longer than the backstop, in total
+    assert all(v.status is Status.PASS for v in vs), [v.message[:300] for v in vs]
+    for v in by(vs, "GEN-01").values():
+        assert v.details["examples"] == v.details["examples_asked"] == 4, v.details
+
+
+def test_the_backstop_fires_only_after_no_answer_for_its_time():
+    """The backstop's clock (Progress): answers keep it alive however long the run; a span without any answer
+    (transport errors do not count) longer than the limit stops it."""
+    from types import SimpleNamespace
+
+    from ctk.fuzzing.openapi_run import Progress
+
+    now = [0.0]
+    exchanges: list = []
+    client = SimpleNamespace(exchanges=exchanges, exchanges_since=lambda i: exchanges[i:])
+    progress = Progress(client, 10.0, clock=lambda: now[0])
+    for _ in range(100):                               # 100 answers, 9 s apart: 900 s in all, never stalled
+        now[0] += 9.0
+        exchanges.append(SimpleNamespace(status=200))
+        assert not progress.stalled()
+    now[0] += 9.0
+    exchanges.append(SimpleNamespace(status=None))      # a timeout is no answer
+    assert not progress.stalled()
+    now[0] += 2.0
+    assert progress.stalled()                          # 11 s since the last answer
+
+
+def test_generated_openapi_has_no_wall_clock_limit(pytester):
+    """The kit marks its checks with pytest-timeout's wall clock; the generated OpenAPI cases get none (0): their own
+    backstop is progress, so a busy runner cannot turn their verdict into an ERROR."""
+    pytester.makeconftest("""
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        m = item.get_closest_marker("timeout")
+        print("TIMEOUT", getattr(item, "originalname", item.name), m.args[0] if m else None)
+""")
+    r = pytester.runpytest_subprocess("--ctk", "--collect-only", "-q", "-k", "generated_openapi or (createNamespace "
+                                      "and finalized)", "-p", "no:cacheprovider", "-s")
+    lines = {ln.split()[1]: ln.split()[2] for ln in r.stdout.lines if ln.startswith("TIMEOUT ")}
+    assert lines.get("test_generated_openapi") == "0", r.stdout.str()[-2000:]
+    assert float(lines.get("test_idempotency", "0")) >= 60, lines
