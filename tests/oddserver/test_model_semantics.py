@@ -67,7 +67,7 @@ class rename_to_same_name_204(Rule):
         return None
 
 
-OPTS = dict(examples=12, steps=10, shrinks=30, seed=1)
+OPTS = dict(examples=12, steps=10, shrinks=30, seed=2)   # a seed: the derandomized sequences change with the model's source
 
 
 def by_req(verdicts):
