@@ -404,8 +404,11 @@ def check_view_onto_table_name(t: SemRun) -> Verdict:
                       (404,), ()))
     tafter = t.send("GET", table_path(ns, table), label="read: the table is unchanged")
     vafter = loaded(load_view(t, ns, vname, "read: the view is unchanged"))
+    ghost = load_view(t, ns, table, "read: no view of the table's name")
     tbody = tafter.json() if tafter.status == 200 else None
     harm = []
+    if ghost.status == 200:
+        harm.append(f"a view named {table} now loads beside the table of that name")
     if not isinstance(tbody, dict) or tbody.get("metadata-location") != tbefore.get("metadata-location"):
         harm.append(f"the table now loads {describe(tafter)}"
                     + (f" with metadata-location {tbody.get('metadata-location')}" if isinstance(tbody, dict) else ""))
