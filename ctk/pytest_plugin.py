@@ -22,7 +22,7 @@ from ctk.plugin.fixtures import (  # noqa: F401 - fixtures registered by import
     ctk_client, ctk_context, ctk_discovery, ctk_namespace, ctk_openapi, ctk_session, ctk_target, lifetime_batch,
 )
 from ctk.plugin.options import CtkOptions, add_options, apply_workers
-from ctk.plugin.reports import COLLECTOR_KEY, FinalSummary, VerdictCollector
+from ctk.plugin.reports import COLLECTOR_KEY, FinalSummary, VerdictCollector, run_judging
 from ctk.plugin.session import CtkSession, worker_identity
 from ctk.plugin.state import OPTIONS_KEY, SESSION_KEY, get_options, get_session
 
@@ -385,6 +385,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     interrupts = config.stash.get(INTERRUPTS_KEY, None)
     collector.interrupted = exitstatus == exits.EXIT_INTERRUPTED or bool(interrupts and interrupts.received)
     collector.selection = _selection(session)
+    collector.judging = run_judging(config)
     own = get_session(config)
     if own is not None and own.cleanup_problems:
         collector.cleanup_problems += list(own.cleanup_problems)

@@ -34,6 +34,7 @@ class VerdictCollector:
         self.fail_on_hits: dict[str, int] = {}
         self.undecided_musts: list[str] = []
         self.exit_code: int | None = None
+        self.judging: dict[str, Any] = {}                  # --ctk-profile, --ctk-fail-on, workers (run_judging)
 
     def add_report(self, report: pytest.TestReport) -> None:
         for d in getattr(report, "ctk_verdicts", None) or []:
@@ -52,7 +53,8 @@ class VerdictCollector:
     def build(self) -> Any:
         from ctk.reporting.model import RunReport
 
-        rep = RunReport.begin(self.target_url, options=_options_dict(self.options), started_at=self.started_at)
+        rep = RunReport.begin(self.target_url, options={**_options_dict(self.options), **self.judging},
+                              started_at=self.started_at)
         rep.problem = self.unusable
         rep.state = "unusable-target" if self.unusable else ("interrupted" if self.interrupted else "complete")
         rep.selection = dict(self.selection)
@@ -167,6 +169,7 @@ class VerdictCollector:
         from ctk.reporting.capabilities import capability_section
         from ctk.reporting.capabilities import terminal_lines as capability_lines
         from ctk.reporting.html import overall_text
+        from ctk.reporting.judged import judged_by
 
         out: list[tuple[str, dict]] = []
         rep = self.report
@@ -176,7 +179,9 @@ class VerdictCollector:
             overall = rep.overall_claim()
             colour = {"fail": "red", "error": "red", "deviation": "yellow", "inconclusive": "yellow",
                       "pass": "green"}.get(overall or "", "yellow")
-            out.append((f"ctk: {overall_text(rep)}", {colour: True, "bold": True}))
+            judged = judged_by(rep.options)
+            out.append((f"ctk: {overall_text(rep)}" + (f" [judged: {judged}]" if judged else ""),
+                        {colour: True, "bold": True}))
             k = rep.kind_counts()
             out.append((f"checks ({len(rep.results)}): {k['pass']} pass, {k['classified']} classified (pass), "
                         f"{k['fail']} fail, {k['deviation']} deviation, {k['error']} error, {k['inconclusive']} "
@@ -311,8 +316,23 @@ def _safe_url(url: str) -> str:
         return url
 
 
+def run_judging(config: pytest.Config) -> dict[str, Any]:
+    """How the run is judged and spread, from pytest's configuration (ctk.reporting.judged): the judging profile,
+    the statuses --ctk-fail-on adds to the exit code, the xdist workers (0: one process)."""
+    from ctk.core.requirements import active_profile
+    from ctk.plugin import exits
+
+    n = getattr(config.option, "numprocesses", None)
+    return {"profile": active_profile(), "fail_on": sorted(exits.fail_on(config)),
+            "workers": n if isinstance(n, int) else 0}
+
+
 def _options_dict(o: CtkOptions) -> dict[str, Any]:
+    from ctk.core.requirements import active_profile
+
     return {
+        "profile": active_profile(), "fail_on": [], "workers": o.workers or 0,
+        "spark": o.spark, "spark_master": o.spark_master,
         "catalog_url": o.catalog_url, "catalog_prefix": o.catalog_prefix, "warehouse": o.warehouse,
         "catalog_token": o.catalog_token, "catalog_credential": o.catalog_credential,
         "catalog_headers": {k: "<redacted>" for k in o.catalog_headers},

@@ -19,6 +19,7 @@ from ctk.reporting.behaviour import render_section as render_behaviour
 from ctk.reporting.capabilities import capability_section
 from ctk.reporting.capabilities import html as render_capabilities
 from ctk.core.exchange import render_exchanges
+from ctk.reporting.judged import judged_by
 from ctk.reporting.model import MUST_UNDECIDED, STATUS_ORDER, Result, RunReport, redact_url, scrub_text
 
 
@@ -261,7 +262,9 @@ def render_conformance(report: RunReport) -> str:
         f'<div class="meta">Target <b>{esc(report.target_name or "")}</b> <code>{esc(report.target_url)}</code></div>'
         f'<div class="meta">Run <b>{esc(report.started_at)}</b> to <b>{esc(report.finished_at or "(unfinished)")}</b>'
         f' · kit <b>{esc(report.kit_version)}</b> · {len(report.results)} checks</div>'
-        f'<div class="chips"><span class="small">Requirements:</span>{chips_req or "<span class=small>none</span>"}</div>'
+        + (f'<div class="meta" id="judged">Judged by <b>{esc(judged_by(report.options))}</b></div>'
+           if judged_by(report.options) else "")
+        + f'<div class="chips"><span class="small">Requirements:</span>{chips_req or "<span class=small>none</span>"}</div>'
         f'<div class="chips"><span class="small">Checks:</span>{chips_res or "<span class=small>none</span>"}</div>'
         + (f'<div class="chips" id="kinds"><span class="small">Of these:</span>{chips_kind}</div>' if chips_kind else "")
         + "</div>"
@@ -349,6 +352,8 @@ def render_conformance(report: RunReport) -> str:
         req = REQUIREMENTS.get(rid)
         first = next((anchor[id(r)] for r in s.results if id(r) in anchor), None)
         link = f'<br><a href="#{first}">evidence</a>' if first else ""
+        if s.status is None:
+            link = f'<br><span class="cls small">{esc(report.not_run_reason(rid))}</span>'
         cnt = ", ".join(f"{n} {st}" for st, n in s.counts.items() if n) or "—"
         level = req.level.value if req else (s.results[0].level if s.results else "")
         statement = req.statement if req else (s.results[0].statement if s.results else "")

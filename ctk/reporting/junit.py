@@ -29,6 +29,7 @@ import xml.etree.ElementTree as ET
 from typing import Any, Callable
 
 from ctk.reporting.capabilities import capability_section, junit_pairs
+from ctk.reporting.judged import KEYS, judged_parts
 from ctk.core.verdicts import Verdict
 from ctk.reporting.model import RunReport, scrub_text
 
@@ -72,6 +73,9 @@ def statistics(report: RunReport) -> list[tuple[str, str]]:
         (PREFIX + "target", report.target_name or report.target_url or ""),
         (PREFIX + "kit_version", report.kit_version),
     ]
+    # how the run was judged and run (ctk.reporting.judged): ctk.option.profile, ctk.option.fail_on, ...
+    if judged_parts(report.options):
+        pairs += [(f"{PREFIX}option.{k}", _option_text(report.options.get(k))) for k in KEYS]
     pairs += [(f"{PREFIX}count.{s}", str(n)) for s, n in report.counts().items()]
     pairs += [(f"{PREFIX}requirements.{s}", str(n)) for s, n in report.requirement_counts().items()]
     pairs += [(f"{PREFIX}kind.{k}", str(n)) for k, n in report.kind_counts().items()]
@@ -80,6 +84,14 @@ def statistics(report: RunReport) -> list[tuple[str, str]]:
     for i, rc in enumerate(report.root_causes(), 1):
         pairs += [(f"{PREFIX}root_cause.{i}", rc.line()), (f"{PREFIX}root_cause.{i}.rule", rc.rule.id)]
     return pairs
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value)) or "none"
+    return "" if value is None else str(value)
 
 
 def add_junit_statistics(junit_path: str, report: RunReport) -> int:

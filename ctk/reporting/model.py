@@ -697,6 +697,12 @@ class RunReport:
         failed, a missing storage setting): the run's exit code is 7 for them when nothing failed."""
         return sorted({r.requirement for r in self.results if r.kind == "inconclusive" and r.level == "MUST"})
 
+    def not_run_reason(self, requirement: str) -> str:
+        """Why no check of `requirement` has a result here (ctk.reporting.judged)."""
+        from ctk.reporting.judged import not_run_reason
+
+        return not_run_reason(requirement, self.options, self.state, self.selection)
+
     def requirement_counts(self) -> dict[str, int]:
         """How many requirements have each summary status, plus "not-run"."""
         c = _zero_counts()
@@ -834,7 +840,8 @@ class RunReport:
             "requirements": {
                 rid: {"status": s.status, "counts": s.counts,
                       **({"level": REQUIREMENTS[rid].level.value, "source": REQUIREMENTS[rid].source,
-                          "statement": REQUIREMENTS[rid].statement} if rid in REQUIREMENTS else {})}
+                          "statement": REQUIREMENTS[rid].statement} if rid in REQUIREMENTS else {}),
+                      **({"not_run": self.not_run_reason(rid)} if s.status is None else {})}
                 for rid, s in summary.items()
             },
             "matrix": self.matrix(),
