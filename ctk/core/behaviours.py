@@ -81,6 +81,7 @@ class Behaviour(StrEnum):
     NETWORK_DUPLICATE_INFLIGHT = ("network-duplicate-inflight", "network: duplicate in flight", "network")
     SEED_1A = ("seed-1a", "seed example 1a (control)", "network")
     SEED_1B = ("seed-1b", "seed example 1b", "network")
+    LOST_EVOLUTION = ("lost-evolution", "network: evolution commit answer lost", "network")
     # the link between the catalog and its database
     DB_LATENCY_IN_FLIGHT = ("db-latency-in-flight", "database: slow, duplicate in flight", "database")
     DB_LINK_RESET_PEER = ("db-link-reset-peer", "database: link reset", "database")

@@ -508,6 +508,7 @@ def prepare_commit(ctx: Context, ns: list[str], name: str, req: CommitTableReque
         metadata, changed = builder.apply_updates(
             base if base is not None else MetastoreCatalog._empty_table_metadata(), req.updates,
             creating=base is None, metadata_location=base_location)
+        metadata = ctx.commits.replaced_metadata(req.updates, metadata)
         if base is not None and not changed:     # as Java: updates that change nothing write no new metadata
             return PreparedCommit(ns, name, base_location, base_location, base)
         new_location = store.new_metadata_location(metadata.location, base_location)

@@ -163,6 +163,14 @@ class ViewReplaceKeepsOldVersion(CommitPolicy):
         return False
 
 
+# -- transactions -----------------------------------------------------------------------------------------------
+class ReplaceLosesSnapshotLog(CommitPolicy):
+    def replaced_metadata(self, updates: list, metadata: Any) -> Any:
+        removes_main = any(getattr(u, "action", None) == "remove-snapshot-ref"
+                           and getattr(u, "ref_name", None) == "main" for u in updates)
+        return metadata.model_copy(update={"snapshot_log": []}) if removes_main else metadata
+
+
 _ALL_ENDPOINTS = ("cancelPlanning", "commitTransaction", "createNamespace", "createTable", "createView",
                   "dropNamespace", "dropTable", "dropView", "fetchScanTasks", "planTableScan", "registerTable",
                   "registerView", "renameTable", "renameView", "replaceView", "unregisterTable", "updateProperties",
@@ -259,6 +267,10 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
     # old SQL (the baseline of replaceView fails, so its retry checks are inconclusive, not failed)
     Profile("view-replace-keeps-old-version", "replaceView answers 200 but leaves current-version-id unchanged",
             ("VIEW-06",), ViewReplaceKeepsOldVersion),
+    # transactions: a replace transaction (it removes main) drops the table's snapshot log - the history a client
+    # reads for time travel and rollback is gone although the snapshots are kept
+    Profile("replace-loses-snapshot-log", "a replace transaction drops the table's snapshot log",
+            ("TXN-03",), ReplaceLosesSnapshotLog),
 ]}
 
 

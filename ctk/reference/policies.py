@@ -134,7 +134,7 @@ class CommitPolicy:
 
     name = "reference"
     HOOKS = ("atomic_swap", "validate", "atomic_transaction", "purge_target", "namespace_separator",
-             "drop_deletes_metadata", "view_version_made_current")
+             "drop_deletes_metadata", "view_version_made_current", "replaced_metadata")
 
     def __init__(self, settings: Any):
         self.settings = settings
@@ -174,3 +174,8 @@ class CommitPolicy:
         """Whether replaceView's set-current-view-version makes the named version current (as Java's
         ViewMetadata.Builder): yes."""
         return True
+
+    def replaced_metadata(self, updates: list, metadata: Any) -> Any:
+        """The metadata a commit leaves once the builder applied its ``updates``; for a replace transaction (it
+        removes main) what Java's builder makes: the snapshots and the snapshot log kept, no current snapshot."""
+        return metadata

@@ -7,6 +7,7 @@ right answer and catalog state must show one execution. Seed example 1b (keys) c
 
 import pytest
 
+from ctk.checks.lost_evolution import KINDS as LOST_KINDS, check_lost_evolution
 from ctk.checks.network import SCENARIOS, check_network_scenario, run_seed_example
 from ctk.catalog import ENDPOINTS
 
@@ -27,3 +28,10 @@ def test_network(ctk_session, ctk_context, operation, scenario):
 def test_seed_example_1b(ctk_session, ctk_context):
     """A commit whose 503 hides that it landed, retried with the same key: 200 replayed, table intact."""
     return run_seed_example(ctk_context, _interposer(ctk_session), variants=("1b",))
+
+
+@pytest.mark.parametrize("kind", LOST_KINDS)
+def test_lost_evolution(ctk_session, ctk_context, kind):
+    """A committed evolution commit of each kind (schema, spec, order, properties, refs, replace, view version)
+    whose answer is lost, retried with the same key: success, and the final metadata is one execution's."""
+    return check_lost_evolution(ctk_context, _interposer(ctk_session), kind)

@@ -65,6 +65,7 @@ EXPECTED = {
     "no-atomic-swap": {"OCC-02": (F, F), "OCC-03": (F, F), "HIST-01": (F, F)},
     "transaction-not-atomic": {"OCC-04": (F, F)},
     "view-replace-keeps-old-version": {"VIEW-06": (F, F)},
+    "replace-loses-snapshot-log": {"TXN-03": (F, F)},
 }
 # caught only through the interposer: the network's late copy of a mutation (HIST-02, network-duplicate) and the
 # seed example 1b (INTEG-01); the matrix under workers (test_sensitivity_workers.py) asserts them

@@ -627,11 +627,16 @@ def rows(marker: str) -> Any:
 
 def stage(t: SemRun, ns: tuple[str, ...], name: str, loaded: dict, marker: str) -> Any:
     """An append's files written (the kit's staged append) on ``loaded``; a failure to write is a setup step's."""
+    return stage_with(t.client, ns, name, loaded, marker)
+
+
+def stage_with(client: Any, ns: tuple[str, ...], name: str, loaded: dict, marker: str) -> Any:
+    """`stage` with a client of the kit's (``ctk.history.writer.stage_append``, one row)."""
     from ctk.catalog import PrerequisiteError
     from ctk.history.writer import StageError, stage_append
 
     try:
-        return stage_append(t.client, ns, name, data=rows(marker), marker=marker, loaded=loaded)
+        return stage_append(client, ns, name, data=rows(marker), marker=marker, loaded=loaded)
     except PrerequisiteError:
         raise
     except StageError as exc:
