@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import time
+import uuid
 from typing import Any, Callable
 
 from pydantic import BaseModel, ValidationError
@@ -182,6 +183,15 @@ def metadata_json(location: str) -> dict:
     return dump(store.read_table_metadata(location))
 
 
+def read_current(ctx: "Context", location: str):
+    """The table metadata a pointer names; a file that is gone raises the catalog's CatalogError for it (404
+    NotFoundException, as upstream answers: a 5xx would make a client retry what cannot succeed)."""
+    try:
+        return store.read_table_metadata(location)
+    except FileNotFoundError:
+        raise ctx.commits.missing_metadata(location) from None
+
+
 def table_result(location: str | None, metadata, text: str | None = None) -> dict:
     """A LoadTableResult; ``text``: the metadata's JSON as just written to its file (not serialized again)."""
     out: dict[str, Any] = {"metadata": dump(metadata) if text is None else json.loads(text), "config": {}}
@@ -220,8 +230,19 @@ class Context:
     def default_location(self, conn, ns: list[str], name: str) -> str:
         props = store.namespace_properties(conn, ns) or {}
         if props.get("location"):
-            return props["location"].rstrip("/") + "/" + name
-        return store.warehouse_uri(self.settings) + "/" + "/".join(ns) + "/" + name
+            location = props["location"].rstrip("/") + "/" + name
+        else:
+            location = store.warehouse_uri(self.settings) + "/" + "/".join(ns) + "/" + name
+        return unique_location(location)
+
+
+def unique_location(location: str) -> str:
+    """``location``, or (where a table or view already left files there: one renamed away from the name, or
+    dropped without its directory) ``location-<uuid>``, as Iceberg's catalogs do with `unique-table-location`:
+    a new table never shares the directory of another, whose purge would then delete files under it."""
+    if (location.startswith("file:") or location.startswith("/")) and os.path.exists(store.local_path(location)):
+        return f"{location}-{uuid.uuid4().hex}"
+    return location
 
 
 def lazy(prepare: Callable) -> Callable:
@@ -385,7 +406,7 @@ async def create_table(ctx: Context, request: Request, ns: list[str], body: byte
                                      req.write_order or UNSORTED_SORT_ORDER, location, dict(req.properties))
         meta_loc, text = None, None
         if not req.stage_create:
-            meta_loc = store.new_metadata_location(location, None)
+            meta_loc = store.new_metadata_location(location, None, store.metadata_path_of(metadata.properties))
             text = store.write_table_metadata(metadata, meta_loc)
 
         def execute(conn):
@@ -439,7 +460,7 @@ async def load_table(ctx: Context, request: Request, ns: list[str], name: str) -
     etag = etag_of(loaded, "snapshots=refs" if refs_only else "snapshots=all")
     if (unchanged := not_modified(request, etag)) is not None:
         return unchanged
-    metadata = await run_in_threadpool(store.read_table_metadata, loaded)
+    metadata = await run_in_threadpool(read_current, ctx, loaded)
     result = table_result(loaded, metadata)
     if refs_only:
         keep = {ref.snapshot_id for ref in metadata.refs.values()}
@@ -494,10 +515,13 @@ def prepare_commit(ctx: Context, ns: list[str], name: str, req: CommitTableReque
             base_location = ctx.read(lambda c: store.table_pointer(c, ns, name))
         else:
             base_location = store.table_pointer(conn, ns, name)
+        others = [r for r in req.requirements if not isinstance(r, AssertCreate)]
+        if others and len(others) < len(req.requirements):
+            raise bad_request(f"Invalid create requirements: {[r.type for r in others]}")
         creating = base_location is None and any(isinstance(r, AssertCreate) for r in req.requirements)
         if base_location is None and not creating:
             raise no_table(ns, name)
-        base = None if base_location is None else store.read_table_metadata(base_location)
+        base = None if base_location is None else read_current(ctx, base_location)
         try:
             ctx.commits.validate(req.requirements, base)
         except CommitFailedException as exc:
@@ -511,7 +535,8 @@ def prepare_commit(ctx: Context, ns: list[str], name: str, req: CommitTableReque
         metadata = ctx.commits.replaced_metadata(req.updates, metadata)
         if base is not None and not changed:     # as Java: updates that change nothing write no new metadata
             return PreparedCommit(ns, name, base_location, base_location, base)
-        new_location = store.new_metadata_location(metadata.location, base_location)
+        new_location = store.new_metadata_location(metadata.location, base_location,
+                                                   store.metadata_path_of(metadata.properties))
         if not ctx.commits.atomic_swap() and conn is None:
             time.sleep(0.2)  # the window between check and write that this deviation leaves open
         return PreparedCommit(ns, name, base_location, new_location, metadata)

@@ -134,7 +134,7 @@ class CommitPolicy:
 
     name = "reference"
     HOOKS = ("atomic_swap", "validate", "atomic_transaction", "purge_target", "namespace_separator",
-             "drop_deletes_metadata", "view_version_made_current", "replaced_metadata")
+             "drop_deletes_metadata", "view_version_made_current", "missing_metadata", "replaced_metadata")
 
     def __init__(self, settings: Any):
         self.settings = settings
@@ -174,6 +174,12 @@ class CommitPolicy:
         """Whether replaceView's set-current-view-version makes the named version current (as Java's
         ViewMetadata.Builder): yes."""
         return True
+
+    def missing_metadata(self, location: str) -> CatalogError:
+        """The error for a table whose current metadata file is gone (loadTable, a commit's base): 404
+        NotFoundException, as upstream's CatalogHandlers answers (the FileIO's NotFoundException), which the
+        Java client raises as NotFoundException without retrying."""
+        return CatalogError(404, "NotFoundException", f"Failed to open input stream for file: {location}")
 
     def replaced_metadata(self, updates: list, metadata: Any) -> Any:
         """The metadata a commit leaves once the builder applied its ``updates``; for a replace transaction (it
