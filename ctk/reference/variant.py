@@ -48,7 +48,7 @@ def install() -> None:
             return
         import pyiceberg.types as module
 
-        target = IcebergType.handle_primitive_type.__func__   # type: ignore[attr-defined]
+        target = IcebergType.handle_primitive_type.__func__
         copy = types.FunctionType(target.__code__, target.__globals__, target.__name__, target.__defaults__,
                                   target.__closure__)
         module.__dict__["_ctk_parse_type"] = copy

@@ -76,7 +76,7 @@ def _ids(node: Any) -> list[int]:
     return out
 
 
-def set_current_schema(schema_id: int = -1) -> dict:
+def set_current_schema(schema_id: Any = -1) -> dict:
     return {"action": "set-current-schema", "schema-id": schema_id}
 
 
@@ -93,7 +93,7 @@ def add_spec(the_spec: dict) -> dict:
     return {"action": "add-spec", "spec": the_spec}
 
 
-def set_default_spec(spec_id: int = -1) -> dict:
+def set_default_spec(spec_id: Any = -1) -> dict:
     return {"action": "set-default-spec", "spec-id": spec_id}
 
 
@@ -110,7 +110,7 @@ def add_order(the_order: dict) -> dict:
     return {"action": "add-sort-order", "sort-order": the_order}
 
 
-def set_default_order(order_id: int = -1) -> dict:
+def set_default_order(order_id: Any = -1) -> dict:
     return {"action": "set-default-sort-order", "sort-order-id": order_id}
 
 
@@ -175,7 +175,7 @@ def location(loaded: dict | None) -> Any:
     return (loaded or {}).get("metadata-location")
 
 
-def refused(t: SemRun, ex: Exchange, before: dict, after: dict | None, what: str,
+def refused(t: SemRun, ex: Exchange, before: dict | None, after: dict | None, what: str,
             statuses: tuple[int, ...] = (409,), types: tuple[str, ...] = CONFLICT) -> tuple[str | None, str | None]:
     """(effect problem, status problem) of a commit that must be refused and change nothing: the effect problem
     when it was accepted or the table changed, the status problem when it changed nothing but answered
@@ -333,7 +333,7 @@ def check_schema_update_and_revert(t: SemRun) -> Verdict:
                         f"current-schema-id {mb.get('current-schema-id')}, columns {columns(current_schema(mb))}")
     kept = {s.get("schema-id") for s in mb.get("schemas") or [] if isinstance(s, dict)}
     if new_id not in kept:
-        return t.broken("the reverted-from schema stays in the table's schemas", f"schema ids {sorted(kept)}")
+        return t.broken("the reverted-from schema stays in the table's schemas", f"schema ids {sorted(kept, key=str)}")
     return t.ok(f"the added column loaded back with field id 3 (schema {new_id}); set-current-schema 0 reverted to "
                 "the original schema, both kept")
 
@@ -406,7 +406,7 @@ def check_remove_unused_schemas(t: SemRun) -> Verdict:
     if ex.status != 200:
         return t.broken("remove-schemas of a schema no longer current lands", f"it answered {describe(ex)}")
     _, after = load(t, ns, name)
-    ids = sorted(s.get("schema-id") for s in meta(after).get("schemas") or [] if isinstance(s, dict))
+    ids = sorted((s.get("schema-id") for s in meta(after).get("schemas") or [] if isinstance(s, dict)), key=str)
     if ids != [current]:
         return t.broken(f"after remove-schemas [0] only the current schema {current} is left", f"schema ids {ids}")
     bad_ex = commit(t, ns, name, [{"action": "remove-schemas", "schema-ids": [current]}],
@@ -511,7 +511,8 @@ def check_remove_unused_spec(t: SemRun) -> Verdict:
     if ex.status != 200:
         return t.broken("remove-partition-specs of a spec no longer default lands", f"it answered {describe(ex)}")
     _, after = load(t, ns, name)
-    ids = sorted(s.get("spec-id") for s in meta(after).get("partition-specs") or [] if isinstance(s, dict))
+    ids = sorted((s.get("spec-id") for s in meta(after).get("partition-specs") or [] if isinstance(s, dict)),
+                 key=str)
     if ids != [default]:
         return t.broken(f"after remove-partition-specs [0] only the default spec {default} is left", f"spec ids {ids}")
     bad_ex = commit(t, ns, name, [{"action": "remove-partition-specs", "spec-ids": [default]}],
