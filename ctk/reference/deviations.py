@@ -163,6 +163,12 @@ class ViewReplaceKeepsOldVersion(CommitPolicy):
         return False
 
 
+# -- tables -----------------------------------------------------------------------------------------------------
+class MissingMetadata5xx(CommitPolicy):
+    def missing_metadata(self, location: str) -> CatalogError:
+        return CatalogError(500, "InternalServerError", f"FileNotFoundError: {location}")
+
+
 # -- transactions -----------------------------------------------------------------------------------------------
 class ReplaceLosesSnapshotLog(CommitPolicy):
     def replaced_metadata(self, updates: list, metadata: Any) -> Any:
@@ -267,6 +273,9 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
     # old SQL (the baseline of replaceView fails, so its retry checks are inconclusive, not failed)
     Profile("view-replace-keeps-old-version", "replaceView answers 200 but leaves current-version-id unchanged",
             ("VIEW-06",), ViewReplaceKeepsOldVersion),
+    # tables: what the reference answered before issue 28 item 9 - a Java client retries the 500 for 30 s
+    Profile("missing-metadata-5xx", "answers 500 to loadTable of a table whose current metadata file is gone",
+            ("TBL-05",), MissingMetadata5xx),
     # transactions: a replace transaction (it removes main) drops the table's snapshot log - the history a client
     # reads for time travel and rollback is gone although the snapshots are kept
     Profile("replace-loses-snapshot-log", "a replace transaction drops the table's snapshot log",

@@ -65,6 +65,7 @@ EXPECTED = {
     "no-atomic-swap": {"OCC-02": (F, F), "OCC-03": (F, F), "HIST-01": (F, F)},
     "transaction-not-atomic": {"OCC-04": (F, F)},
     "view-replace-keeps-old-version": {"VIEW-06": (F, F)},
+    "missing-metadata-5xx": {"TBL-05": (D, D)},
     "replace-loses-snapshot-log": {"TXN-03": (F, F)},
 }
 # caught only through the interposer: the network's late copy of a mutation (HIST-02, network-duplicate) and the

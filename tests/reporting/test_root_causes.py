@@ -36,6 +36,7 @@ FIRST_ROOT_CAUSE: dict[str, str | None] = {
     "no-reconcile": "crash-record-reexecuted", "stale-requirement-accepted": "commit-requirements-unchecked",
     "no-atomic-swap": "concurrent-commits-not-serialized", "transaction-not-atomic": "transaction-not-atomic",
     "view-replace-keeps-old-version": "req:VIEW-06",
+    "missing-metadata-5xx": "req:TBL-05",
     "replace-loses-snapshot-log": "req:TXN-03",
 }
 
