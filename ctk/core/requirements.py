@@ -488,13 +488,16 @@ _ALL: list[Requirement] = [
          _rck("CatalogTests.testBasicCreateTableThatAlreadyExists", "creating an existing table fails with "
               "AlreadyExistsException and the table keeps its schema"), K_REFUSED),
     _sem("TBL-03", "tables", "What a complete createTable gives is in the table: the partition spec and sort order "
-         "bound to the schema's field ids, the properties, a requested location (unless the catalog places tables "
-         "itself), default column values of a v3 schema.",
+         "bound to the schema's field ids, the properties (also those a create or replace transaction commits; the "
+         "Java client merges the catalog's table-default.* and table-override.* into what it sends, the catalog "
+         "keeps what it is sent), a location (the requested one, unless the catalog places tables itself), default "
+         "column values of a v3 schema.",
          _rck("CatalogTests.testCompleteCreateTable", "a table created with spec, order, properties and location "
               "loads with them")),
-    _sem("TBL-04", "tables", "loadTable of a table that does not exist answers 404: NoSuchTableException in an "
-         "existing namespace (also for a metadata-table name such as `t.snapshots`, so that a client falls back to "
-         "the base table), NoSuchNamespaceException or NoSuchTableException in a missing one; tableExists 404.",
+    _sem("TBL-04", "tables", "loadTable of a table that does not exist answers 404 NoSuchTableException, in an "
+         "existing namespace and in a missing one alike (for NoSuchNamespaceException the Java client raises that "
+         "exception, which neither testLoadTableWithNonExistingNamespace nor its metadata-table fallback expects), "
+         "also for a metadata-table name such as `t.snapshots` (the client then loads `t`); tableExists 404.",
          _spec("loadTable 404", "Not Found - NoSuchTableException, table to load does not exist"),
          _rck("CatalogTests.testLoadMissingTable", "loading a missing table fails with NoSuchTableException")),
     _sem("TBL-05", "tables", "loadTable of a table whose current metadata file is gone answers 404 (or another "
