@@ -584,8 +584,8 @@ _ALL: list[Requirement] = [
          _spec("updateTable 404", "Not Found - NoSuchTableException, table to load does not exist"),
          _rck("CatalogTests.testUUIDValidation", "a commit based on a dropped table fails with "
               "CommitFailedException")),
-    _sem("EVO-08", "evolution", "The metadata log records each previous metadata file of a table, trimmed to "
-         "write.metadata.previous-versions-max; metadata files go under write.metadata.path when it is set.",
+    _sem("EVO-08", "evolution", "The metadata log records each previous metadata file of a table, oldest first, "
+         "trimmed to the latest write.metadata.previous-versions-max entries from the commit that sets it on.",
          _rck("CatalogTests.testMetadataFileLocationsRemovalAfterCommit", "previous metadata files are tracked and "
               "trimmed")),
     _sem("TXN-01", "transactions", "A staged create (createTable with stage-create) creates nothing until its commit "
