@@ -57,7 +57,7 @@ from ctk.catalog import (Catalog, PrerequisiteError, create_table_body, create_v
 from ctk.catalog.state import current
 from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
-from ctk.checks.common import not_routed
+from ctk.checks.common import baseline_blocked, not_routed
 from ctk.checks.context import CheckContext
 
 NSS = ("a", "b")
@@ -219,6 +219,7 @@ class _Shared:
     avoid: set = field(default_factory=set)   # signatures of semantics mismatches found in earlier rounds
     plain_only: bool = False      # no retries, key reuses or faults (a round that decides SEM-01/02 alone)
     keyless: bool = False         # send no Idempotency-Key (a target that does not advertise key support)
+    flat: bool = False            # the target does not nest namespaces: the model's are siblings of the run's
     offered: dict = field(default_factory=dict)   # operation -> why it is not offered (not advertised / not routed)
     ops: dict = field(default_factory=dict)       # operation -> {status: count} of the plain mutations judged
     failure: _Failure | None = None
@@ -267,16 +268,33 @@ def build_machine(shared: _Shared) -> type:
             else:
                 self.idle = time.monotonic() > shared.backstop
                 shared.backstop_hit = shared.backstop_hit or self.idle
-            self.root = tuple(shared.ctx.namespace) + ("idle",)   # an idle sequence builds mutations, sends none
+            run = tuple(shared.ctx.namespace)
+            # an idle sequence builds mutations, sends none
+            self.root = run[:-1] + (f"{run[-1]}_idle",) if shared.flat else run + ("idle",)
             if self.idle:
                 return
             shared.sequences += 1
-            self.root = tuple(shared.ctx.namespace) + (shared.ctx.unique("m"),)
-            self.cat.create_namespace(self.root)
+            m = shared.ctx.unique("m")
+            if shared.flat:
+                # a target without nested namespaces: the model's namespaces are run-unique siblings of the run
+                # namespace (``<run>_<m>_a``), as every other check places its namespaces; no root is created
+                self.root = run[:-1] + (f"{run[-1]}_{m}",)
+                placement = getattr(self.client, "placement", None)
+                for n in NSS:
+                    if placement is not None:
+                        placement.child(f"{m}_{n}")       # registered: the session's cleanup drops them too
+            else:
+                self.root = run + (m,)
+                self.cat.create_namespace(self.root)
 
         # --- helpers ------------------------------------------------------------------------------
         def _ns(self, n: str) -> tuple[str, ...]:
+            if shared.flat:
+                return self.root[:-1] + (f"{self.root[-1]}_{n}",)
             return self.root + (n,)
+
+        def _ph_ns(self, n: str | None = None) -> list[str]:
+            return ["{ns}%1F{child}_" + n] if shared.flat and n else _ph_ns(n)
 
         def _fail(self, kind: str, text: str, op: str | None = None, pending: Mut | None = None) -> None:
             """Record the failure (with its scenario) and stop the sequence. ``pending``: the step whose expected
@@ -307,23 +325,23 @@ def build_machine(shared: _Shared) -> type:
             for t in dict.fromkeys(self.touched):
                 if t[0] == "ns":
                     exists = t[1] in model.ns
-                    out.append({"observe": "namespace_exists", "args": {"namespace": _ph_ns(t[1])},
+                    out.append({"observe": "namespace_exists", "args": {"namespace": self._ph_ns(t[1])},
                                 "label": "the model's namespace", "expect": {"value": exists}})
                     for k in KEYS:
                         if exists:
                             out.append({"observe": "property", "args": {"kind": "namespace",
-                                                                        "namespace": _ph_ns(t[1]), "key": k},
+                                                                        "namespace": self._ph_ns(t[1]), "key": k},
                                         "expect": {"value": model.ns[t[1]].get(k)}})
                 else:
                     kind, n, name = t
                     objs = model.objects(kind)
                     exists = (n, name) in objs
                     q = "table_exists" if kind == "table" else "view_exists"
-                    out.append({"observe": q, "args": {"namespace": _ph_ns(n), kind: name},
+                    out.append({"observe": q, "args": {"namespace": self._ph_ns(n), kind: name},
                                 "label": f"the model's {kind}", "expect": {"value": exists}})
                     if exists and kind == "table":
                         for k in KEYS:
-                            out.append({"observe": "property", "args": {"kind": "table", "namespace": _ph_ns(n),
+                            out.append({"observe": "property", "args": {"kind": "table", "namespace": self._ph_ns(n),
                                                                         "table": name, "key": k},
                                         "expect": {"value": objs[(n, name)].get(k)}})
             return out
@@ -748,7 +766,12 @@ def build_machine(shared: _Shared) -> type:
                                         f"{got}; the model says {want}")
 
         def _full_compare(self) -> None:
-            listed = {tuple(x)[-1] for x in (self.cat.list_namespaces(self.root) or [])}
+            if shared.flat:
+                stem = self.root[-1] + "_"
+                listed = {tuple(x)[-1][len(stem):] for x in (self.cat.list_namespaces(self.root[:-1] or None) or [])
+                          if tuple(x)[:-1] == self.root[:-1] and tuple(x)[-1].startswith(stem)}
+            else:
+                listed = {tuple(x)[-1] for x in (self.cat.list_namespaces(self.root) or [])}
             if listed != set(self.model.ns):
                 self._fail("state", f"at the end: namespaces {sorted(listed)}; the model says {sorted(self.model.ns)}")
             for n in self.model.ns:
@@ -777,13 +800,15 @@ def build_machine(shared: _Shared) -> type:
                     c.drop_table(self._ns(n), t, purge=True, label="cleanup")
                 for (n, v) in list(self.model.views):
                     c.drop_view(self._ns(n), v, label="cleanup")
-                for n in list(self.model.ns):
+                for n in (NSS if shared.flat else list(self.model.ns)):
                     c.drop_namespace(self._ns(n), label="cleanup")
-                ex = c.drop_namespace(self.root, label="cleanup")
-                if ex.status not in (200, 204):
-                    raise PrerequisiteError("root not empty")
+                if not shared.flat:
+                    ex = c.drop_namespace(self.root, label="cleanup")
+                    if ex.status not in (200, 204):
+                        raise PrerequisiteError("root not empty")
             except PrerequisiteError:
-                drop_tree(self.client, self.root)
+                for ns in ([self._ns(n) for n in NSS] if shared.flat else [self.root]):
+                    drop_tree(self.client, ns)
 
     return CatalogModel
 
@@ -822,12 +847,7 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
         keyless_reason = f"the target does not advertise Idempotency-Key support (idempotency-key-lifetime: {why})"
         opts = StatefulOptions(**{**opts.__dict__, "faults": False, "counters": False})
     placement = getattr(ctx.client, "placement", None)
-    if placement is not None and placement.nested is False:   # the model's namespaces are children of a root
-        reason = ("the model-based run needs nested namespaces, which the target does not support "
-                  f"({placement.nesting_note})")
-        gen = (Verdict.unsupported("GEN-02", keyless_reason, **kw) if keyless
-               else Verdict.inconclusive("GEN-02", reason, **kw))
-        return [gen, *(Verdict.inconclusive(r, reason, **kw) for r in ("SEM-01", "SEM-02"))]
+    flat = placement is not None and placement.nested is False   # the model's namespaces go beside the run's
     lifetime = getattr(ctx.discovery, "lifetime", None)
     offered: dict[str, str] = {}            # operations not offered (dropped from the machine), and why
     disc = ctx.discovery
@@ -835,6 +855,10 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
         for op, (method, template) in OPERATIONS.items():
             if not disc.supports(method, template):
                 offered[op] = f"{method} /v1/{{prefix}}/{template} is not in the advertised endpoints list"
+    for op in OPERATIONS:   # semantics first: a mutation whose plain operation is broken leaves the model
+        blocked = None if op in offered else baseline_blocked(ctx, (op,))
+        if blocked is not None:
+            offered[op] = f"its plain operation is broken ({blocked[0]}): retries are judged only on one that works"
     faults = ctx.faults
     can_lose = opts.faults and faults.supports("lose_answer:503")
     can_fail_before = opts.faults and faults.supports("fail_before")
@@ -851,7 +875,7 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
         shared = _Shared(ctx, opts, backstop, lifetime.total_seconds() if lifetime is not None else None,
                          can_lose=can_lose and not plain_only, can_fail_before=can_fail_before and not plain_only,
                          counters=counters, avoid=set(avoid), plain_only=plain_only, keyless=keyless,
-                         offered=offered)
+                         offered=offered, flat=flat)
         error = _run_machine(shared)
         runs.append((shared, error))
         f = shared.failure
@@ -963,7 +987,8 @@ def _without_replays(shared: _Shared, f: _Failure) -> _Failure | None:
     if not f.calls or f.kind not in (*SEMANTICS, "retry-after-fault"):
         return None
     probe = _Shared(shared.ctx, shared.opts, shared.backstop, shared.lifetime, can_lose=False,
-                    can_fail_before=False, counters=False, avoid=set(shared.avoid))
+                    can_fail_before=False, counters=False, avoid=set(shared.avoid), keyless=shared.keyless,
+                    flat=shared.flat)
     machine = build_machine(probe)()
     try:
         for name, args in f.calls:
