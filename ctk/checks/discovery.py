@@ -86,13 +86,19 @@ def check_key_ignored_when_unsupported(run: Run, ctx: CheckContext,
                                f"({KEY} = {ctx.discovery.lifetime_raw!r})")
     case = endpoint.prepare(ctx)
     before = case.observe()
-    ex = case.send(ctx.client, key=new_key(), label="mutation with a key to a target that does not advertise support")
+    key = new_key()
+    ex = case.send(ctx.client, key=key, label="mutation with a key to a target that does not advertise support")
     after = case.observe()
     n = case.executions(before, after)
     details: dict[str, Any] = {"status": ex.status, "executions": n}
     made = _appeared(before, after) if ex.status in endpoint.success and n <= 1 else []
     dropped = _without_sent_properties(case, after, made)
     if ex.status in endpoint.success and n == 1 and not dropped:
+        honoured = _honoured_anyway(ctx, case, key, ex, details)
+        if honoured:
+            return run.ok(f"processed normally ({describe(ex)}); executed once. The target honours the key without "
+                          f"advertising support: {honoured}. Clients cannot rely on it (they send keys only to a "
+                          f"target that advertises {KEY})", "honoured without advertising", details)
         return run.ok(f"processed normally ({describe(ex)}); executed once", "ignored", details)
     if made and (n == 0 or dropped):
         # the resource exists, only the properties it was created with are not there (a catalog that does not
@@ -120,6 +126,24 @@ def check_key_ignored_when_unsupported(run: Run, ctx: CheckContext,
                       "Idempotency-Key as an ordinary request",
                       f"{endpoint.operation} with a key got {describe(ex)}; executions visible in state: {n}",
                       "rejected" if (ex.status or 0) >= 400 else describe(ex), details)
+
+
+def _honoured_anyway(ctx: CheckContext, case: Case, key: str, first: Exchange, details: dict) -> str | None:
+    """Whether a target that advertises no support honours the key all the same: the same request with the same
+    key, after an interfering change that makes a re-execution visible, answered as the first and executed
+    nothing (a replay). What was seen, or None (executed again, answered otherwise, or not observable)."""
+    if case.blind:
+        return None
+    case.interfere()
+    base = case.observe()
+    again = case.send(ctx.client, key=key, label="the same key again: does the target honour keys it does not "
+                                                 "advertise?")
+    extra = case.executions(base, case.observe())
+    details.update(duplicate_status=again.status, duplicate_executions=extra)
+    if again.status == first.status and case.identity(again) == case.identity(first) and extra == 0:
+        return (f"a duplicate with the same key, after {case.resource} was changed behind its back, was answered "
+                f"{describe(again)} and executed nothing (a replay)")
+    return None
 
 
 def _appeared(before: dict, after: dict) -> list[str]:

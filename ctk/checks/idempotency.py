@@ -615,6 +615,15 @@ def check_scope(run: Run, ctx: CheckContext, endpoint: Endpoint) -> list[Verdict
         return [v1, v2]
     v2 = run02.ok(f"no 5xx ({describe(second)})", describe(second), details)
     if second.status in other_ep.success and n == 1:
+        no_effect = _key_without_effect(ctx, case, key, first)
+        if no_effect is not None:
+            # the other operation ran as a new request, but so does this one's retry: the key is ignored here, so
+            # no scope of it can be observed on this endpoint
+            details["key_effect"] = no_effect
+            return [run.inconclusive(f"the key on {other_ep.operation} was treated as a new request, but the key "
+                                     f"has no effect on {endpoint.operation} at all (a retry with it after an "
+                                     f"interfering change: {no_effect}): no scope can be observed there",
+                                     "key has no effect", details), v2]
         scope_cls, third = _resource_scope(ctx, case, endpoint, key, first, details)
         if third is not None and third.status is not None and third.status >= 500:
             v2 = broken(run02, f"the same key on another resource of {endpoint.operation} is answered like any "
@@ -630,6 +639,20 @@ def check_scope(run: Run, ctx: CheckContext, endpoint: Endpoint) -> list[Verdict
                    f"answered with the stored response of {endpoint.operation}",
                    f"it got {describe(second)}" + (" - the first request's stored response" if replayed else "")
                    + f"; {other_ep.operation} executions visible in state: {n}", cls, details), v2]
+
+
+def _key_without_effect(ctx: CheckContext, case: Case, key: str, first: Exchange) -> str | None:
+    """How a retry of ``case`` with ``key``, after an interfering change, shows the key has no effect on its
+    operation (it is not the first's replay, or it executed again); None when it is replayed, or when the case
+    cannot make a re-execution visible (``case.blind``: then nothing is claimed)."""
+    if case.blind:
+        return None
+    retry, extra, _ = _retry_with_interference(ctx, case, key, "the same key again on the first operation: does "
+                                               "the key have an effect here?", counters=False)
+    problems = replay_differences(case, first, retry)
+    if extra:
+        problems.append(f"it executed again ({extra} more execution(s) visible in state)")
+    return "; ".join(problems) if problems else None
 
 
 def _resource_scope(ctx: CheckContext, case: Case, endpoint: Endpoint, key: str, first: Exchange,
