@@ -608,14 +608,19 @@ _ALL: list[Requirement] = [
          "two replaces on the same base, one whose assert-last-assigned-field-id no longer holds answers 409.",
          _rck("CatalogTests.testReplaceTransactionRequiresTableExists", "a replace transaction requires the "
               "table")),
-    _sem("VIEW-01", "views", "createView answers its metadata (the version, its schema, properties, a view-uuid) and "
-         "the view exists: loadView answers the same, viewExists 204, listViews lists it.",
+    _sem("VIEW-01", "views", "createView answers its metadata (the version with its SQL per dialect, default namespace "
+         "and catalog, its schema, properties, a view-uuid) and the view exists: loadView answers the same, viewExists "
+         "204; its metadata files go under write.metadata.path when set (a catalog may override a requested "
+         "location). Catalog-level view-default.* / view-override.* properties are merged by the Java client before "
+         "it sends the request, not by the catalog; listing is LIST-03's.",
          _spec("createView", "Create a view in the given namespace."),
          _rck("ViewCatalogTests.basicCreateView", "a created view loads with its version and schema"), K_EFFECT,
          capability="views"),
     _sem("VIEW-02", "views", "createView of an existing view answers 409 (AlreadyExistsException), in a missing "
-         "namespace 404 (NoSuchNamespaceException); a request without a representation, a schema or a default "
-         "namespace is refused with 400 (BadRequestException / IllegalArgumentException); none creates anything.",
+         "namespace 404 (NoSuchNamespaceException); a request without a schema or a default namespace, with two "
+         "queries for one dialect (dialects compare case-insensitively) or a query without a dialect is refused with "
+         "400 (IllegalArgumentException, which a Java client raises as such, or BadRequestException); none creates "
+         "anything.",
          _spec("createView 409 / 404", "Conflict - The view already exists [..] Not Found - The namespace specified "
                "does not exist"),
          _rck("ViewCatalogTests.createViewErrorCases", "invalid or clashing view creates fail"), K_REFUSED,
@@ -632,24 +637,29 @@ _ALL: list[Requirement] = [
          _spec("renameView", "Rename a view from its current name to a new name"),
          _rck("ViewCatalogTests.renameView", "after a rename the source is gone and the target has the view"),
          K_EFFECT, capability="views"),
-    _sem("VIEW-05", "views", "dropView answers 204 and the view is gone (loadView 404, viewExists 404, not listed); "
-         "dropping a missing view answers 404 (NoSuchViewException).",
+    _sem("VIEW-05", "views", "dropView answers 204 and the view is gone (loadView 404, viewExists 404); dropping a "
+         "missing view answers 404 (NoSuchViewException), and loading a view in a namespace that does not exist "
+         "404 NoSuchViewException.",
          _spec("dropView", "Remove a view from the catalog"),
          _rck("ViewCatalogTests.basicCreateView", "a dropped view no longer exists"), K_EFFECT,
          capability="views"),
     _sem("VIEW-06", "views", "replaceView with add-view-version and set-current-view-version makes the new version "
-         "current (SQL per dialect kept, version-log extended), properties and location updates are loaded back, "
-         "and the kept versions are trimmed to version.history.num-entries.",
+         "current on its schema (SQL per dialect kept, earlier versions kept, version-log extended); properties and "
+         "location updates are loaded back without touching the versions; of two replaces on the same base (each "
+         "with only assert-view-uuid) the second is applied on top or refused 409, never losing the first; versions "
+         "beyond version.history.num-entries expire.",
          _spec("replaceView", "Commit updates to a view."),
          _rck("ViewCatalogTests.replaceViewVersion", "a replaced view version is loaded back"), K_EFFECT,
          capability="views"),
-    _sem("VIEW-07", "views", "replaceView on a view that was dropped answers 404 (NoSuchViewException); with a "
-         "stale assert-view-uuid 409; an invalid update (a version whose schema does not exist, a dialect given "
-         "twice) 400; none changes the view.",
+    _sem("VIEW-07", "views", "replaceView (a new version, a properties or a location update) on a view that was "
+         "dropped answers 404 (NoSuchViewException); with a stale assert-view-uuid 409; an invalid update (a version "
+         "whose schema does not exist or without a default namespace, a dialect given twice, a null property value "
+         "or removal, a null location) 400; none changes the view.",
          _rck("ViewCatalogTests.replaceViewConflict", "replacing a dropped view fails with NoSuchViewException"),
          K_REFUSED, capability="views"),
-    _sem("VIEW-08", "views", "registerView registers the given view metadata file: loadView answers that view; an "
-         "identifier that exists answers 409.",
+    _sem("VIEW-08", "views", "registerView registers the given view metadata file (of a view dropped with "
+         "gc.enabled=false): loadView answers that view (view-uuid, versions); an identifier that exists answers "
+         "409; a metadata file that does not exist is refused with a 4xx.",
          _spec("registerView", "Register a view using given metadata file location."),
          _rck("ViewCatalogTests.registerView", "a registered view loads with the registered metadata"), K_EFFECT,
          capability="views"),
