@@ -85,3 +85,16 @@ def test_the_embedded_catalog_is_disposable_only_when_nothing_of_it_lives_elsewh
     assert ReferenceServer(ReferenceSettings()).disposable
     assert not ReferenceServer(ReferenceSettings(warehouse=str(tmp_path))).disposable
     assert not ReferenceServer(ReferenceSettings(database_url=f"sqlite:///{tmp_path}/c.db")).disposable
+
+
+def test_checks_that_arm_database_link_faults_share_one_worker_with_a_link():
+    from ctk.plugin.scheduling import DB_LINK_GROUP
+
+    for nodeid in ("test_idempotency.py::test_idempotency[createTable-5xx-not-stored]",
+                   "test_idempotency.py::test_idempotency[updateTable-lost-answer]",
+                   "test_idempotency.py::test_idempotency[dropView-in-flight-duplicate]",
+                   "test_network.py::test_network[renameTable-network-duplicate-inflight]"):
+        assert group_of(nodeid, False, db_link=True) == DB_LINK_GROUP, nodeid
+        assert group_of(nodeid, False) is None, nodeid                  # without --ctk-db-link: each alone
+    assert group_of("test_network.py::test_network[renameTable-network-duplicate]", False, db_link=True) is None
+    assert group_of("test_idempotency.py::test_idempotency[createTable-lifetime]", False, True) == LIFETIME_GROUP
