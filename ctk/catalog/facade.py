@@ -247,7 +247,9 @@ def drop_tree(client: Any, parts: Namespace, keep_root: bool = False, budget: Bu
         else:
             still = still_there(client, parts, budget)
             if still:
-                problems.append(f"namespace {'.'.join(parts)}: DELETE answered {ex.status}, but it is still {still}")
+                problems.append(f"namespace {'.'.join(parts)}: DELETE answered {ex.status}, but it is "
+                                + (f"still {still}" if not still.startswith("unreadable") else
+                                   f"not known to be gone: {still}"))
     return problems
 
 
@@ -263,18 +265,21 @@ def _drop_child(client: Any, child: tuple[str, ...], budget: Budget, depth: int)
 
 
 def still_there(client: Any, ns: Namespace, budget: Budget | None = None) -> str | None:
-    """Whether a namespace is still there under exactly its levels: "loadable" (a load answers 200), "listed"
-    (its parent's listing has it), "unreadable (...)" when that could not be read, or None (gone)."""
+    """Whether a namespace is still there under exactly its levels, read back: "listed" (its parent's listing has
+    it), None (gone: the listing was read and does not have it, or its parent is gone), else from a load:
+    "loadable" (200) or "unreadable (...)". The listing comes first: some catalogs answer a load of any name 200."""
     ns = ns_tuple(ns)
+    items, why = pages(client, "namespaces", "namespaces", "cleanup: read back", parent_param(ns[:-1]),
+                       budget=budget)
+    if why is None:
+        return "listed" if any(isinstance(i, list) and tuple(i) == ns for i in items) else None
+    if why.startswith("HTTP 404") and len(ns) > 1:
+        return None                      # the parent is gone, and with it what was below it
     if budget is not None and not budget.take():
         return f"unreadable ({budget.used_up})"
     if client.request("GET", f"namespaces/{ns_path(ns)}", label="cleanup: read back").status == 200:
         return "loadable"
-    items, why = pages(client, "namespaces", "namespaces", "cleanup: read back", parent_param(ns[:-1]),
-                       budget=budget)
-    if any(isinstance(i, list) and tuple(i) == ns for i in items):
-        return "listed"
-    return f"unreadable ({why})" if why is not None else None
+    return f"unreadable ({why})"
 
 
 # --- what the kit created, however the catalog names it -------------------------------------------------------
@@ -351,8 +356,7 @@ def drop_as_named(client: Any, ns: Namespace, budget: Budget | int | None = None
             tried.add(form)
             said.setdefault(name, []).extend(drop_tree(client, list(form), budget=budget))
     left = listed_as(client, ns, budget=budget, include_self=True)
-    if ns not in left and client.request("GET", f"namespaces/{ns_path(ns)}",
-                                         label="cleanup: read back").status == 200:
+    if not left and still_there(client, ns, budget) is not None:
         left.insert(0, ns)
     problems = []
     for name in left:

@@ -14,7 +14,7 @@ import re
 
 import httpx
 import pytest
-from odd import (OddServer, delete_missing_namespace_ok, dot_joined_namespaces, dot_path_namespaces,
+from odd import (Answer, OddServer, Req, Rule, delete_missing_namespace_ok, dot_joined_namespaces, dot_path_namespaces,
                  ignore_namespace_drops, nested_namespaces_unloadable)
 
 from ctk.catalog.facade import Budget, drop_tree, pages
@@ -133,3 +133,56 @@ def test_what_a_worker_left_is_said_in_the_verdict_block(capsys):
     FinalSummary(config, c).write(0)
     out = capsys.readouterr().out
     assert "cleanup problem: leftover: namespace 'ctk_x_gw1.ctk_nesting_probe'" in out, out
+
+
+class joined_listing_lenient_load(Rule):
+    """A catalog that lists a nested namespace at the top level by its levels joined with '.', answers a load of
+    that joined name 200 with no properties (whatever the name), and a DELETE of it 200 without dropping
+    anything: the nested entry, with its properties, is only reachable under its levels."""
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__()
+        self.upstream = upstream
+
+    @staticmethod
+    def _joined(req: Req) -> str | None:
+        m = re.search(r"/namespaces/([^/?%]+\.[^/?%]+)$", req.path)
+        return m.group(1) if m else None
+
+    def before(self, req: Req) -> Answer | None:
+        name = self._joined(req)
+        if name and req.method == "GET":
+            self.hit()
+            return Answer.of(200, {"namespace": [name], "properties": {}})
+        if name and req.method == "DELETE":
+            self.hit()
+            return Answer(200, [], b"")
+        return None
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        if req.is_("GET", r"/namespaces$") and "parent=" not in req.query and answer.status == 200:
+            body = answer.json() or {}
+            extra = []
+            for ns in body.get("namespaces") or []:
+                r = httpx.get(f"{self.upstream}{req.path}", params={"parent": "\x1f".join(ns)}, timeout=10)
+                extra += [[".".join(child)] for child in (r.json() or {}).get("namespaces") or []]
+            if extra:
+                self.hit()
+                return Answer.of(200, {**body, "namespaces": body["namespaces"] + extra})
+        return None
+
+
+def test_ctk_cleanup_reads_the_marker_on_the_nested_entry(start_catalog, capsys):
+    """The probe is listed as 'run.ctk_nesting_probe', which loads without properties: the marker is on the
+    nested entry. It is the kit's (not "unmarked"), and it goes, read back."""
+    rules: list = []
+    ctx = start_catalog(front=lambda up: OddServer(up, rules.append(joined_listing_lenient_load(up)) or rules),
+                        control_api=False)
+    url, upstream = ctx.test_front.url, ctx.test_front.upstream
+    _seed(url, "ctk_dead0001_gw0", "dead0001", table=False)
+    assert main(["cleanup", "--catalog-url", url]) == 0
+    out = capsys.readouterr()
+    assert rules[0].hits >= 1
+    assert "removing ctk_dead0001_gw0.ctk_nesting_probe (run dead0001)" in out.out, out.out
+    assert "unmarked" not in out.out and "not removed" not in out.err, (out.out, out.err)
+    assert [n for n in everything(upstream) if "dead0001" in ".".join(n)] == []
