@@ -185,8 +185,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{what} {'.'.join(leftover.namespace)} (named like run {leftover.run_id}, but without the "
                   f"{MARKER} marker)")
         if unmarked and not args.include_unmarked:
-            print(f"{len(unmarked)} namespaces are named like the kit's but carry no {MARKER} marker (a catalog "
-                  "that drops namespace properties); if they are the kit's, remove them with --include-unmarked")
+            print(f"{len(unmarked)} namespaces are named like the kit's, but no {MARKER} marker was found under "
+                  "any name they go by (as listed, their nested levels, their levels joined by '.'): the catalog "
+                  "did not keep it, or they are not a run's; if they are the kit's, remove them with "
+                  "--include-unmarked")
         if not marked:
             print(f"no leftover run namespaces at {args.catalog_url}"
                   + (f" carrying the {MARKER} marker" if unmarked else ""))
