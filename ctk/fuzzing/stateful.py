@@ -268,6 +268,9 @@ def build_machine(shared: _Shared) -> type:
             else:
                 self.idle = time.monotonic() > shared.backstop
                 shared.backstop_hit = shared.backstop_hit or self.idle
+            link = shared.ctx.db_link_faults
+            if link is not None and not self.idle:   # a check waiting to arm a database-link fault gets its turn
+                link.db.turns.pause_point()          # between two sequences (ctk.interposer.linklock)
             run = tuple(shared.ctx.namespace)
             # an idle sequence builds mutations, sends none
             self.root = run[:-1] + (f"{run[-1]}_idle",) if shared.flat else run + ("idle",)
