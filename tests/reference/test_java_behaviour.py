@@ -236,7 +236,7 @@ def test_view_schema_reused_and_minus_one(client):
     # a schema equal to one there is not "added": -1 names nothing
     err(client.post("/namespaces/db/views/v", json={"requirements": [], "updates": [
         {"action": "add-schema", "schema": SCHEMA}, {"action": "add-view-version", "view-version": version}]}),
-        400, "BadRequestException", "no schema has been added")
+        400, "ValidationException", "no schema has been added")    # Java: ValidationException.check
 
 
 # ---------------------------------------------------------------------------------------------- 4: dialects
@@ -245,14 +245,14 @@ def test_two_queries_for_one_dialect_are_refused(client):
     twice = {**VIEW_VERSION, "representations": [{"type": "sql", "sql": "select 1", "dialect": "trino"},
                                                  {"type": "sql", "sql": "select 2", "dialect": "Trino"}]}
     err(client.post("/namespaces/db/views", json={"name": "v", "schema": SCHEMA, "view-version": twice}),
-        400, "BadRequestException", "Invalid view version: Cannot add multiple queries for dialect trino")
+        400, "IllegalArgumentException", "Invalid view version: Cannot add multiple queries for dialect trino")
     assert client.head("/namespaces/db/views/v").status_code == 404
 
     ok(client.post("/namespaces/db/views", json={"name": "v", "schema": SCHEMA, "view-version": VIEW_VERSION}))
     err(client.post("/namespaces/db/views/v", json={"requirements": [], "updates": [
         {"action": "add-view-version", "view-version": {**twice, "schema-id": 0}},
         {"action": "set-current-view-version", "view-version-id": -1}]}),
-        400, "BadRequestException", "Cannot add multiple queries for dialect trino")
+        400, "IllegalArgumentException", "Cannot add multiple queries for dialect trino")
     assert ok(client.get("/namespaces/db/views/v"))["metadata"]["current-version-id"] == 1
 
 
