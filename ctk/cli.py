@@ -13,6 +13,7 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("serve", "ctk.reference.server", "start the embedded reference catalog on 127.0.0.1"),
     ("interposer", "ctk.interposer.cli", "start the fault-injecting interposer (Toxiproxy-compatible API)"),
     ("run", "ctk.runner", "run the conformance kit (pytest with the ctk plugin) and write reports/"),
+    ("list", "ctk.plugin.listing", "list the kit's checks with the requirement ids, endpoint and behaviour of each"),
     ("cleanup", "ctk.plugin.leftovers", "remove run namespaces earlier runs left in a catalog (only the kit's own)"),
     ("report", "ctk.reporting.compare", "put several conformance.json runs side by side (HTML)"),
     ("requirements", "ctk.reporting.requirements_doc", "print the requirements table (markdown)"),

@@ -17,7 +17,8 @@ import pytest
 
 from ctk.core.verdicts import Verdict, VerdictError
 from ctk.plugin import exits, lifeline, outcomes, scheduling, traffic
-from ctk.plugin.collection import ScenarioFile, default_args, is_scenario_path, is_suite_item
+from ctk.plugin.collection import (ScenarioFile, add_keywords, default_args, is_scenario_path, is_suite_item,
+                                   select_requirements)
 from ctk.plugin.fixtures import (  # noqa: F401 - fixtures registered by import
     ctk_client, ctk_context, ctk_discovery, ctk_namespace, ctk_openapi, ctk_session, ctk_target, lifetime_batch,
 )
@@ -92,10 +93,18 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:   # pyt
 PROGRESS_BACKSTOPPED = ("test_generated_openapi",)
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """-k matches the requirement ids, endpoint and behaviour of the kit's items (ctk.plugin.collection)."""
+    options = get_options(item.config)
+    if options is not None and options.active:
+        add_keywords(item)
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     options = get_options(config)
     if options is None or not options.active:
         return
+    select_requirements(config, items, list(options.requirements))
     scheduling.order_items(items, spark=options.spark)
     has_timeout = config.pluginmanager.hasplugin("timeout")
     backstop = max(60.0, options.max_wait * 2 + options.timeout * 12)
@@ -449,6 +458,9 @@ def _selection(session: pytest.Session) -> dict[str, Any]:
         sel["keyword"] = config.option.keyword
     if getattr(config.option, "markexpr", ""):
         sel["markers"] = config.option.markexpr
+    options = get_options(config)
+    if options is not None and options.requirements:
+        sel["requirements"] = list(options.requirements)
     if config.args_source == pytest.Config.ArgsSource.ARGS and config.args:
         sel["paths"] = list(config.args)
     for flag in ("lf", "failedfirst", "stepwise", "exitfirst"):

@@ -132,6 +132,10 @@ OPTIONS: list[Option] = [
            "also exit 1 when a result has one of these statuses (comma-separated: "
            f"{', '.join(FAIL_ON_CHOICES)}); tests keep their outcome, only the exit code changes", "str",
            metavar="STATUS[,STATUS]", group="judging"),   # read by ctk.plugin.exits.fail_on
+    Option("--ctk-requirement", "ctk_requirement", "ctk_requirement",
+           "run only the checks that judge these requirements (comma-separated ids, e.g. REPLAY-01,INFLIGHT-02; "
+           "`ctk list` shows them); -k also matches requirement ids (REPLAY-01 or REPLAY_01), endpoints and "
+           "behaviours", "str", metavar="ID[,ID]", group="run"),
     Option("--workers", "ctk_workers", None,
            "pytest-xdist workers, each with its own run namespace (and embedded catalog); 0: one process. ctk run: "
            "default 3 (the checks mostly wait, so 3 beat 2 on 2 cores); pytest: default one process (as -n N)",
@@ -260,6 +264,7 @@ class CtkOptions:
     catalog_image: str | None = None
     db_link: str | None = None
     workers: int | None = None
+    requirements: tuple[str, ...] = ()    # --ctk-requirement: only the checks that judge these
 
     @property
     def active(self) -> bool:
@@ -307,6 +312,7 @@ class CtkOptions:
             catalog_image=values["ctk_catalog_image"],
             db_link=values["ctk_db_link"],
             workers=values["ctk_workers"],
+            requirements=tuple(_requirement_ids(values["ctk_requirement"])),
         )
         opts.validate()
         try:   # the level every verdict is judged by (ctk.core.requirements)
@@ -355,6 +361,23 @@ class CtkOptions:
             raise OptionError(f"ctk: --ctk-scenarios {self.scenarios!r} is not a directory")
         if self.openapi_spec and not Path(self.openapi_spec).is_file():
             raise OptionError(f"ctk: --openapi-spec {self.openapi_spec!r} is not a file")
+
+
+def _requirement_ids(text: object) -> list[str]:
+    """``--ctk-requirement ID[,ID]`` as known requirement ids (case and '_' for '-' forgiven); a usage error
+    names an unknown one."""
+    from ctk.core.requirements import REQUIREMENTS
+
+    out = []
+    for raw in str(text or "").split(","):
+        rid = raw.strip().upper().replace("_", "-")
+        if not rid:
+            continue
+        if rid not in REQUIREMENTS:
+            raise OptionError(f"ctk: --ctk-requirement: unknown requirement {raw.strip()!r} (known: "
+                              f"{', '.join(REQUIREMENTS)}; `ctk list` shows which check judges which)")
+        out.append(rid)
+    return out
 
 
 def _ini_bool(config: pytest.Config, name: str) -> bool:
