@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ctk.catalog import readback
 from ctk.catalog.cases import Case, CaseContext, Conflict, Endpoint, Req, case
 from ctk.catalog.facade import Catalog
 from ctk.catalog.state import MARK, REMOVED, created, created_marked, marked, prop_set, removed
@@ -38,12 +39,15 @@ def create_namespace(ctx: CaseContext, ep: Endpoint) -> Case:
         Req("POST", "namespaces", {"namespace": list(ns), "properties": {MARK: "first"}}),
         observe=observe,
         executions=lambda b, a: made(b["ns"], a["ns"], "first"),
-        interfere=lambda: cat.drop_namespace(ns, "interfere"),
+        interfere=lambda: readback.dropped("namespace", ".".join(ns), lambda: cat.drop_namespace(ns, "interfere"),
+                                           lambda: cat.namespace_state(ns)),
         alternative=Req("POST", "namespaces", {"namespace": list(ns), "properties": {MARK: "alternative"}}),
         alt_executions=lambda b, a: made(b["ns"], a["ns"], "alternative"),
         conflicting=Conflict(
             Req("POST", "namespaces", {"namespace": list(existing), "properties": {MARK: "conflicting"}}), (409,),
-            clear=lambda: cat.drop_namespace(existing, "clear conflict"),
+            clear=lambda: readback.dropped("namespace", ".".join(existing),
+                                           lambda: cat.drop_namespace(existing, "clear conflict"),
+                                           lambda: cat.namespace_state(existing)),
             # after the clear only the conflicting request can bring the namespace back
             executed=(lambda: marked(cat.namespace_state(existing), "conflicting")) if keeps
             else (lambda: cat.namespace_state(existing) is not None),
@@ -58,17 +62,21 @@ def drop_namespace(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = child_namespace(ctx, "ns")
     missing = child_namespace(ctx, "nsm")
-    cat.create_namespace(ns)
 
+    def make(n: tuple[str, ...]) -> object:
+        return readback.made("namespace", ".".join(n), lambda: cat.create_namespace(n),
+                             lambda: cat.namespace_state(n))
+
+    make(ns)
     return Case(
         ep, f"namespace {'.'.join(ns)}",
         Req("DELETE", f"namespaces/{ns_path(ns)}"),
         observe=lambda: {"ns": cat.namespace_state(ns)},
         executions=lambda b, a: removed(b["ns"], a["ns"]),
-        interfere=lambda: cat.create_namespace(ns),
+        interfere=lambda: make(ns),
         conflicting=Conflict(
             Req("DELETE", f"namespaces/{ns_path(missing)}"), (404,),
-            clear=lambda: cat.create_namespace(missing),
+            clear=lambda: make(missing),
             executed=lambda: cat.namespace_state(missing) is None,
             why="the namespace does not exist"),
     )
@@ -90,7 +98,10 @@ def update_properties(ctx: CaseContext, ep: Endpoint) -> Case:
 
     def interfere():
         # the kit's property changed and the removed one back: a re-execution sets the one, removes the other
-        cat.update_namespace(ns, {MARK: "interfered", REMOVED: "present"}, "interfere", ok=(200,))
+        readback.committed("namespace", ".".join(ns),
+                           lambda: cat.update_namespace(ns, {MARK: "interfered", REMOVED: "present"}, "interfere",
+                                                        ok=(200,)),
+                           lambda: cat.namespace_state(ns), MARK, "interfered")
 
     return Case(
         ep, f"namespace {'.'.join(ns)}",
@@ -102,7 +113,8 @@ def update_properties(ctx: CaseContext, ep: Endpoint) -> Case:
         alt_executions=lambda b, a: prop_set(b["ns"], a["ns"], MARK, "alternative"),
         conflicting=Conflict(
             Req("POST", f"namespaces/{ns_path(missing)}/properties", body("conflicting")), (404,),
-            clear=lambda: cat.create_namespace(missing),
+            clear=lambda: readback.made("namespace", ".".join(missing), lambda: cat.create_namespace(missing),
+                                        lambda: cat.namespace_state(missing)),
             executed=lambda: marked(cat.namespace_state(missing), "conflicting"),
             why="the namespace does not exist"),
     )

@@ -3,14 +3,17 @@ renameTable (and the rename case views share)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable, NamedTuple
 
+from ctk.catalog import readback
 from ctk.catalog.bodies import create_table_body, ident, set_properties_commit
 from ctk.catalog.cases import Case, CaseContext, Conflict, Endpoint, Req, case
 from ctk.catalog.facade import Catalog
 from ctk.catalog.state import MARK, commits, created, created_marked, marked, prop_set, removed
 from ctk.client.errors import PrerequisiteError
 from ctk.client.transport import ns_path, table_path
+from ctk.core.exchange import Exchange
 
 LOADED = ("createTable", "loadTable")     # what every case on an existing table needs besides its own operation
 
@@ -25,11 +28,28 @@ class Ops(NamedTuple):
     commit: Callable[[str, dict, str], object]
 
 
+def reading_back(kind: str, ns: tuple[str, ...], ops: Ops) -> Ops:
+    """``ops`` whose make, drop and commit read their effect back (`ctk.catalog.readback`): a step acknowledged
+    without its effect is `EffectMissing`, naming the plain operation it shows broken."""
+    where = ".".join(ns)
+
+    def commit(n: str, updates: dict, label: str) -> object:
+        key, value = next(iter(updates.items()))
+        return readback.committed(kind, f"{where}.{n}", lambda: ops.commit(n, updates, label),
+                                  lambda: ops.state(n), key, value)
+
+    return Ops(lambda n, properties=None: readback.made(kind, f"{where}.{n}", lambda: ops.make(n, properties),
+                                                        lambda: ops.state(n)),
+               lambda n, label: readback.dropped(kind, f"{where}.{n}", lambda: ops.drop(n, label),
+                                                 lambda: ops.state(n)),
+               ops.state, commit)
+
+
 def table_ops(cat: Catalog, ns: tuple[str, ...], purge: bool) -> Ops:
-    return Ops(lambda n, properties=None: cat.create_table(ns, n, properties),
-               lambda n, label: cat.drop_table(ns, n, purge=purge, label=label),
-               lambda n: cat.table_state(ns, n),
-               lambda n, updates, label: cat.commit_table(ns, n, updates, label))
+    return reading_back("table", ns, Ops(lambda n, properties=None: cat.create_table(ns, n, properties),
+                                         lambda n, label: cat.drop_table(ns, n, purge=purge, label=label),
+                                         lambda n: cat.table_state(ns, n),
+                                         lambda n, updates, label: cat.commit_table(ns, n, updates, label)))
 
 
 def creation_case(ep: Endpoint, kind: str, ns: tuple[str, ...], names: tuple[str, str], path: str,
@@ -184,10 +204,11 @@ def update_table(ctx: CaseContext, ep: Endpoint) -> Case:
 
 
 def drop_like_table(ctx: CaseContext, ep: Endpoint, suffix: str, method: str, params: dict | None = None) -> Case:
+    ops = table_ops(Catalog(ctx.client), tuple(ctx.namespace), purge=True)
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name, missing = ctx.unique("t"), ctx.unique("tm")
-    cat.create_table(ns, name)
+    ops.make(name)
 
     def req(n):
         return Req(method, table_path(ns, n) + suffix, params=params)
@@ -199,10 +220,10 @@ def drop_like_table(ctx: CaseContext, ep: Endpoint, suffix: str, method: str, pa
         executions=lambda b, a: removed(b["t"], a["t"]),
         # a table with the same name again: a re-execution would remove the new one, or (a purge run again)
         # delete its files, so that it is listed but cannot be loaded
-        interfere=lambda: cat.create_table(ns, name),
+        interfere=lambda: ops.make(name),
         conflicting=Conflict(
             req(missing), (404,),
-            clear=lambda: cat.create_table(ns, missing),
+            clear=lambda: ops.make(missing),
             executed=lambda: cat.table_state(ns, missing) is None,
             why="the table does not exist"),
     )
@@ -229,19 +250,25 @@ def rename_case(ctx: CaseContext, ep: Endpoint, kind: str) -> Case:
     else:
         make, state, path = (lambda n: cat.create_view(ns, n)), (lambda n: cat.view_state(ns, n)), "views/rename"
     for n in (src, csrc, cdst):
-        make(n)
+        readback.made(kind, f"{'.'.join(ns)}.{n}", partial(make, n), partial(state, n))
 
     def body(s, d):
         return {"source": ident(ns, s), "destination": ident(ns, d)}
 
-    def rename_back():
+    def send_back() -> Exchange:
         ex = ctx.client.request("POST", path, json=body(dst, src), label="interfere: rename back")
         if ex.status not in (200, 204):
             raise PrerequisiteError(f"interfere: rename back answered {ex.status or ex.error}", ex)
+        return ex
+
+    def rename_back():
+        readback.renamed_back(kind, f"{'.'.join(ns)}.{src}", send_back, lambda: state(src))
 
     def clear():
-        (cat.drop_table(ns, cdst, purge=True, label="clear conflict") if kind == "table"
-         else cat.drop_view(ns, cdst, label="clear conflict"))
+        readback.dropped(kind, f"{'.'.join(ns)}.{cdst}",
+                         lambda: (cat.drop_table(ns, cdst, purge=True, label="clear conflict") if kind == "table"
+                                  else cat.drop_view(ns, cdst, label="clear conflict")),
+                         lambda: state(cdst))
 
     def moved(b, a, d):
         return 1 if (b[d] is None and a[d] is not None and a["src"] is None) else 0

@@ -6,16 +6,17 @@ from ctk.catalog.bodies import set_properties_commit
 from ctk.catalog.cases import Case, CaseContext, Conflict, Endpoint, Req, case
 from ctk.catalog.facade import Catalog
 from ctk.catalog.state import MARK, marked, prop_set, table_commits
-from ctk.catalog.tables import LOADED
+from ctk.catalog.tables import LOADED, table_ops
 
 
 @case("commitTransaction", success=(204, 200), requires=LOADED + ("updateTable",))
 def commit_transaction(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
+    ops = table_ops(cat, ns, purge=True)
     t1, t2, missing = ctx.unique("t"), ctx.unique("t"), ctx.unique("tm")
-    cat.create_table(ns, t1, {MARK: "initial"})
-    cat.create_table(ns, t2, {MARK: "initial"})
+    ops.make(t1, {MARK: "initial"})
+    ops.make(t2, {MARK: "initial"})
 
     def body(v, names=(t1, t2)):
         return {"table-changes": [set_properties_commit(ns, n, {MARK: v}) for n in names]}
@@ -28,8 +29,8 @@ def commit_transaction(ctx: CaseContext, ep: Endpoint) -> Case:
             if v == "first" else min(prop_set(b["t1"], a["t1"], MARK, v), prop_set(b["t2"], a["t2"], MARK, v))
 
     def interfere():
-        cat.commit_table(ns, t1, {MARK: "interfered"}, "interfere")
-        cat.commit_table(ns, t2, {MARK: "interfered"}, "interfere")
+        ops.commit(t1, {MARK: "interfered"}, "interfere")
+        ops.commit(t2, {MARK: "interfered"}, "interfere")
 
     return Case(
         ep, f"tables {'.'.join(ns)}.{t1}, {t2}",
@@ -41,7 +42,7 @@ def commit_transaction(ctx: CaseContext, ep: Endpoint) -> Case:
         alt_executions=lambda b, a: count(b, a, "alternative"),
         conflicting=Conflict(
             Req("POST", "transactions/commit", body("conflicting", (t1, missing))), (404,),
-            clear=lambda: cat.create_table(ns, missing),
+            clear=lambda: ops.make(missing),
             executed=lambda: marked(cat.table_state(ns, t1), "conflicting"),
             why="one table of the transaction does not exist"),
     )

@@ -6,17 +6,17 @@ from ctk.catalog.bodies import create_view_body, ident, set_properties_update, v
 from ctk.catalog.cases import Case, CaseContext, Conflict, Endpoint, Req, case
 from ctk.catalog.facade import Catalog
 from ctk.catalog.state import MARK, removed
-from ctk.catalog.tables import Ops, commit_case, creation_case, registration_case, rename_case
+from ctk.catalog.tables import Ops, commit_case, creation_case, reading_back, registration_case, rename_case
 from ctk.client.transport import ns_path, view_path
 
 LOADED = ("createView", "loadView")       # what every case on an existing view needs besides its own operation
 
 
 def view_ops(cat: Catalog, ns: tuple[str, ...]) -> Ops:
-    return Ops(lambda n, properties=None: cat.create_view(ns, n, properties),
-               lambda n, label: cat.drop_view(ns, n, label),
-               lambda n: cat.view_state(ns, n),
-               lambda n, updates, label: cat.commit_view(ns, n, updates, label))
+    return reading_back("view", ns, Ops(lambda n, properties=None: cat.create_view(ns, n, properties),
+                                        lambda n, label: cat.drop_view(ns, n, label),
+                                        lambda n: cat.view_state(ns, n),
+                                        lambda n, updates, label: cat.commit_view(ns, n, updates, label)))
 
 
 @case("createView", success=(200,), requires=("loadView", "dropView"))
@@ -50,17 +50,18 @@ def replace_view(ctx: CaseContext, ep: Endpoint) -> Case:
 def drop_view(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
+    ops = view_ops(cat, ns)
     name, missing = ctx.unique("v"), ctx.unique("vm")
-    cat.create_view(ns, name)
+    ops.make(name)
     return Case(
         ep, f"view {'.'.join(ns)}.{name}",
         Req("DELETE", view_path(ns, name)),
         observe=lambda: {"v": cat.view_state(ns, name)},
         executions=lambda b, a: removed(b["v"], a["v"]),
-        interfere=lambda: cat.create_view(ns, name),
+        interfere=lambda: ops.make(name),
         conflicting=Conflict(
             Req("DELETE", view_path(ns, missing)), (404,),
-            clear=lambda: cat.create_view(ns, missing),
+            clear=lambda: ops.make(missing),
             executed=lambda: cat.view_state(ns, missing) is None,
             why="the view does not exist"),
     )

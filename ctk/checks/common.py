@@ -10,6 +10,7 @@ from ctk.checks.faults import FaultUnsupported
 from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Verdict
 from ctk.catalog import Endpoint, PrerequisiteError
+from ctk.client.errors import EffectMissing
 from ctk.core.exchange import Exchange, render_exchanges
 from ctk.checks.context import CheckContext
 
@@ -63,11 +64,40 @@ class Run:
 # Hooks asked before an endpoint's check runs: ``gate(ctx, operation)`` -> (requirement, why) when the plain
 # operation is broken (ctk.checks.semantics.baseline installs one; this module names no semantics).
 BASELINE_GATES: list[Callable[[CheckContext, str], "tuple[str, str] | None"]] = []
+PLAIN_BROKEN = "plain operation broken"     # the classification of a verdict a broken plain operation blocked
+
+
+def baseline_blocked(ctx: CheckContext, operations: "tuple[str, ...] | list[str]") -> tuple[str, str] | None:
+    """(requirement, why) of the first of ``operations`` whose plain operation (its baseline) is broken, asked
+    of every hook in BASELINE_GATES; None when every one held (or no hook is installed)."""
+    for op in dict.fromkeys(operations):
+        for gate in BASELINE_GATES:
+            blocked = gate(ctx, op)
+            if blocked is not None:
+                return blocked
+    return None
+
+
+def blocked_verdict(run: "Run", blocked: tuple[str, str]) -> Verdict:
+    """The inconclusive verdict of a check whose retries would rest on a broken plain operation: it names the
+    semantic finding (``details.blocked_by``), which the root causes list first."""
+    rid, why = blocked
+    return run.inconclusive(why, classification=PLAIN_BROKEN, details={"blocked_by": rid})
+
+
+def effect_missing(run: "Run", exc: EffectMissing) -> Verdict:
+    """Inconclusive: a setup or interference step of the check was acknowledged without its effect (a broken
+    plain operation, ``exc.requirement``); the verdict would rest on it."""
+    if exc.exchange is not None and all(e is not exc.exchange for e in run.exchanges()):
+        run.extra.append(exc.exchange)
+    return run.inconclusive(f"a setup step showed a broken plain operation ({exc.requirement}): {exc}; this check "
+                            "rests on it", classification="setup broken",
+                            details={"blocked_by": exc.requirement, "finding": str(exc)})
 
 
 def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, needs_support: bool = True,
-            needs_endpoint: bool = True, also: tuple[tuple[str, Behaviour], ...] = ()
-            ) -> Callable[[Callable[..., Any]], Callable[..., list[Verdict]]]:
+            needs_endpoint: bool = True, also: tuple[tuple[str, Behaviour], ...] = (),
+            gate_on: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., list[Verdict]]]:
     """Decorator for a check ``fn(run, ctx, endpoint, ...) -> Verdict | list[Verdict]``.
 
     Applies the common gates (endpoint advertised, idempotency advertised) and turns a failing
@@ -77,6 +107,11 @@ def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, 
 
     Below ``@check(requirement=..., behaviour=...)`` (ctk.core.behaviours) it takes the requirement, behaviour
     and ``also`` from that registration; a check built at run time (a network scenario) names them here.
+
+    Semantics first: where the plain operation of the endpoint, or of an operation in ``gate_on`` (a check
+    without an endpoint of its own: the concurrency checks rest on updateTable), is broken (BASELINE_GATES),
+    every verdict is inconclusive naming that finding; a setup step acknowledged without its effect
+    (`EffectMissing`) is too.
     """
 
     def wrap(fn: Callable[..., Any]) -> Callable[..., list[Verdict]]:
@@ -99,15 +134,14 @@ def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, 
                 why = getattr(ctx.discovery, "lifetime_error", None) or "no discovery"
                 return [r.unsupported("the target does not advertise Idempotency-Key support "
                                       f"(idempotency-key-lifetime: {why})") for r in runs]
-            if endpoint is not None:
-                for gate in BASELINE_GATES:    # semantics first: no retry verdict on a broken plain operation
-                    blocked = gate(ctx, endpoint.operation)
-                    if blocked is not None:
-                        rid, why = blocked
-                        return [r.inconclusive(why, classification="plain operation broken",
-                                               details={"blocked_by": rid}) for r in runs]
+            gated = ((endpoint.operation,) if endpoint is not None else ()) + tuple(gate_on)
+            blocked = baseline_blocked(ctx, gated)   # semantics first: no retry verdict on a broken plain operation
+            if blocked is not None:
+                return [blocked_verdict(r, blocked) for r in runs]
             try:
                 out = fn(run, ctx, endpoint, *args, **kw)
+            except EffectMissing as exc:
+                return [effect_missing(r, exc) for r in runs]
             except PrerequisiteError as exc:
                 ex = getattr(exc, "exchange", None)
                 if ex is not None and (unserved := not_routed(ex)) is not None:

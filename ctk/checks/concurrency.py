@@ -17,9 +17,11 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from functools import partial
 from typing import Any
 
-from ctk.checks.common import commit_answer, describe, error_of, guarded, not_routed
+from ctk.checks.common import (baseline_blocked, blocked_verdict, commit_answer, describe, effect_missing,
+                               error_of, guarded, not_routed)
 from ctk.core.behaviours import Behaviour, check
 from ctk.core.verdicts import Verdict
 from ctk.history.checkers import check_table
@@ -28,7 +30,8 @@ from ctk.history.recorder import History
 from ctk.history.state import read_table_state
 from ctk.history.writer import MARKER_KEY, StageError, StorageBlocked, stage_append
 from ctk.client.transport import table_path
-from ctk.catalog import Catalog, Endpoint, ident, set_properties_update
+from ctk.catalog import Catalog, Endpoint, ident, readback, set_properties_update
+from ctk.client.errors import EffectMissing
 from ctk.checks.context import CheckContext
 from ctk.checks.common import Run
 
@@ -38,6 +41,10 @@ REQUIREMENT_TYPES = (
     "assert-default-spec-id", "assert-default-sort-order-id",
 )
 OCC_MARK = "ctk.occ"
+# the plain operations every check here rests on (their baselines gate the checks: ctk.checks.semantics.baseline)
+GATE_ON = ("createTable", "updateTable")
+# requirement types whose violation needs the table to have a snapshot (main must exist)
+NEEDS_SNAPSHOT = ("assert-ref-snapshot-id-null",)
 
 
 def _rows(marker: str) -> Any:
@@ -115,8 +122,8 @@ def _new_table(ctx: CheckContext, stem: str, with_snapshot: bool) -> str:
             raise PrerequisiteError(f"setup: first append answered {describe(ex)}", ex)
         state = read_table_state(ctx.client, ctx.namespace, name)
         if state.exists and not state.snapshot_ids:   # acknowledged, not recorded: the base the checks need is missing
-            raise PrerequisiteError(f"setup: the first append was acknowledged ({describe(ex)}) but the table "
-                                    "records no snapshot (a lost write), so there is no base to commit on", ex)
+            raise EffectMissing("EVO-06", f"setup: the first append was acknowledged ({describe(ex)}) but the table "
+                                "records no snapshot (a lost write), so there is no base to commit on", ex)
     return name
 
 
@@ -130,7 +137,7 @@ def _unreadable(run: Run, state: Any, when: str, cls: str | None = None, details
 
 # ------------------------------------------------------------------------------------------------ OCC-01
 
-@guarded("OCC-01", Behaviour.REQUIREMENTS, needs_support=False, needs_endpoint=False)
+@guarded("OCC-01", Behaviour.REQUIREMENTS, needs_support=False, needs_endpoint=False, gate_on=GATE_ON)
 def _requirement_violated(run: Run, ctx: CheckContext, endpoint: Endpoint, kind: str, name: str) -> Verdict:
     client = ctx.client
     before = read_table_state(client, ctx.namespace, name)
@@ -170,8 +177,20 @@ def check_requirements(ctx: CheckContext) -> list[Verdict]:
 
     out: list[Verdict] = []
     run = Run(ctx, "OCC-01", None, Behaviour.REQUIREMENTS)
+    blocked = baseline_blocked(ctx, GATE_ON)     # semantics first: commits that do not work plainly
+    if blocked is not None:
+        v = blocked_verdict(run, blocked)
+        v.endpoint = "updateTable"
+        return [v]
+    lost: EffectMissing | None = None
     try:
-        name = _new_table(ctx, "occ_req", with_snapshot=True)
+        try:
+            name = _new_table(ctx, "occ_req", with_snapshot=True)
+        except EffectMissing as exc:
+            # appends acknowledged and not recorded: every requirement that needs no snapshot is still decided,
+            # on a table without one; the one that needs main to exist rests on the broken append
+            lost = exc
+            name = _new_table(ctx, "occ_req_nosnap", with_snapshot=False)
     except PrerequisiteError as exc:
         v = run.inconclusive(f"could not prepare the table: {setup_failed(exc)}")
         v.endpoint = "updateTable"
@@ -181,6 +200,11 @@ def check_requirements(ctx: CheckContext) -> list[Verdict]:
         v.endpoint = "updateTable"
         return [v]
     for kind in REQUIREMENT_TYPES:
+        if lost is not None and kind in NEEDS_SNAPSHOT:
+            v = effect_missing(Run(ctx, "OCC-01", None, Behaviour(f"requirement:{kind}")), lost)
+            v.endpoint = "updateTable"
+            out.append(v)
+            continue
         for v in _requirement_violated(ctx, None, kind, name, behaviour=Behaviour(f"requirement:{kind}")):
             v.endpoint = "updateTable"
             out.append(v)
@@ -192,7 +216,7 @@ check_requirements.requirement = "OCC-01"  # type: ignore[attr-defined]
 
 # ------------------------------------------------------------------------------------------------ OCC-02
 
-@guarded("OCC-02", Behaviour.RACE, needs_support=False, needs_endpoint=False)
+@guarded("OCC-02", Behaviour.RACE, needs_support=False, needs_endpoint=False, gate_on=GATE_ON)
 def _race(run: Run, ctx: CheckContext, endpoint: Endpoint, writers: int) -> Verdict:
     name = _new_table(ctx, "occ_race", with_snapshot=True)
     base = _load(ctx, name, "setup: load the common base")
@@ -304,27 +328,37 @@ def _landed(ctx: CheckContext, name: str, marker: str) -> bool | None:
              ("INTEG-01", Behaviour.SERIAL_HISTORY)))
 def check_serial_appends(ctx: CheckContext, writers: int = 4, appends: int = 5, max_attempts: int = 40) -> list[Verdict]:
     """N writers x M appends with refresh-and-retry on 409; checks OCC-03, HIST-01, HIST-02, INTEG-01."""
-    from ctk.checks.common import Run, setup_failed
-    from ctk.catalog import PrerequisiteError
-
     runs = {r: Run(ctx, r, None, Behaviour.SERIAL_HISTORY) for r in ("OCC-03", "HIST-01", "HIST-02", "INTEG-01")}
-    try:
-        name = _new_table(ctx, "occ_serial", with_snapshot=False)
-    except PrerequisiteError as exc:
-        out = [r.inconclusive(f"could not prepare the table: {setup_failed(exc)}") for r in runs.values()]
-    except Exception as exc:  # noqa: BLE001 - a crash is an error verdict
-        out = [r.crashed(exc) for r in runs.values()]
+    # the history rests on appends being recorded and loads showing them: semantics first
+    blocked = baseline_blocked(ctx, GATE_ON)
+    if blocked is not None:
+        out = [blocked_verdict(r, blocked) for r in runs.values()]
     else:
-        try:
-            out = _serial(ctx, runs, name, writers, appends, max_attempts)
-        except Exception as exc:  # noqa: BLE001
-            out = [r.crashed(exc) for r in runs.values()]
+        out = _serial_appends(ctx, runs, writers, appends, max_attempts)
     for v in out:
         v.endpoint = "updateTable"
     return out
 
 
 check_serial_appends.requirement = "OCC-03"  # type: ignore[attr-defined]
+
+
+def _serial_appends(ctx: CheckContext, runs: dict, writers: int, appends: int, max_attempts: int) -> list[Verdict]:
+    from ctk.checks.common import setup_failed
+    from ctk.catalog import PrerequisiteError
+
+    try:
+        name = _new_table(ctx, "occ_serial", with_snapshot=False)
+    except EffectMissing as exc:
+        return [effect_missing(r, exc) for r in runs.values()]
+    except PrerequisiteError as exc:
+        return [r.inconclusive(f"could not prepare the table: {setup_failed(exc)}") for r in runs.values()]
+    except Exception as exc:  # noqa: BLE001 - a crash is an error verdict
+        return [r.crashed(exc) for r in runs.values()]
+    try:
+        return _serial(ctx, runs, name, writers, appends, max_attempts)
+    except Exception as exc:  # noqa: BLE001
+        return [r.crashed(exc) for r in runs.values()]
 
 
 def _serial(ctx: CheckContext, runs: dict, name: str, writers: int, appends: int, max_attempts: int) -> list[Verdict]:
@@ -484,15 +518,17 @@ def _serial(ctx: CheckContext, runs: dict, name: str, writers: int, appends: int
 
 # ------------------------------------------------------------------------------------------------ OCC-04
 
-@guarded("OCC-04", Behaviour.TRANSACTION, needs_support=False, needs_endpoint=False)
+@guarded("OCC-04", Behaviour.TRANSACTION, needs_support=False, needs_endpoint=False,
+         gate_on=GATE_ON + ("commitTransaction",))
 def _transaction(run: Run, ctx: CheckContext, endpoint: Endpoint) -> Verdict:
     if ctx.discovery is not None and hasattr(ctx.discovery, "supports") \
             and not ctx.discovery.supports("POST", "/v1/{prefix}/transactions/commit"):
         return run.unsupported("commitTransaction not offered by the target (not in /v1/config endpoints)")
     cat = Catalog(ctx.client)
     a, b = ctx.unique("occ_tx_a"), ctx.unique("occ_tx_b")
-    cat.create_table(ctx.namespace, a)
-    cat.create_table(ctx.namespace, b)
+    for t in (a, b):
+        readback.made("table", t, partial(cat.create_table, ctx.namespace, t),
+                      partial(cat.table_state, ctx.namespace, t))
     before = {t: _load(ctx, t, f"setup: load table {t}") for t in (a, b)}
     mark = uuid.uuid4().hex[:8]
 

@@ -55,7 +55,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctk.checks.common import (Run, counter_delta, describe, guarded, setup_failed,
+from ctk.client.errors import EffectMissing
+from ctk.checks.common import (Run, baseline_blocked, blocked_verdict, counter_delta, describe, effect_missing,
+                               guarded, setup_failed,
                                single_execution_problems)
 from ctk.checks.faulted import (NetworkOptions, attempt_statuses, effects_check, execution_counters,
                                 execution_error, http_match, keys_problem, retrying_client, send_mutation,
@@ -484,8 +486,19 @@ def run_seed_example(ctx: CheckContext, interposer: Interposer, variants: tuple[
             out.append(run.unsupported("the target does not advertise Idempotency-Key support "
                                        "(idempotency-key-lifetime); example 1b needs it"))
             continue
+        blocked = baseline_blocked(ctx, ("createTable", "updateTable"))   # semantics first
+        if blocked is not None:
+            out.append(blocked_verdict(run, blocked))
+            if keyed:
+                out.append(blocked_verdict(Run(ctx, "REPLAY-04", ep, Behaviour.SEED_1B), blocked))
+            continue
         try:
             r = _seed_run(ctx, interposer, keyed, opts)
+        except EffectMissing as exc:
+            out.append(effect_missing(run, exc))
+            if keyed:
+                out.append(effect_missing(Run(ctx, "REPLAY-04", ep, Behaviour.SEED_1B), exc))
+            continue
         except PrerequisiteError as exc:
             out.append(run.inconclusive(setup_failed(exc)))
             continue

@@ -12,3 +12,14 @@ class PrerequisiteError(RuntimeError):
     def __init__(self, message: str, exchange: Exchange | None = None):
         super().__init__(message)
         self.exchange = exchange
+
+
+class EffectMissing(PrerequisiteError):
+    """A setup or interference step was acknowledged (its answer said success) but its effect is not what the
+    catalog then shows: a broken plain operation, the finding of ``requirement`` (e.g. TBL-08 for a drop that
+    leaves the table). A verdict that rests on the step is inconclusive naming that finding, never a replay or
+    concurrency failure."""
+
+    def __init__(self, requirement: str, message: str, exchange: Exchange | None = None):
+        super().__init__(message, exchange)
+        self.requirement = requirement

@@ -38,6 +38,7 @@ from ctk.catalog import (ENDPOINTS, Catalog, Plans, PrerequisiteError, append_fi
 from ctk.catalog.state import current
 from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
+from ctk.checks.common import PLAIN_BROKEN, baseline_blocked
 from ctk.checks.context import CheckContext
 
 MUTATING = ("POST", "PUT", "DELETE", "PATCH")
@@ -654,6 +655,12 @@ def _run_all(ctx: CheckContext, schema: Any, ops: list, opts: GenOptions, path: 
         if progress.stalled():
             verdicts.append(Verdict.inconclusive("GEN-01", f"{op_id}: not run: {_backstop_note(opts)}",
                                                  needs=_backstop_needs(opts), **kw))
+            continue
+        blocked = baseline_blocked(ctx, (op_id,))    # semantics first: no replay verdict on a broken plain operation
+        if blocked is not None:
+            verdicts.append(Verdict.inconclusive("GEN-01", f"{op_id}: not run: {blocked[1]}",
+                                                 classification=PLAIN_BROKEN, details={"blocked_by": blocked[0]},
+                                                 **kw))
             continue
         t0 = time.monotonic()
         r = _run_operation(ctx, schema, op_id, method, template, opts, progress, counters, shared, spec)

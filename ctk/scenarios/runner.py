@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 import uuid
 from urllib.parse import quote
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctk.checks.common import PLAIN_BROKEN, baseline_blocked
 from ctk.core import needs
 from ctk.core.verdicts import Verdict
 from ctk.core.exchange import Exchange
@@ -26,6 +28,15 @@ class _Mismatch(Exception):
     def __init__(self, step: Step, message: str):
         super().__init__(message)
         self.step, self.message = step, message
+
+
+class _Blocked(Exception):
+    """A plain setup step (no key) was acknowledged without its effect: the finding of ``requirement`` (a broken
+    plain operation); the scenario's verdict would rest on it."""
+
+    def __init__(self, requirement: str, message: str):
+        super().__init__(message)
+        self.requirement, self.message = requirement, message
 
 
 class _Unsupported(Exception):
@@ -136,12 +147,23 @@ def run_scenario(scenario: Scenario, session: Any) -> Verdict:
 
     try:
         _check_requires(run)
+        blocked = _baseline(session, scenario)
+        if blocked is not None:
+            rid, why = blocked
+            return Verdict.inconclusive(req, why, exchanges=exchanges(), classification=PLAIN_BROKEN,
+                                        details={"blocked_by": rid, "from_scenario": scenario.name}, **kw)
         for step in scenario.setup:
             try:
                 _do(run, step)
             except _Mismatch as m:
                 return Verdict.inconclusive(req, f"setup {m.step.where} did not go as needed: {m.message}",
                                             exchanges=exchanges(), **kw)
+            except _Blocked as b:
+                return Verdict.inconclusive(
+                    req, f"setup {step.where} showed a broken plain operation ({b.requirement}): {b.message}; the "
+                         "scenario rests on it", exchanges=exchanges(), classification="setup broken",
+                    details={"blocked_by": b.requirement, "finding": b.message, "from_scenario": scenario.name},
+                    **kw)
         for step in scenario.steps:
             _do(run, step)
     except _Unsupported as exc:
@@ -158,6 +180,15 @@ def run_scenario(scenario: Scenario, session: Any) -> Verdict:
                 pass
     return Verdict.ok(req, f"scenario {scenario.name!r}: every expectation met", exchanges=exchanges(),
                       classification=_classification(run), **kw)
+
+
+def _baseline(session: Any, scenario: Scenario) -> tuple[str, str] | None:
+    """Semantics first: (requirement, why) when the plain operation of the scenario's endpoint is broken
+    (its baseline, ctk.checks.semantics.baseline; asked of the session's check context)."""
+    ctx = getattr(session, "context", None)
+    if ctx is None or not scenario.endpoint:
+        return None
+    return baseline_blocked(ctx, (scenario.endpoint,))
 
 
 def _classification(run: _Run) -> str | None:
@@ -214,6 +245,66 @@ def _request(run: _Run, step: Step) -> None:
     if step.save:
         run.saved[step.save] = ex
     _expect_response(run, step, ex)
+    if step.phase == "setup" and key is None and not pending and ex.status is not None and 200 <= ex.status < 300:
+        _read_back(run, method, path, fill(spec.get("body"), run.names), ex)
+
+
+_NS = r"namespaces/(?P<ns>[^/]+)"
+
+
+def _read_back(run: _Run, method: str, path: str, body: Any, ex: Exchange) -> None:
+    """A plain setup step (no key, no fault) acknowledged 2xx must show its effect before the scenario rests on
+    it: a drop leaves the object gone, a create makes it load, a properties update is loaded back, a table
+    commit's metadata-location is the next load's. Otherwise `_Blocked`, naming the plain operation broken."""
+    c = run.client
+    path = path.split("?", 1)[0].strip("/")
+
+    def status(p: str) -> int | None:
+        return c.request("GET", p, label="setup: read back").status
+
+    if method == "DELETE":
+        for pattern, rid, what in ((_NS + r"/tables/[^/]+", "TBL-08", "table"),
+                                   (_NS + r"/views/[^/]+", "VIEW-05", "view"), (_NS, "NS-06", "namespace")):
+            if re.fullmatch(pattern, path):
+                got = status(path)
+                if got is not None and got < 500 and got != 404:
+                    raise _Blocked(rid, f"dropping the {what} ({method} {path}) answered {ex.status}, but loading it "
+                                        f"answered {got}")
+                return
+        return
+    if method != "POST" or not isinstance(body, dict):
+        return
+    if path == "namespaces" and isinstance(body.get("namespace"), list):
+        target = f"namespaces/{_enc([str(x) for x in body['namespace']])}"
+        got = status(target)
+        if got == 404:
+            raise _Blocked("NS-01", f"creating the namespace answered {ex.status}, but loading it answered 404")
+        return
+    m = re.fullmatch(_NS + r"/(?P<kind>tables|views)", path)
+    if m and isinstance(body.get("name"), str) and not body.get("stage-create"):
+        got = status(f"{path}/{quote(body['name'], safe='')}")
+        if got == 404:
+            rid = "TBL-01" if m.group("kind") == "tables" else "VIEW-01"
+            raise _Blocked(rid, f"creating {body['name']} ({method} {path}) answered {ex.status}, but loading it "
+                                "answered 404")
+        return
+    if re.fullmatch(_NS + r"/properties", path) and isinstance(body.get("updates"), dict):
+        got_ex = c.request("GET", path.rsplit("/", 1)[0], label="setup: read back")
+        props = ((got_ex.json() or {}).get("properties") if got_ex.status == 200 else None)
+        if isinstance(props, dict):
+            wrong = {k: props.get(k) for k, v in body["updates"].items() if props.get(k) != v}
+            wrong.update({k: props[k] for k in body.get("removals") or [] if k in props})
+            if wrong:
+                raise _Blocked("NS-04", f"updateProperties answered {ex.status}, but the namespace then shows {wrong}")
+        return
+    if re.fullmatch(_NS + r"/tables/[^/]+", path):
+        answered = (ex.json() or {}).get("metadata-location") if isinstance(ex.json(), dict) else None
+        got_ex = c.request("GET", path, label="setup: read back")
+        shown = (got_ex.json() or {}).get("metadata-location") if got_ex.status == 200 and \
+            isinstance(got_ex.json(), dict) else None
+        if answered and shown and shown != answered:
+            raise _Blocked("EVO-01", f"a commit answered {ex.status} with metadata-location {answered}, but the next "
+                                     f"load shows {shown}")
 
 
 def _status_text(ex: Exchange) -> str:

@@ -1,0 +1,80 @@
+"""Setup and interference steps of the cases that read their effect back.
+
+A case's steps (a table made for the check, "drop the table a create made, then retry", "commit another value,
+then retry") are plain operations; a verdict on a retry rests on them. A step acknowledged without its effect - a
+drop answered 204 that leaves the table, a commit answered 200 that the next load does not show - is a broken
+plain operation: `EffectMissing` names the catalog-semantics requirement it breaks (TBL-08 for the drop, EVO-01
+for the commit, ...), and the check that needed the step is inconclusive naming that finding, never a replay
+failure read off a state the step never made.
+
+Each function sends nothing itself: it wraps the step (a callable that sends it and returns its exchange or
+load result) and the reader of the resource's state (a case observer: None when absent).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ctk.client.errors import EffectMissing
+from ctk.core.exchange import Exchange
+
+State = Callable[[], "dict | None"]
+
+# kind -> the requirement a plain create / drop / commit / rename of that kind breaks when its effect is missing
+REQUIREMENT = {
+    "namespace": {"create": "NS-01", "drop": "NS-06", "commit": "NS-04"},
+    "table": {"create": "TBL-01", "drop": "TBL-08", "commit": "EVO-01", "rename": "TBL-06"},
+    "view": {"create": "VIEW-01", "drop": "VIEW-05", "commit": "VIEW-06", "rename": "VIEW-04"},
+}
+
+
+def _answered(result: Any) -> str:
+    return str(result.status) if isinstance(result, Exchange) else "success"
+
+
+def made(kind: str, what: str, step: Callable[[], Any], state: State) -> Any:
+    """``step`` creates ``what``; it must then load (else EffectMissing of the kind's create requirement)."""
+    out = step()
+    if state() is None:
+        raise EffectMissing(REQUIREMENT[kind]["create"],
+                            f"creating {kind} {what} answered {_answered(out)}, but loading it answers 404",
+                            out if isinstance(out, Exchange) else None)
+    return out
+
+
+def dropped(kind: str, what: str, step: Callable[[], Any], state: State) -> Any:
+    """``step`` drops ``what`` (a 404 is allowed: nothing was there); it must then be gone (else EffectMissing
+    of the kind's drop requirement). A resource still listed but no longer loadable (its files deleted) is
+    gone for the case."""
+    ex = step()
+    after = state()
+    if after is not None and "damaged" not in after:
+        raise EffectMissing(REQUIREMENT[kind]["drop"],
+                            f"dropping {kind} {what} answered {_answered(ex)}, but it still loads",
+                            ex if isinstance(ex, Exchange) else None)
+    return ex
+
+
+def committed(kind: str, what: str, step: Callable[[], Any], state: State, key: str, value: str) -> Any:
+    """``step`` sets the property ``key`` = ``value`` on ``what``; the next load must show it (else EffectMissing
+    of the kind's commit requirement)."""
+    out = step()
+    after = state()
+    shown = (after or {}).get("properties", {}).get(key) if after is not None else None
+    if shown != value:
+        now = "it does not load" if after is None else f"the next load shows {key} = {shown!r}"
+        raise EffectMissing(REQUIREMENT[kind]["commit"],
+                            f"a commit setting {key} = {value!r} on {kind} {what} answered {_answered(out)}, but {now}",
+                            out if isinstance(out, Exchange) else None)
+    return out
+
+
+def renamed_back(kind: str, what: str, step: Callable[[], Any], source: State) -> Any:
+    """``step`` renames the target back to ``what``; ``what`` must then load (else EffectMissing of the kind's
+    rename requirement)."""
+    out = step()
+    if source() is None:
+        raise EffectMissing(REQUIREMENT[kind]["rename"],
+                            f"renaming {kind} back to {what} answered {_answered(out)}, but {what} does not load",
+                            out if isinstance(out, Exchange) else None)
+    return out
