@@ -328,9 +328,11 @@ def _attach_blocked(causes: Iterable[RootCause], results: list[Any]) -> None:
 
 
 def precedence(rc: RootCause) -> int:
-    """Where a root cause's family goes in the list, before its status (PRECEDENCE_BY_AREA; 0 by default)."""
+    """Where a root cause's family goes in the list, before its status (PRECEDENCE_BY_AREA; 0 by default); within
+    a family that has a precedence, a finding other verdicts rest on (``blocked``: a broken baseline) first."""
     req = REQUIREMENTS.get(rc.rule.requirement)
-    return PRECEDENCE_BY_AREA.get(req.area, 0) if req is not None else 0
+    family = PRECEDENCE_BY_AREA.get(req.area, 0) if req is not None else 0
+    return family - 1 if family and rc.blocked else family
 
 
 def order_key(rc: RootCause) -> tuple[int, int, int, int, str]:

@@ -11,6 +11,7 @@ hooks registered in ``BASELINE_GATES``).
 from __future__ import annotations
 
 import threading
+import weakref
 
 from ctk.core.verdicts import Status, Verdict
 from ctk.checks.common import BASELINE_GATES
@@ -24,12 +25,21 @@ _lock = threading.Lock()
 _results: dict[tuple[int, str], list[Verdict]] = {}
 
 
+def _forget(ident: int) -> None:
+    with _lock:
+        for key in [k for k in _results if k[0] == ident]:
+            del _results[key]
+
+
 def baseline(ctx: CheckContext, operation: str) -> list[Verdict]:
-    """The baseline verdicts of ``operation`` for this context (run once, then remembered)."""
+    """The baseline verdicts of ``operation`` for this context (run once, then remembered while the context
+    lives: a later context that gets the same id() - another catalog - runs its own)."""
     key = (id(ctx), operation)
     with _lock:
         if key in _results:
             return _results[key]
+        if not any(k[0] == key[0] for k in _results):
+            weakref.finalize(ctx, _forget, key[0])
     out: list[Verdict] = []
     for check in baselines(operation):
         out += run_semantic(ctx, check)
@@ -37,10 +47,17 @@ def baseline(ctx: CheckContext, operation: str) -> list[Verdict]:
         return _results.setdefault(key, out)
 
 
+def _unreadable(v: Verdict) -> bool:
+    """A read of the verdict's (GET / HEAD) answered 5xx or not at all: what it saw is state it could not read,
+    not a plain operation shown broken (the team's attribution rule: state unreadable is inconclusive)."""
+    return any(x.get("method") in ("GET", "HEAD") and (x.get("status") is None or x.get("status", 0) >= 500)
+               for x in v.exchanges if isinstance(x, dict))
+
+
 def blocking(ctx: CheckContext, operation: str) -> Verdict | None:
     """The first baseline verdict of ``operation`` that breaks its plain semantics (None: the baseline held,
-    or the operation has none)."""
-    return next((v for v in baseline(ctx, operation) if v.status in GATING), None)
+    or the operation has none, or what it saw came through unreadable reads)."""
+    return next((v for v in baseline(ctx, operation) if v.status in GATING and not _unreadable(v)), None)
 
 
 def gate(ctx: CheckContext, operation: str) -> tuple[str, str] | None:
