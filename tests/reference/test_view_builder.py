@@ -29,7 +29,8 @@ def _commit(client, name, updates, uuid=None):
 
 
 def _new_version(sql, vid):
-    return [{"action": "add-view-version", "view-version": version(NS, [rep("spark", sql)], vid, 0, operation="replace")},
+    return [{"action": "add-view-version",
+             "view-version": version(NS, [rep("spark", sql)], vid, 0, operation="replace")},
             {"action": "set-current-view-version", "view-version-id": -1}]
 
 

@@ -330,8 +330,8 @@ def check_create_view_errors(t: SemRun) -> Verdict:
          create_body(ns, name, [rep("spark"), rep("SPARK", SQL + " using X")])),
         ("with a representation without a dialect", create_body(ns, name, [rep(None)])),
     ]
-    tries: list[Try] = [(f"createView {what}", t.send("POST", views, b, label=f"createView {what}"), (400,), BAD_ARGUMENT)
-             for what, b in cases]
+    tries: list[Try] = [(f"createView {what}", t.send("POST", views, b, label=f"createView {what}"), (400,),
+                         BAD_ARGUMENT) for what, b in cases]
     absent = missing_ns(t)
     tries.append(("createView in a namespace that does not exist",
                   t.send("POST", f"namespaces/{ns_path(absent)}/views", create_body(absent, name),
@@ -934,8 +934,9 @@ def check_replace_dropped_view(t: SemRun) -> Verdict:
     cases = [("a properties update", [{"action": "set-properties", "updates": {"key1": "val1"}}]),
              ("a new version", new_version_updates(ns, [rep("trino")])),
              ("a location update", [{"action": "set-location", "location": moved}])]
-    tries: list[Try] = [(f"{what} of the dropped view", commit(t, ns, name, u, ups, f"replaceView ({what}) of a dropped view"),
-              (404,), NO_VIEW) for what, ups in cases]
+    tries: list[Try] = [(f"{what} of the dropped view",
+                         commit(t, ns, name, u, ups, f"replaceView ({what}) of a dropped view"), (404,), NO_VIEW)
+                        for what, ups in cases]
     back = load_view(t, ns, name, "read: the dropped view stays dropped")
     if back.status == 200:
         return t.broken("commits to a dropped view bring nothing back",
