@@ -83,6 +83,8 @@ def statistics(report: RunReport) -> list[tuple[str, str]]:
     # the broken rules, the one to fix first as ctk.root_cause.1 (ctk.reporting.rootcause)
     for i, rc in enumerate(report.root_causes(), 1):
         pairs += [(f"{PREFIX}root_cause.{i}", rc.line()), (f"{PREFIX}root_cause.{i}.rule", rc.rule.id)]
+    # what the run's cleanup left behind, as the verdict block and conformance.json/html say it
+    pairs += [(f"{PREFIX}cleanup_problem.{i}", p) for i, p in enumerate(report.cleanup_problems or [], 1)]
     return pairs
 
 

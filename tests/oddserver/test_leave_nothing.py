@@ -186,3 +186,14 @@ def test_ctk_cleanup_reads_the_marker_on_the_nested_entry(start_catalog, capsys)
     assert "removing ctk_dead0001_gw0.ctk_nesting_probe (run dead0001)" in out.out, out.out
     assert "unmarked" not in out.out and "not removed" not in out.err, (out.out, out.err)
     assert [n for n in everything(upstream) if "dead0001" in ".".join(n)] == []
+
+
+def test_what_was_left_is_in_junit_too():
+    from ctk.plugin.options import CtkOptions
+    from ctk.plugin.reports import VerdictCollector
+    from ctk.reporting.junit import statistics
+
+    c = VerdictCollector(CtkOptions())
+    c.cleanup_problems = ["leftover: namespace 'ctk_x_gw0.ctk_nesting_probe' not removed: still listed"]
+    pairs = dict(statistics(c.build()))
+    assert pairs["ctk.cleanup_problem.1"] == c.cleanup_problems[0]
