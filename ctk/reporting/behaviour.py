@@ -65,13 +65,14 @@ def _decided(results: Iterable[Any], rid: str) -> list[Any]:
 
 
 def key_exchange(v: Any) -> dict | None:
-    """The exchange that shows the behaviour: the last one that is not a fault rule, setup or interference."""
+    """The exchange that shows the behaviour: the last one that is not a fault rule, setup, interference or
+    state read; None where the verdict kept only such exchanges (a state read is not the behaviour's evidence)."""
     exs = [e for e in _get(v, "exchanges") or [] if isinstance(e, dict)]
     shown = [e for e in exs if not str(e.get("label") or "").lower().startswith(_NOISE)]
     keyed = [e for e in shown if any(k.lower() == "idempotency-key" for k in e.get("request_headers") or {})]
     if _get(v, "requirement") == "INFLIGHT-01":      # the duplicate's answer, not the first's
         keyed = [e for e in keyed if "duplicate" in str(e.get("label") or "")] or keyed
-    found = keyed or shown or exs
+    found = keyed or shown
     return found[-1] if found else None
 
 
@@ -231,13 +232,14 @@ def behaviour_profile(results: Iterable[Any], profile: str | None = None) -> dic
             observed, used = _endpoints(results)
         else:
             observed, used = _headers(results)
-        first = used[0] if used else None
+        # the first verdict that kept an exchange showing the behaviour (none: no exchange is cited)
+        evidence = next((line for v in used if (line := exchange_line(key_exchange(v)))), "")
         rows.append({
             "id": row_id, "title": title, "observed": observed or "not observed",
             "requirements": list(reqs),
             "verdicts": sorted({f"{_get(v, 'requirement')}: {_get(v, 'status')}" for v in used}),
             "endpoints": sorted({_get(v, "endpoint") for v in used if _get(v, "endpoint")}),
-            "exchange": exchange_line(key_exchange(first)) if first is not None else "",
+            "exchange": evidence,
         })
     return {"profile": profile, "rows": rows, "other_profile": other_profile(profile),
             "differences": profile_differences(results, profile)}

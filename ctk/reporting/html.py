@@ -53,7 +53,11 @@ OVERALL_TEXT = {
     None: "NO RESULTS: no check ran",
 }
 
-KIND_TEXT = {"classified": "CLASSIFIED", "not-applicable": "NOT APPLICABLE", "needs": "NOT DECIDED (NEEDS ...)"}
+KIND_TEXT = {"classified": "CLASSIFIED (PASS)", "not-applicable": "NOT APPLICABLE",
+             "needs": "NOT DECIDED BY THIS SETUP"}
+#: the header's counts of checks: the kinds in the terminal's order and words (ctk.plugin.reports.final_lines), so
+#: that no result is counted under two names (an unsupported one is either not applicable or not decided)
+CHECK_KINDS = ("pass", "classified", "fail", "deviation", "error", "inconclusive", "needs", "not-applicable")
 KIND_CLASS = {"classified": "k-classified", "not-applicable": "k-na", "needs": "k-needs"}
 KIND_MEANING = {
     "classified": "a pass that records a behaviour the sources of the judging profile leave open (e.g. an "
@@ -109,6 +113,7 @@ td.s-none{color:#8c959f}
 .scroll table.matrix{width:max-content;min-width:100%}
 .scroll table{margin:0;border-collapse:separate;border-spacing:0}
 .matrix td{text-align:center;width:86px;min-width:86px;max-width:86px;font-size:11px;overflow-wrap:anywhere}
+.matrix td .cls{white-space:normal}
 .matrix thead th{position:sticky;top:0;z-index:2;font-size:12px}
 .matrix th.row{position:sticky;left:0;z-index:1;background:#f6f8fa;box-shadow:2px 0 0 #d0d7de;min-width:150px;max-width:210px}
 .matrix th.row .cls{overflow-wrap:anywhere}
@@ -174,8 +179,8 @@ def legend() -> str:
         "error &gt; fail &gt; deviation &gt; inconclusive &gt; pass &gt; unsupported: one counterexample outweighs any "
         "number of passes, a check that could not decide keeps a requirement from counting as a pass, and "
         "an unsupported check carries no evidence. A broken MUST is a fail; a broken SHOULD or MAY is a "
-        "deviation. The counts of checks set apart CLASSIFIED passes, NOT APPLICABLE and NOT DECIDED (NEEDS ...) "
-        "results; docs/verdicts.md explains every verdict and the exit codes. Credentials (Authorization headers, tokens, URL userinfo) are redacted.</p></footer>"
+        "deviation. The counts of checks set apart CLASSIFIED (PASS) passes, and split UNSUPPORTED and "
+        "INCONCLUSIVE results into NOT APPLICABLE and NOT DECIDED BY THIS SETUP ones, in the terminal's words; docs/verdicts.md explains every verdict and the exit codes. Credentials (Authorization headers, tokens, URL userinfo) are redacted.</p></footer>"
     )
 
 
@@ -186,11 +191,9 @@ def matrix_columns(matrix: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def matrix_heading(behaviour: str) -> str:
-    """A column heading: the display name, with the behaviour's name (as conformance.json and the test ids
-    spell it) beneath."""
-    shown = display_name(behaviour)
-    sub = f'<span class="cls">{esc(behaviour)}</span>' if shown != behaviour else ""
-    return f'<th data-behaviour="{esc(behaviour)}">{esc(shown)}{sub}</th>'
+    """A column heading: the display name once; the behaviour's name as conformance.json and the test ids spell
+    it is the heading's tooltip (shown beneath it, it repeated the heading in other words)."""
+    return f'<th data-behaviour="{esc(behaviour)}" title="{esc(behaviour)}">{esc(display_name(behaviour))}</th>'
 
 
 def render_exchanges_html(exchanges: list[dict[str, Any]], limit: int = 20, cut: int = 0,
@@ -235,7 +238,6 @@ def render_exchanges_html(exchanges: list[dict[str, Any]], limit: int = 20, cut:
 def render_conformance(report: RunReport) -> str:
     """The whole conformance.html page for one run."""
     overall = report.overall_claim()
-    counts = report.counts()
     rcounts = report.requirement_counts()
     summary = report.summary()
     findings = [r for r in report.results if r.status in ("error", "fail", "deviation")]
@@ -249,13 +251,11 @@ def render_conformance(report: RunReport) -> str:
         f'{esc(STATUS_TEXT[None if s == "not-run" else s])}: {n}</span>'
         for s, n in rcounts.items() if n
     )
-    chips_res = "".join(
-        f'<span class="chip {status_class(s)}">{esc(STATUS_TEXT[s])}: {n}</span>' for s, n in counts.items() if n
-    )
     kinds = report.kind_counts()
-    chips_kind = "".join(
-        f'<span class="chip {KIND_CLASS[k]}" title="{esc(KIND_MEANING[k])}">{esc(KIND_TEXT[k])}: {n}</span>'
-        for k, n in kinds.items() if n and k in ("classified", "needs", "not-applicable"))
+    chips_res = "".join(
+        f'<span class="chip {KIND_CLASS[k]}" title="{esc(KIND_MEANING[k])}">{esc(KIND_TEXT[k])}: {kinds[k]}</span>'
+        if k in KIND_CLASS else f'<span class="chip {status_class(k)}">{esc(STATUS_TEXT[k])}: {kinds[k]}</span>'
+        for k in CHECK_KINDS if kinds.get(k))
     out.append(
         '<header class="head"><div>'
         "<h1>Iceberg REST catalog conformance</h1>"
@@ -265,9 +265,9 @@ def render_conformance(report: RunReport) -> str:
         + (f'<div class="meta" id="judged">Judged by <b>{esc(judged_by(report.options))}</b></div>'
            if judged_by(report.options) else "")
         + f'<div class="chips"><span class="small">Requirements:</span>{chips_req or "<span class=small>none</span>"}</div>'
-        f'<div class="chips"><span class="small">Checks:</span>{chips_res or "<span class=small>none</span>"}</div>'
-        + (f'<div class="chips" id="kinds"><span class="small">Of these:</span>{chips_kind}</div>' if chips_kind else "")
-        + "</div>"
+        f'<div class="chips" id="check-counts"><span class="small">Checks:</span>'
+        f'{chips_res or "<span class=small>none</span>"}</div>'
+        "</div>"
         f'<div class="overall {"s-fail" if report.state == "unusable-target" else status_class(overall)}" '
         f'id="overall">Overall: {esc(overall_text(report))}</div>'
         "</header>"
@@ -306,6 +306,7 @@ def render_conformance(report: RunReport) -> str:
         ("Advertised endpoints", _endpoints(disc.get("endpoints"))),
         *[(f"Server: {k}", _fmt(v)) for k, v in report.server_info.items()],
     ]))
+    out.append(_endpoints_by_resource(disc.get("endpoints")))
 
     # matrix ---------------------------------------------------------------------------------------
     matrix = report.matrix()
@@ -564,5 +565,31 @@ def _endpoints(eps: Any) -> str | None:
     if not eps:
         return None
     if isinstance(eps, (list, tuple)):
-        return f"{len(eps)}: " + ", ".join(str(e) for e in eps)
+        return f"{len(eps)}, by resource below"
     return str(eps)
+
+
+#: the resources an endpoint can be about, the innermost first ("namespaces/{namespace}/tables" is a table's)
+_RESOURCES = (("functions", "functions"), ("views", "views"), ("register-view", "views"), ("tables", "tables"),
+              ("register", "tables"), ("transactions", "transactions"), ("namespaces", "namespaces"))
+
+
+def endpoint_resource(endpoint: str) -> str:
+    """The resource an advertised endpoint ("POST /v1/{prefix}/namespaces/{namespace}/register") is about:
+    tables there; the first fixed path segment for one that names none of _RESOURCES (config, oauth)."""
+    words = [w for w in endpoint.split(" ", 1)[-1].split("/") if w and not w.startswith("{") and w != "v1"]
+    return next((resource for word, resource in _RESOURCES if word in words), words[0] if words else "(root)")
+
+
+def _endpoints_by_resource(eps: Any) -> str:
+    """The advertised endpoints grouped by resource, collapsed: one line per resource when opened."""
+    if not isinstance(eps, (list, tuple)) or not eps:
+        return ""
+    groups: dict[str, list[str]] = {}
+    for e in eps:
+        groups.setdefault(endpoint_resource(str(e)), []).append(str(e).replace(" /v1/{prefix}/", " /"))
+    rows = "".join(f'<tr><th>{esc(name)} ({len(items)})</th><td class="small">'
+                   + "<br>".join(esc(i) for i in items) + "</td></tr>" for name, items in sorted(groups.items()))
+    return (f'<details id="advertised-endpoints"><summary>Advertised endpoints: {len(eps)} in {len(groups)} '
+            f"resources ({esc(', '.join(f'{n} {len(v)}' for n, v in sorted(groups.items())))}); paths under "
+            f"/v1/{{prefix}}</summary><table>{rows}</table></details>")

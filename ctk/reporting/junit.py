@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ctk.reporting.capabilities import capability_section, junit_pairs
 from ctk.reporting.judged import KEYS, judged_parts
@@ -55,9 +55,48 @@ def verdict_properties(verdict: Verdict | dict[str, Any]) -> list[tuple[str, str
     return [(PREFIX + k, str(v)) for k, v in pairs if v not in (None, "")]
 
 
+#: the verdict properties a testcase has once each, whatever number of verdicts it reports
+VERDICT_NAMES = tuple(PREFIX + k for k in ("requirement", "level", "verdict", "classification", "endpoint",
+                                           "behaviour", "needs"))
+_WORST_FIRST = ("error", "fail", "deviation", "inconclusive", "pass", "unsupported")
+
+
+def merged_properties(verdicts: Sequence[Verdict | dict[str, Any]]) -> list[tuple[str, str]]:
+    """The properties of a testcase that reports these verdicts, each name once (CI viewers that meet a name
+    twice keep the first): one verdict's are verdict_properties'; with several, each property lists the distinct
+    values in order (``ctk.requirement`` "REPLAY-01, REPLAY-04"), ``ctk.verdict`` is the worst, and each
+    requirement id has one property of its own, ``ctk.verdict.<id>``, its worst verdict here."""
+    each = [dict(verdict_properties(v)) for v in verdicts]
+    if len(each) == 1:
+        return list(each[0].items())
+    rank = {s: i for i, s in enumerate(_WORST_FIRST)}
+    out: list[tuple[str, str]] = []
+    for name in VERDICT_NAMES:
+        values = list(dict.fromkeys(p[name] for p in each if name in p))
+        if name == PREFIX + "verdict":
+            values = sorted(values, key=lambda s: rank.get(s, len(rank)))[:1]
+        if values:
+            out.append((name, ", ".join(values)))
+    per_id: dict[str, str] = {}
+    for p in each:
+        rid, status = p.get(PREFIX + "requirement"), p.get(PREFIX + "verdict", "")
+        if rid and (rid not in per_id or rank.get(status, len(rank)) < rank.get(per_id[rid], len(rank))):
+            per_id[rid] = status
+    if len(per_id) > 1:
+        out += [(f"{PREFIX}verdict.{rid}", status) for rid, status in per_id.items()]
+    return out
+
+
 def attach_verdict(item: Any, verdict: Verdict | dict[str, Any]) -> None:
-    """Append the verdict's properties to ``item.user_properties`` (a pytest Item)."""
-    item.user_properties.extend(verdict_properties(verdict))
+    """Record the verdict in ``item.user_properties`` (a pytest Item): its properties, or, from the second verdict
+    of one test on, every name once (merged_properties)."""
+    d = verdict.to_dict() if isinstance(verdict, Verdict) else dict(verdict)
+    seen: list[dict[str, Any]] = getattr(item, "ctk_verdicts", None) or []
+    seen.append(d)
+    item.ctk_verdicts = seen
+    kept = [(n, v) for n, v in item.user_properties
+            if n not in VERDICT_NAMES and not str(n).startswith(PREFIX + "verdict.")]
+    item.user_properties[:] = kept + merged_properties(seen)
 
 
 def record_verdict(record_property: Callable[[str, object], None], verdict: Verdict | dict[str, Any]) -> None:

@@ -120,7 +120,7 @@ def test_matrix_and_discovery(sample):
     assert any(c.startswith("DEVIATION") and "409 (no subtype)" in c for c in cells)
     for col in ("finalized-duplicate", "terminal-4xx-replayed", "lost-answer-503", "in-flight-duplicate",
                 "payload-mismatch", "key-scope"):
-        assert f'<th data-behaviour="{col}">{Behaviour(col).display}<span class="cls">{col}</span></th>' in page
+        assert f'<th data-behaviour="{col}" title="{col}">{Behaviour(col).display}</th>' in page
     assert page.index('data-behaviour="finalized-duplicate"') < page.index('data-behaviour="in-flight-duplicate"')
     text = " ".join(p.text)
     assert "PT30M = 1800 s" in text and "top level" in text
@@ -189,7 +189,7 @@ def test_matrix_columns_are_every_behaviour_in_the_registry_order():
     rep.add({**foreign, "behaviour": "aaa-from-an-older-kit"}, "t::old")   # a dict, as a loaded report has
     page = render_conformance(rep)
     matrix = page.split('<table class="matrix">', 1)[1].split("</table>", 1)[0]
-    heads = re.findall(r'<th data-behaviour="([^"]+)">([^<]*)', matrix)
+    heads = re.findall(r'<th data-behaviour="([^"]+)" title="[^"]*">([^<]*)', matrix)
     assert [h for h, _ in heads] == [b.value for b in Behaviour] + ["aaa-from-an-older-kit"]
     assert [d for _, d in heads[:-1]] == [b.display for b in Behaviour]
     assert _parse(page).errors == []
