@@ -39,6 +39,33 @@ def pytest_xdist_make_scheduler(config, log):
     return xdist_lanes.make_scheduler(config, log)
 
 
+@pytest.fixture(autouse=True)
+def _reports_follow_the_schema(request):
+    """Every conformance.json a test leaves in its tmp_path (a `ctk run`, the plugin in pytester, the reporting
+    tests) claiming format ctk-conformance/1 validates against the published schema (issue 29 item 8)."""
+    yield
+    tmp = request.node.funcargs.get("tmp_path") if hasattr(request.node, "funcargs") else None
+    if tmp is None or not os.path.isdir(tmp):
+        return
+    import json
+    from pathlib import Path
+
+    from ctk.reporting.report_schema import problems
+
+    bad = {}
+    for path in itertools.islice(Path(tmp).rglob("conformance.json"), 200):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("format") == "ctk-conformance/1":
+            found = problems(data, limit=5)
+            if found:
+                bad[str(path)] = found
+    if bad:
+        pytest.fail(f"conformance.json breaks docs/conformance.schema.json: {bad}", pytrace=False)
+
+
 _MATRIX_ROWS: dict[str, dict[str, dict]] = {}
 
 
