@@ -9,11 +9,14 @@ client too: the catalog answers 404 for the name, and the client then loads ``ns
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from ctk.catalog.bodies import create_table_body, ident, schema
 from ctk.catalog.capabilities import Capability
 from ctk.catalog.facade import pages
+from ctk.catalog.state import READ_ATTEMPTS, READ_PAUSE
+from ctk.client.errors import PrerequisiteError
 from ctk.client.transport import ns_path, table_path
 from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
@@ -30,8 +33,22 @@ NOT_A_TABLE_404 = ("NoSuchNamespaceException", "NotFoundException")
 
 
 # -- reading state -----------------------------------------------------------------------------------------------
-def load(t: SemRun, ns: tuple[str, ...], name: str, label: str = "read: load table") -> Exchange:
-    return t.send("GET", table_path(ns, name), label=label)
+def load(t: SemRun, ns: tuple[str, ...], name: str, label: str = "read: load table", judged: bool = False
+         ) -> Exchange:
+    """loadTable. A read of state (not ``judged``) answered 5xx or not at all is tried again (``READ_ATTEMPTS``
+    in all) and then raises PrerequisiteError: the state is unreadable, the check inconclusive, never a finding.
+    A ``judged`` load is the request the verdict is about: sent once, its answer whatever it is."""
+    ex = t.send("GET", table_path(ns, name), label=label)
+    if judged:
+        return ex
+    for _ in range(READ_ATTEMPTS - 1):
+        if ex.status is not None and ex.status < 500:
+            return ex
+        time.sleep(READ_PAUSE)
+        ex = t.send("GET", table_path(ns, name), label=label + " (again)")
+    if ex.status is None or ex.status >= 500:
+        raise PrerequisiteError(f"{label}: state unreadable", ex)
+    return ex
 
 
 def body_of(ex: Exchange) -> dict | None:
@@ -77,7 +94,8 @@ def exists_status(t: SemRun, ns: tuple[str, ...], name: str) -> int | None:
     d = t.ctx.discovery
     if d is not None and not d.supports("HEAD", "namespaces/{namespace}/tables/{table}"):
         return None
-    return t.send("HEAD", table_path(ns, name), label="read: table exists").status
+    status = t.send("HEAD", table_path(ns, name), label="read: table exists").status
+    return None if status is None or status >= 500 else status
 
 
 def listed(t: SemRun, ns: tuple[str, ...], kind: str = "tables") -> list[tuple[tuple[str, ...], str]] | None:
@@ -410,10 +428,11 @@ def check_create_table_default_values(t: SemRun) -> Verdict:
 def check_load_missing_table(t: SemRun) -> Verdict:
     ns = t.namespace("tmissing")
     base, _ = t.table(ns)
-    missing = load(t, ns, t.unique("absent"), "loadTable of a missing table")
+    missing = load(t, ns, t.unique("absent"), "loadTable of a missing table", judged=True)
     head = exists_status(t, ns, t.unique("absent"))
-    nowhere = load(t, fresh_namespace_name(t, "absent"), "t", "loadTable in a missing namespace")
-    metadata_table = load(t, ns + (base,), "snapshots", "loadTable of a metadata-table name (base.snapshots)")
+    nowhere = load(t, fresh_namespace_name(t, "absent"), "t", "loadTable in a missing namespace", judged=True)
+    metadata_table = load(t, ns + (base,), "snapshots", "loadTable of a metadata-table name (base.snapshots)",
+                          judged=True)
     fallback = load(t, ns, base, "read: the base table a client falls back to")
     if any(ex.status is not None and 200 <= ex.status < 300 for ex in (missing, nowhere, metadata_table)):
         return t.broken("loadTable of a table that does not exist finds nothing",
@@ -457,7 +476,7 @@ def check_load_missing_metadata_file(t: SemRun) -> Verdict:
     try:
         if not gone:
             return t.inconclusive(f"the metadata file {location} still exists after the kit deleted it")
-        ex = load(t, ns, name, "loadTable (current metadata file deleted)")
+        ex = load(t, ns, name, "loadTable (current metadata file deleted)", judged=True)
     finally:
         try:
             with io.new_output(location).create(overwrite=True) as f:
