@@ -179,11 +179,14 @@ def refused(t: SemRun, ex: Exchange, before: dict | None, after: dict | None, wh
             statuses: tuple[int, ...] = (409,), types: tuple[str, ...] = CONFLICT) -> tuple[str | None, str | None]:
     """(effect problem, status problem) of a commit that must be refused and change nothing: the effect problem
     when it was accepted or the table changed, the status problem when it changed nothing but answered
-    otherwise than ``statuses`` / ``types``."""
+    otherwise than ``statuses`` / ``types``. A table that cannot be read back afterwards leaves the check
+    undecided (PrerequisiteError: inconclusive)."""
     if ex.status is not None and 200 <= ex.status < 300:
         return f"{what}: answered {ex.status} (accepted)", None
-    if after is None:
-        return None, f"{what}: the table could not be read back afterwards"
+    if after is None:     # nothing to judge the effect from: the check is inconclusive (the harness says so)
+        from ctk.catalog import PrerequisiteError
+
+        raise PrerequisiteError(f"reading the table back after {what} (answered {describe(ex)}) failed")
     if location(after) != location(before):
         return (f"{what}: answered {describe(ex)}, but the metadata-location moved from {location(before)} to "
                 f"{location(after)}"), None
