@@ -197,3 +197,10 @@ def test_what_was_left_is_in_junit_too():
     c.cleanup_problems = ["leftover: namespace 'ctk_x_gw0.ctk_nesting_probe' not removed: still listed"]
     pairs = dict(statistics(c.build()))
     assert pairs["ctk.cleanup_problem.1"] == c.cleanup_problems[0]
+
+
+def test_a_cleanup_budget_is_a_count_of_requests():
+    with pytest.raises(ValueError, match="number of requests >= 0"):
+        Budget(-1)
+    b = Budget(1)
+    assert b.take() and not b.take() and b.used_up == "cleanup budget of 1 requests used up"
