@@ -183,6 +183,7 @@ def check_requirements(ctx: CheckContext) -> list[Verdict]:
         v.endpoint = "updateTable"
         return [v]
     lost: EffectMissing | None = None
+    unstaged: PrerequisiteError | None = None
     try:
         try:
             name = _new_table(ctx, "occ_req", with_snapshot=True)
@@ -190,6 +191,12 @@ def check_requirements(ctx: CheckContext) -> list[Verdict]:
             # appends acknowledged and not recorded: every requirement that needs no snapshot is still decided,
             # on a table without one; the one that needs main to exist rests on the broken append
             lost = exc
+            name = _new_table(ctx, "occ_req_nosnap", with_snapshot=False)
+        except PrerequisiteError as exc:
+            if not isinstance(exc, StageError) and not isinstance(exc.__cause__, StageError):
+                raise
+            # no append could be written (the table's storage is out of the kit's reach): likewise
+            unstaged = exc
             name = _new_table(ctx, "occ_req_nosnap", with_snapshot=False)
     except PrerequisiteError as exc:
         v = run.inconclusive(f"could not prepare the table: {setup_failed(exc)}")
@@ -202,6 +209,12 @@ def check_requirements(ctx: CheckContext) -> list[Verdict]:
     for kind in REQUIREMENT_TYPES:
         if lost is not None and kind in NEEDS_SNAPSHOT:
             v = effect_missing(Run(ctx, "OCC-01", None, Behaviour(f"requirement:{kind}")), lost)
+            v.endpoint = "updateTable"
+            out.append(v)
+            continue
+        if unstaged is not None and kind in NEEDS_SNAPSHOT:
+            v = Run(ctx, "OCC-01", None, Behaviour(f"requirement:{kind}")).inconclusive(
+                f"`{kind}` needs a table with a snapshot: {setup_failed(unstaged)}")
             v.endpoint = "updateTable"
             out.append(v)
             continue

@@ -48,3 +48,26 @@ def test_lost_updates_are_named_in_history_verdict(tmp_path):
     hist = [v for v in verdicts if v.requirement == "HIST-01"][0]
     assert hist.status is Status.FAIL and "missing" in hist.message
     assert hist.details["acknowledged"] > hist.details["snapshots"]
+
+
+def test_occ01_is_decided_where_no_append_can_be_written(tmp_path, monkeypatch):
+    """The table's storage out of the kit's reach (no append can be staged): OCC-01 is still decided for every
+    requirement that needs no snapshot (a stale assert-current-schema-id, ...), on a table without one; only
+    assert-ref-snapshot-id (null), which needs main to exist, is undecided, naming the staging step."""
+    from ctk.history.writer import StorageBlocked
+
+    def blocked(*args, **kwargs):
+        raise StorageBlocked("the table's files would be written outside loopback")
+
+    monkeypatch.setattr(concurrency, "stage_append", blocked)
+    with ReferenceServer(ReferenceSettings(warehouse=str(tmp_path), control_api=True)) as srv:
+        client = CatalogClient(TargetConfig(url=srv.url, timeout=20))
+        try:
+            verdicts = concurrency.check_requirements(CheckContext.create(client))
+        finally:
+            client.close()
+    by_kind = {v.behaviour.value.split(":", 1)[1]: v for v in verdicts}
+    assert set(by_kind) == set(concurrency.REQUIREMENT_TYPES), [(v.behaviour, v.message[:200]) for v in verdicts]
+    held = by_kind.pop("assert-ref-snapshot-id-null")
+    assert held.status is Status.INCONCLUSIVE and "outside loopback" in held.message, held.message
+    assert all(v.status is Status.PASS for v in by_kind.values()), {k: v.message[:200] for k, v in by_kind.items()}
