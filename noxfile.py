@@ -1,5 +1,7 @@
 """Project sessions. Each installs what it needs into its own virtual environment (.nox/<session>, kept between
-runs), so a fresh machine needs only `pip install nox` and the system Python is left as it was.
+runs), so a fresh machine needs only nox, itself in a virtualenv (`python3 -m venv .venv && .venv/bin/pip install
+nox`, as README.md and .ci/run do: PEP 668 systems refuse pip into the system Python) or from pipx, and the system
+Python is left as it was.
 
     nox -s kit       # the main job: the kit against the embedded reference catalog, reports in reports/
     nox -s tests     # the kit's own tests (installs Chromium, PostgreSQL and strace with apt-get, and the Spark
@@ -30,6 +32,9 @@ DEBIAN_PACKAGES = {
 
 
 APT_LOCK_WAIT = 600        # seconds
+# pip says each package it fetches and installs (a first install takes minutes: never silent); no progress bars,
+# which a CI log shows as noise
+PIP = ("--disable-pip-version-check", "--progress-bar", "off")
 
 
 def _apt_install(session: nox.Session, wanted: tuple[str, ...] = tuple(DEBIAN_PACKAGES)) -> None:
@@ -63,7 +68,7 @@ def _apt_install(session: nox.Session, wanted: tuple[str, ...] = tuple(DEBIAN_PA
 def kit(session: nox.Session) -> None:
     """Main job: the conformance kit, Spark pipeline included, against the embedded reference catalog;
     reports in reports/."""
-    session.run("python", "-m", "pip", "install", "-q", "-e", ".[spark,test]")
+    session.run("python", "-m", "pip", "install", *PIP, "-e", ".[spark,test]")
     session.run("ctk", "spark-jars")
     session.run("ctk", "run", "--ctk-spark", *session.posargs)
 
@@ -72,7 +77,7 @@ def kit(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The kit's own tests, Spark and browser tests and the real-catalog lane (tests/interop) included."""
     _apt_install(session)
-    session.run("python", "-m", "pip", "install", "-q", "-e", ".[all]")
+    session.run("python", "-m", "pip", "install", *PIP, "-e", ".[all]")
     session.run("ctk", "spark-jars")
     # `nox -s tests -- tests/test_cli_readme.py -x`: those paths instead of all of tests/
     paths = [] if session.posargs and os.path.exists(session.posargs[0].split("::")[0]) else ["tests"]
@@ -91,7 +96,7 @@ def interop(session: nox.Session) -> None:
     with the kit inside a loopback-only network namespace where the machine allows, every requirement's verdict
     compared with tests/interop/expectations/. The tests session runs it too."""
     _apt_install(session, ("strace",))
-    session.run("python", "-m", "pip", "install", "-q", "-e", ".[test]")
+    session.run("python", "-m", "pip", "install", *PIP, "-e", ".[test]")
     session.run("python", "-m", "pytest", "tests/interop", "-p", "no:cacheprovider", "-s", *session.posargs)
 
 
@@ -109,7 +114,7 @@ def sensitivity(session: nox.Session) -> None:
     runs); a plain local `nox -s tests` runs the default profiles only (see
     tests/checks/test_sensitivity_workers.py). Name profiles to run only those (no comparison, no variants):
     `nox -s sensitivity -- keys-partial,no-replay`."""
-    session.run("python", "-m", "pip", "install", "-q", "-e", ".[test]")
+    session.run("python", "-m", "pip", "install", *PIP, "-e", ".[test]")
     chosen = ",".join(session.posargs) or "all"
     session.run("python", "-m", "pytest", "tests/checks/test_sensitivity_workers.py", "-p", "no:cacheprovider",
                 "-s", "-rA", env={"CTK_SENSITIVITY_WORKERS": chosen})
@@ -118,7 +123,7 @@ def sensitivity(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks; each prints its figures and the ratios measured side by side in one run."""
-    session.run("python", "-m", "pip", "install", "-q", "-e", ".[all]")
+    session.run("python", "-m", "pip", "install", *PIP, "-e", ".[all]")
     for script in sorted(os.listdir("bench")):
         if script.startswith("bench_") and script.endswith(".py"):
             session.run("python", f"bench/{script}", *session.posargs)
@@ -128,6 +133,6 @@ def bench(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """Regenerate docs/requirements.md from ctk/core/requirements.py and docs/rck-coverage.md from the semantic
     checks' registry."""
-    session.run("python", "-m", "pip", "install", "-q", "-e", ".")
+    session.run("python", "-m", "pip", "install", *PIP, "-e", ".")
     session.run("ctk", "requirements", "--markdown", "-o", "docs/requirements.md")
     session.run("ctk", "rck-coverage", "-o", "docs/rck-coverage.md")

@@ -87,3 +87,6 @@ def test_tests_session_spreads_over_workers_and_lists_the_slowest(noxfile, monke
     [pytest_args] = [args for kind, args in session.calls if kind == "run" and "pytest" in args]
     assert "--durations=25" in pytest_args
     assert pytest_args[pytest_args.index("-n") + 1] == "2"
+    # a first install takes minutes: pip says what it fetches (no -q), without progress bars in a CI log
+    [pip_args] = [args for kind, args in session.calls if kind == "run" and "pip" in args]
+    assert "-q" not in pip_args and "--progress-bar" in pip_args
