@@ -41,8 +41,9 @@ REQUIREMENT_TYPES = (
     "assert-default-spec-id", "assert-default-sort-order-id",
 )
 OCC_MARK = "ctk.occ"
-# the plain operations every check here rests on (their baselines gate the checks: ctk.checks.semantics.baseline)
-GATE_ON = ("createTable", "updateTable")
+# the plain operation every check here rests on (its baseline gates the checks: ctk.checks.semantics.baseline);
+# a create that does not work shows in their setup steps (inconclusive), never as a commit finding
+GATE_ON = ("updateTable",)
 # requirement types whose violation needs the table to have a snapshot (main must exist)
 NEEDS_SNAPSHOT = ("assert-ref-snapshot-id-null",)
 

@@ -121,7 +121,8 @@ class _S3Catalog:
                     cat.tables[(ns, body["name"])] = loaded
                     return self._send(200, loaded)
                 if re.fullmatch(r"/v1/namespaces/([^/]+)/tables/([^/]+)", path):
-                    cat.commits += 1
+                    # appends (a plain set-properties commit, updateTable's baseline, carries no data)
+                    cat.commits += any(u.get("action") == "add-snapshot" for u in (body or {}).get("updates") or [])
                     return self._send(409, {"error": {"message": "no", "type": "CommitFailedException",
                                                       "code": 409}})
                 return self._send(404, {"error": {"message": "no route", "type": "NotFound", "code": 404}})
