@@ -62,9 +62,21 @@ class Read:
     body: dict | None = None
 
 
+def file_gone(ex: Exchange) -> bool:
+    """A 404 whose error type is NotFoundException: a file of the resource is gone (what Iceberg's FileIO raises,
+    and upstream's catalog answers for a table whose metadata file was deleted), not the resource itself (that
+    is NoSuchTableException / NoSuchViewException)."""
+    body = ex.json() if ex.status == 404 else None
+    error = body.get("error") if isinstance(body, dict) else None
+    return isinstance(error, dict) and error.get("type") == "NotFoundException"
+
+
 def read(client: Any, path: str, label: str, what: str, attempts: int = 1) -> Read:
-    """Read the resource at ``path`` (``what`` names it in errors, e.g. "load table")."""
+    """Read the resource at ``path`` (``what`` names it in errors, e.g. "load table"). A 404 NotFoundException
+    (a file of it is gone) is unreadable, not absent."""
     ex = read_with_retry(client, path, label, attempts)
+    if ex.status == 404 and file_gone(ex):
+        return Read(ex, None, "state unreadable (404 NotFoundException: a file of it is gone)")
     if ex.status == 404:
         return Read(ex, False)
     if ex.status is None:
@@ -98,7 +110,7 @@ def _observed(client: Any, path: str, what: str, damaged_ok: bool = False, metad
     ex = got.exchange
     if got.exists is False:
         return None
-    if damaged_ok and ex.status is not None and ex.status >= 500:
+    if damaged_ok and ex.status is not None and (ex.status >= 500 or file_gone(ex)):
         return {"damaged": f"{what} answered {ex.status}"}
     body = got.body     # a dict whenever the resource exists
     if not got.exists or body is None or (metadata and not isinstance(body.get("metadata"), dict)):
@@ -109,8 +121,8 @@ def _observed(client: Any, path: str, what: str, damaged_ok: bool = False, metad
 def load_result(client: Any, namespace: tuple[str, ...], name: str, kind: str = "table",
                 damaged_ok: bool = False) -> dict | None:
     """The load result of a table or view (None for 404); anything but a load result is a PrerequisiteError,
-    except that with damaged_ok a 5xx reads as {"damaged": ...}: the catalog still lists the resource but
-    cannot load it (its files are gone, say)."""
+    except that with damaged_ok a 5xx or a 404 NotFoundException reads as {"damaged": ...}: the catalog still
+    lists the resource but cannot load it (its files are gone, say)."""
     return _observed(client, resource_path(namespace, name, kind), f"load {kind} {name}", damaged_ok)
 
 

@@ -95,3 +95,22 @@ def test_a_table_created_under_a_renamed_tables_old_name_gets_its_own_location(c
     client.post("/tables/rename", json={"source": {"namespace": ["db"], "name": "a"},
                                         "destination": {"namespace": ["db"], "name": "c"}})
     assert create(client, "a")["metadata"]["location"] == first
+
+
+def test_the_kits_state_reader_calls_a_table_without_its_metadata_file_damaged_not_absent(client, reference):
+    """The 404 NotFoundException (a file is gone) is not the 404 NoSuchTableException of a table that does not
+    exist: the kit's state reader reads it as damaged (a case observer that allows it) or unreadable, as it read
+    the 500 before, so no check takes a table whose files a replay purged for one that was dropped."""
+    from ctk.catalog import state
+    from ctk.client.config import TargetConfig
+    from ctk.client.errors import PrerequisiteError
+    from ctk.client.transport import CatalogClient
+
+    os.remove(local(create(client, "t")["metadata-location"]))
+    with CatalogClient(TargetConfig(reference.url, timeout=20.0)) as kit:
+        assert state.table_state(kit, ("db",), "t", damaged_ok=True) == {"damaged": "load table t answered 404"}
+        with pytest.raises(PrerequisiteError):
+            state.table_state(kit, ("db",), "t")
+        with pytest.raises(PrerequisiteError, match="a file of it is gone"):
+            state.current(kit, ("db",), "t", "table")
+        assert state.table_state(kit, ("db",), "absent") is None      # a table that does not exist: absent
