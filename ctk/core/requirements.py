@@ -477,7 +477,8 @@ _ALL: list[Requirement] = [
          _rck("CatalogTests.testNamespaceWithDot", "a namespace whose name holds a dot round-trips"),
          capability="names-with-dot-or-slash"),
     _sem("TBL-01", "tables", "createTable answers its metadata (the requested schema, a table-uuid, a location) and "
-         "the table exists: loadTable answers the same table-uuid and schema, tableExists 204, listTables lists it.",
+         "the table exists: loadTable answers the same table-uuid and schema, tableExists 204 (that listTables lists "
+         "it is LIST-01's).",
          _spec("createTable", "Create a table or start a create transaction, like atomic CTAS."),
          _rck("CatalogTests.testBasicCreateTable", "a created table loads with the requested schema"), K_EFFECT),
     _sem("TBL-02", "tables", "createTable of an identifier that exists as a table answers 409 "
