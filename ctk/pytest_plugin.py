@@ -65,6 +65,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[COLLECTOR_KEY] = VerdictCollector(options)
         config.pluginmanager.register(_ReportsToCollector(config), REPORTS_PLUGIN)
         config.pluginmanager.register(FinalSummary(config, config.stash[COLLECTOR_KEY]), FINAL_SUMMARY_PLUGIN)
+        from ctk.plugin.progress import Progress
+
+        config.pluginmanager.register(Progress(config), "ctk-progress")    # a line per phase on long runs
         if not getattr(config.option, "xmlpath", None):
             config.option.xmlpath = os.path.join(options.reports, "junit.xml")
         if config.pluginmanager.hasplugin("html") and not getattr(config.option, "htmlpath", None):
@@ -334,15 +337,36 @@ def _check_target_first(config: pytest.Config, items: list[pytest.Item] | None =
     tr = config.pluginmanager.get_plugin("terminalreporter")
     if items is None:       # pytest_sessionfinish will not run: write the report here
         written = collector.write(config.stash[OPTIONS_KEY].reports)
-        lines = [line] + [f"report: {p}" for p in written]
+        lines = [f"report: {p}" for p in written]
     else:
-        lines = [line]
+        lines = []
+    # pytest prints its "!!! _pytest.outcomes.Exit ... !!!" banner for the exit at its end: the kit's line comes
+    # after it (at unconfigure), so that the last line says what happened and what to do
+    if tr is not None:
+        config.pluginmanager.register(_LastWord(line), "ctk-last-word")
+    else:
+        lines.insert(0, line)
     for text in lines:
         if tr is not None:
-            tr.write_line(text, red=True, bold=text is line)
+            tr.write_line(text, red=True)
         else:
             print(text, file=sys.stderr)
     pytest.exit(f"target unusable (exit {exits.EXIT_UNUSABLE_TARGET})", returncode=exits.EXIT_UNUSABLE_TARGET)
+
+
+class _LastWord:
+    """Writes one line after everything pytest writes at its end (its exit banner included)."""
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write_line(self.line, red=True, bold=True)
+        else:
+            print(self.line, file=sys.stderr)
 
 
 HYPOTHESIS_HOME_KEY = pytest.StashKey[Any]()

@@ -128,34 +128,82 @@ def _xdist_installed() -> bool:
     return importlib.util.find_spec("xdist") is not None
 
 
+def check_values(args: argparse.Namespace) -> list[str]:
+    """Values `ctk run` can judge itself, before pytest starts (a usage error, exit 4, names the option): the
+    catalog URL (made the base URL: a trailing /v1 is dropped, and said) and --ctk-fail-on. Returns notes."""
+    from ctk.plugin.exits import FAIL_ON_CHOICES
+    from ctk.plugin.options import catalog_base_url
+
+    notes = []
+    url = getattr(args, "catalog_url", None)
+    if url:
+        try:
+            base = catalog_base_url(url, bool(getattr(args, "ctk_allow_remote", False)))
+        except Exception as exc:  # noqa: BLE001 - pytest.UsageError: the message names the option
+            raise RunnerError(str(exc).removeprefix("ctk: ")) from None
+        if base != url.strip().rstrip("/"):
+            notes.append(f"--catalog-url {url} ends in /v1: the base URL tested is {base} (the kit adds /v1/...)")
+        args.catalog_url = base
+    raw = getattr(args, "ctk_fail_on", None)
+    if raw is not None:
+        chosen = {part.strip().lower() for part in str(raw).split(",") if part.strip()}
+        unknown = sorted(chosen - set(FAIL_ON_CHOICES))
+        if unknown or not chosen:
+            raise RunnerError(f"--ctk-fail-on {raw!r}: expected a comma-separated list of "
+                              f"{', '.join(FAIL_ON_CHOICES)} (ci = deviation,inconclusive)"
+                              + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
+    return notes
+
+
 def run(args: argparse.Namespace) -> int:
     """pytest in a child interpreter (a clean import state for assertion rewriting); its exit status."""
     import subprocess
 
     try:
+        notes = check_values(args)
         argv = pytest_argv(args)
     except RunnerError as exc:
-        print(f"ctk run: {exc}", file=sys.stderr)
+        print("usage: ctk run [OPTIONS] [-- PYTEST_ARGS]", file=sys.stderr)
+        print(f"ctk run: error: {exc}", file=sys.stderr)
         return 4
+    for note in notes:
+        print(f"ctk run: {note}", file=sys.stderr)
     target = args.catalog_url or (getattr(args, "catalog_image", None) and f"the catalog image {args.catalog_image}") \
         or "the embedded reference catalog"
     print(f"ctk run: conformance kit against {target}; pytest {' '.join(_shown(argv))}", file=sys.stderr)
     # Its own process group, so that a terminal's Ctrl-C reaches the child only through us (once), and we can
     # pass SIGINT/SIGTERM on to the child and its xdist workers together. The parent-death signal: when we are
     # killed (SIGKILL included), the child gets SIGTERM and stops as on Ctrl-C, its workers with it.
-    child = subprocess.Popen([sys.executable, "-m", "pytest", *argv], start_new_session=True,
-                             preexec_fn=lifeline.child_preexec(signal.SIGTERM))
-    return wait_forwarding(child)
+    import tempfile
+
+    from ctk.plugin.exits import SIGNAL_NOTE_ENV
+
+    with tempfile.TemporaryDirectory(prefix="ctk-run-") as tmp:
+        note = os.path.join(tmp, "signal")
+        child = subprocess.Popen([sys.executable, "-m", "pytest", *argv], start_new_session=True,
+                                 preexec_fn=lifeline.child_preexec(signal.SIGTERM),
+                                 env={**os.environ, SIGNAL_NOTE_ENV: note})
+        return wait_forwarding(child, note)
 
 
-def wait_forwarding(child) -> int:
-    """Wait for ``child``, passing SIGINT and SIGTERM on to its process group as SIGTERM; its exit status."""
+SIGNAL_NAMES = {signal.SIGINT: "SIGINT (Ctrl-C)", signal.SIGTERM: "SIGTERM"}
+
+
+def wait_forwarding(child, note: str | None = None) -> int:
+    """Wait for ``child``, passing SIGINT and SIGTERM on to its process group as SIGTERM (the signal the user sent
+    named in the file ``note``, for the child's message); its exit status."""
     received: list[int] = []
 
     def forward(signum, _frame):
         received.append(signum)
         if len(received) > 1:
             return          # once is enough: the plugin ignores a second SIGTERM while it cleans up
+        if note:
+            try:
+                with open(note, "w", encoding="utf-8") as f:
+                    f.write(SIGNAL_NAMES.get(signum, f"signal {signum}"))
+            except OSError:
+                pass
         try:
             os.killpg(child.pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):

@@ -139,3 +139,19 @@ def test_sigterm_one_line_exit_2(served, tmp_path):
     assert "Traceback" not in out and "KeyboardInterrupt" not in out and "INTERNALERROR" not in out, out[-3000:]
     assert _run_namespaces(served) == []
     print(f"SIGTERM to ctk run: exit {code} {took:.1f} s later")
+
+
+def test_ctrl_c_is_named_as_the_signal_the_user_sent(served, tmp_path):
+    """Issue 29 item 3(f): `ctk run` passes Ctrl-C (SIGINT) on to pytest as SIGTERM; the line names SIGINT."""
+    proc, pids = _start_run(served, tmp_path)
+    try:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(BOUND_S)
+        _until(lambda: not any(_alive(p) for p in pids), "every process of the run ended")
+    finally:
+        _stop_all(proc, pids)
+    out = (tmp_path / "out.txt").read_text()
+    assert code == EXIT_INTERRUPTED, out[-3000:]
+    assert [ln for ln in out.splitlines() if " received: " in ln] == [
+        "ctk: SIGINT (Ctrl-C) received: stopping, removing the run namespace, writing partial reports"], out[-3000:]
+    assert _run_namespaces(served) == []

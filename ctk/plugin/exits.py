@@ -100,6 +100,24 @@ def fail_on_hits(statuses: Iterable[str | None], chosen: frozenset[str]) -> dict
 # --- SIGTERM ---------------------------------------------------------------------------------------
 
 
+SIGNAL_NOTE_ENV = "CTK_SIGNAL_NOTE"   # `ctk run` forwards the user's signal as SIGTERM and names it in this file
+
+
+def signal_name() -> str:
+    """The signal the user sent: what `ctk run` noted (SIGINT (Ctrl-C) or SIGTERM) where it forwarded one, else
+    SIGTERM (the one this process got)."""
+    path = os.environ.get(SIGNAL_NOTE_ENV)
+    if path:
+        try:
+            with open(path, encoding="utf-8") as f:
+                noted = f.read(60).strip()
+        except OSError:
+            noted = ""
+        if noted:
+            return noted
+    return "SIGTERM"
+
+
 class Interrupts:
     """SIGTERM (CI cancelling a job, `docker stop`) handled as Ctrl-C: pytest stops, tears its fixtures down
     (the run namespace is removed), writes partial reports and exits 2. On the xdist controller the first
@@ -136,7 +154,8 @@ class Interrupts:
             self.received = signum
             if self.forward:
                 forward_to_children(signal.SIGTERM)
-            sys.stderr.write("\nctk: SIGTERM received: stopping, removing the run namespace, writing partial reports\n")
+            sys.stderr.write(f"\nctk: {signal_name()} received: stopping, removing the run namespace, writing partial "
+                             "reports\n")
             lifeline.keep_interrupting(signal.SIGTERM)
         if lifeline.running_tests(frame):
             raise KeyboardInterrupt

@@ -323,16 +323,7 @@ class CtkOptions:
 
     def validate(self) -> None:
         if self.catalog_url:
-            self.catalog_url = self.catalog_url.rstrip("/")
-            if self.catalog_url.endswith("/v1"):
-                self.catalog_url = self.catalog_url[:-3]
-            parts = urlsplit(self.catalog_url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise OptionError(f"ctk: --catalog-url must be an http(s) URL, not {self.catalog_url!r}")
-            if not self.allow_remote and not is_loopback(parts.hostname):
-                raise OptionError(
-                    f"ctk: --catalog-url {self.catalog_url} is not a loopback address; the kit creates and drops "
-                    "namespaces there. Pass --ctk-allow-remote to run against it anyway.")
+            self.catalog_url = catalog_base_url(self.catalog_url, self.allow_remote)
         if self.db_link:
             from ctk.interposer.client import ProxyLink
 
@@ -378,6 +369,23 @@ def _requirement_ids(text: object) -> list[str]:
                               f"{', '.join(REQUIREMENTS)}; `ctk list` shows which check judges which)")
         out.append(rid)
     return out
+
+
+def catalog_base_url(url: str, allow_remote: bool = False) -> str:
+    """The base URL the kit tests for ``--catalog-url`` (a trailing '/' and '/v1' dropped: the kit adds /v1/...);
+    a usage error for a URL that is not http(s) with a host, or not loopback without --ctk-allow-remote."""
+    base = url.strip().rstrip("/")
+    if base.endswith("/v1"):
+        base = base[:-3]
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise OptionError(f"ctk: --catalog-url must be an http(s) URL with a host (e.g. http://127.0.0.1:8181), "
+                          f"not {url!r}")
+    if not allow_remote and not is_loopback(parts.hostname):
+        raise OptionError(
+            f"ctk: --catalog-url {base} is not a loopback address; the kit creates and drops "
+            "namespaces there. Pass --ctk-allow-remote to run against it anyway.")
+    return base
 
 
 def _ini_bool(config: pytest.Config, name: str) -> bool:
