@@ -204,3 +204,35 @@ def test_a_cleanup_budget_is_a_count_of_requests():
         Budget(-1)
     b = Budget(1)
     assert b.take() and not b.take() and b.used_up == "cleanup budget of 1 requests used up"
+
+
+ONE_CHECK = """
+import pytest
+from ctk.core.verdicts import Verdict
+
+@pytest.mark.ctk
+def test_one(ctk_client):
+    return Verdict.ok("KEY-01", "ran")
+"""
+
+
+@pytest.mark.parametrize("scheme", sorted(SCHEMES))
+def test_a_run_leaves_nothing(tmp_path, start_catalog, scheme):
+    """What was seen: every run left its nesting probes and said nothing. A whole run on each scheme now leaves
+    no namespace of the kit, and reports no cleanup problem (there is none). (A plain subprocess, not pytester:
+    pytester drops the modules the in-process catalog imported during the test.)"""
+    import json
+    import subprocess
+    import sys
+
+    ctx = start_catalog(front=lambda up: OddServer(up, SCHEMES[scheme]()), control_api=False)
+    url, upstream = ctx.test_front.url, ctx.test_front.upstream
+    before = set(everything(upstream))
+    (tmp_path / "test_clean.py").write_text(ONE_CHECK)
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_clean.py",
+                             "--catalog-url", url, "-p", "no:html", "--ctk-reports", "rep"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert set(everything(upstream)) == before, set(everything(upstream)) - before
+    data = json.loads((tmp_path / "rep" / "conformance.json").read_text())
+    assert data["cleanup_problems"] == [] and "cleanup problem" not in result.stdout
