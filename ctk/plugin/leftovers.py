@@ -88,7 +88,7 @@ def find_leftovers(client: Any, prefix: str = "ctk", parent: tuple[str, ...] = (
         marker = _marker_anywhere(client, ns, run_id)
         if marker == run_id:
             found.append(Leftover(ns, run_id))
-        elif marker == "" or len(ns) > len(parent) + 1:
+        elif marker == "" or (marker is None and len(ns) > len(parent) + 1):   # another run's marker: never
             found.append(Leftover(ns, run_id, marked=False))
     runs = {lo.namespace[-1] for lo in found if lo.marked and len(lo.namespace) == len(parent) + 1
             and run_rx.match(lo.namespace[-1])}
