@@ -1,7 +1,7 @@
 """Reviewed expectations of the interop lane: what verdict each requirement should get on a real catalog,
 and why; compared with the requirement verdicts of a run's conformance.json.
 
-An expectation file has one line per requirement of the kit's registry::
+An expectation file has one line per requirement whose verdict on that catalog was reviewed::
 
     OCC-04       unsupported   # lakana does not route POST /v1/{prefix}/transactions/commit (404)
 
@@ -9,6 +9,11 @@ The verdict is a summary status of conformance.json (pass, fail, deviation, inco
 or ``not-run`` (the requirement got no result, e.g. the Spark ones without --ctk-spark). The reason after
 ``#`` is required: an expectation nobody can justify is not a reviewed one. Blank lines and lines starting
 with ``#`` are comments.
+
+A requirement of the registry without a line is *not expected yet* (a requirement added since the file was
+reviewed, on a catalog its author may never have run): its verdict is reported in the lane's output
+(`not_expected_yet`, `unexpected_table`), never a mismatch; the exit status a run may have then also allows what
+those verdicts make of it (`exit_allowed`).
 """
 
 from __future__ import annotations
@@ -36,8 +41,9 @@ class Expectation:
 
 
 def parse(text: str, known: Iterable[str], source: str = "<expectations>") -> dict[str, Expectation]:
-    """The expectations of ``text``, one per requirement id of ``known``; ``ExpectationError`` on an unknown
-    verdict or requirement, a missing reason, a duplicate, or a requirement with no line."""
+    """The expectations of ``text``, at most one per requirement id of ``known``; ``ExpectationError`` on an
+    unknown verdict or requirement, a missing reason or a duplicate. A requirement of ``known`` with no line is
+    not expected yet (`missing`), not an error."""
     known = list(known)
     out: dict[str, Expectation] = {}
     problems: list[str] = []
@@ -61,12 +67,14 @@ def parse(text: str, known: Iterable[str], source: str = "<expectations>") -> di
             problems.append(f"{source}:{number}: {req} already expected on line {out[req].line}")
             continue
         out[req] = Expectation(req, verdict, why, number)
-    missing = [r for r in known if r not in out]
-    if missing:
-        problems.append(f"{source}: no expectation for {', '.join(missing)} (one line per requirement)")
     if problems:
         raise ExpectationError("\n".join(problems))
     return out
+
+
+def missing(expectations: dict[str, Expectation], known: Iterable[str]) -> list[str]:
+    """The requirements of ``known`` that have no line: not expected yet."""
+    return [r for r in known if r not in expectations]
 
 
 def load(path: Path, known: Iterable[str]) -> dict[str, Expectation]:
@@ -86,6 +94,20 @@ def expected_exit(expectations: dict[str, Expectation], musts: Iterable[str] = (
         return 1
     musts = set(musts)
     return 7 if any(e.verdict == "inconclusive" and e.requirement in musts for e in expectations.values()) else 0
+
+
+def exit_allowed(expectations: dict[str, Expectation], report: dict[str, Any],
+                 musts: Iterable[str] = ()) -> tuple[int, ...]:
+    """The exit statuses a run may have: the one its expectations imply (`expected_exit`), and the one they imply
+    with the observed verdicts of the requirements not expected yet taken as their expectations (a requirement
+    not expected yet that fails makes exit 1: said in the output, not a failure of the lane on the exit code
+    alone)."""
+    musts = list(musts)
+    want = expected_exit(expectations, musts)
+    unexpected = {rid: Expectation(rid, status, "not expected yet", 0)
+                  for rid, status in observed(report).items() if rid not in expectations}
+    with_them = expected_exit({**expectations, **unexpected}, musts)
+    return (want,) if with_them == want else (want, with_them)
 
 
 @dataclass(frozen=True)
@@ -123,18 +145,41 @@ def _messages(report: dict[str, Any], requirement: str, got: str, limit: int = 4
 
 
 def compare(expectations: dict[str, Expectation], report: dict[str, Any]) -> list[Mismatch]:
-    """Every requirement whose observed verdict differs from its expectation (requirements the report has
-    and the expectations lack count as mismatches too)."""
+    """Every expected requirement whose observed verdict differs from its expectation (a requirement without
+    an expectation is not expected yet: `not_expected_yet`, not a mismatch)."""
     got = observed(report)
     mismatches = []
-    for rid in list(expectations) + [r for r in got if r not in expectations]:
-        exp = expectations.get(rid)
-        expected = exp.verdict if exp else "(no expectation)"
+    for rid, exp in expectations.items():
         status = got.get(rid, NOT_RUN)
-        if status != expected:
-            mismatches.append(Mismatch(rid, expected, status, exp.why if exp else "",
-                                       _messages(report, rid, status)))
+        if status != exp.verdict:
+            mismatches.append(Mismatch(rid, exp.verdict, status, exp.why, _messages(report, rid, status)))
     return mismatches
+
+
+NOT_EXPECTED = "(not expected yet)"
+
+
+def not_expected_yet(expectations: dict[str, Expectation], report: dict[str, Any],
+                     known: Iterable[str] = ()) -> list[Mismatch]:
+    """The verdict of every requirement without an expectation: those of ``known`` (the registry), and any
+    other the report has; each as a row whose ``expected`` is "(not expected yet)"."""
+    got = observed(report)
+    ids = list(dict.fromkeys([*known, *got]))
+    return [Mismatch(rid, NOT_EXPECTED, got.get(rid, NOT_RUN), "", _messages(report, rid, got.get(rid, NOT_RUN)))
+            for rid in ids if rid not in expectations]
+
+
+def unexpected_table(rows: list[Mismatch]) -> str:
+    """The requirements not expected yet and what each got (the messages of those that did not pass), for the
+    lane's output: a line to add to the expectation file once reviewed."""
+    if not rows:
+        return "every requirement has an expectation"
+    out = [f"{len(rows)} requirement(s) not expected yet (no line in the expectation file; reported, not failed):"]
+    for m in rows:
+        out.append(f"  {m.requirement:<12} {m.got}")
+        if m.got not in ("pass", NOT_RUN):
+            out += [f"      {line}" for line in m.messages]
+    return "\n".join(out)
 
 
 def table(mismatches: list[Mismatch]) -> str:

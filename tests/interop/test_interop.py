@@ -250,14 +250,23 @@ def _judge(lane: Lane, run_name: str) -> None:
         pytest.fail(f"{lane.catalog}: the expectation file cannot be used:\n{unusable}", pytrace=False)
     report = lane.conformance(run_name)
     mismatches = expectations.compare(expected, report)
+    unexpected = expectations.not_expected_yet(expected, report, REQUIREMENTS)
     _say(f"{lane.catalog}: {run_name}: overall {report.get('overall')}, "
-         f"{len(mismatches)} requirement(s) not as expected\n{expectations.table(mismatches)}")
+         f"{len(mismatches)} requirement(s) not as expected\n{expectations.table(mismatches)}\n"
+         f"{expectations.unexpected_table(unexpected)}")
     problems = []
     if mismatches:
         problems.append(f"verdicts differ from {run['expectation']}.txt:\n{expectations.table(mismatches)}")
-    want_rc = expectations.expected_exit(expected, (r for r, q in REQUIREMENTS.items() if q.level.value == "MUST"))
-    if run["rc"] != want_rc:
-        problems.append(f"exit status {run['rc']}, expected {want_rc}" + (" (timed out)" if run["timed_out"] else ""))
+    musts = [r for r, q in REQUIREMENTS.items() if q.level.value == "MUST"]
+    allowed = expectations.exit_allowed(expected, report, musts)
+    if run["rc"] not in allowed:
+        problems.append(f"exit status {run['rc']}, expected {' or '.join(map(str, allowed))}"
+                        + (" (timed out)" if run["timed_out"] else ""))
+    elif run["rc"] != allowed[0]:
+        why = [f"{m.requirement} {m.got}" for m in unexpected if m.got not in ("pass", expectations.NOT_RUN)]
+        _say(f"{lane.catalog}: {run_name}: exit status {run['rc']}, not the {allowed[0]} the expectations imply: "
+             f"the verdicts of requirements not expected yet make it {run['rc']} ({', '.join(why)}); "
+             f"not failed on the exit status alone")
     if run.get("remote_connections"):
         problems.append(f"the kit connected outside loopback: {run['remote_connections']}")
     if not run.get("traced"):
