@@ -75,6 +75,17 @@ def pytest_configure(config: pytest.Config) -> None:
             config.option.self_contained_html = True
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Where --catalog-url was given with /v1 (or a trailing '/'): the base URL the kit tests instead."""
+    options = get_options(config)
+    given = config.getoption("ctk_catalog_url", default=None)
+    if options is None or not options.active or not given or not options.catalog_url:
+        return []
+    if str(given).strip().rstrip("/") != options.catalog_url:
+        return [f"ctk: --catalog-url {given} ends in /v1: the base URL tested is {options.catalog_url}"]
+    return []
+
+
 def pytest_collect_file(file_path, parent: pytest.Collector):
     options = get_options(parent.config)
     if options is None or not options.active:

@@ -47,3 +47,10 @@ def test_v1_url_runs_as_its_base_and_the_kit_line_is_last(tmp_path):
     lines = [ln for ln in done.stdout.splitlines() if ln.strip()]
     assert lines[-1].startswith("ctk: the target is unusable, no check ran"), lines[-5:]
     assert any("_pytest.outcomes.Exit" in ln for ln in lines[:-1])     # pytest's banner, before the kit's line
+
+
+def test_the_plugin_says_which_base_a_v1_url_tests(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "pytest", "--catalog-url", "http://127.0.0.1:8181/v1", "--collect-only",
+                           "-p", "no:cacheprovider", "--noconftest", "--ctk-reports", str(tmp_path / "r"), "-k", "KEY-01"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "ends in /v1: the base URL tested is http://127.0.0.1:8181" in done.stdout, done.stdout[-2000:]
