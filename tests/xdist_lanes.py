@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-#: modules whose tests are spread one by one, slowest first (CI of 2026-11-26: test_sensitivity_workers.py 31
-#: min, test_sensitivity.py 11 min, one process). A module listed here must not rely on a module-scoped fixture
-#: being made once per session (test_sensitivity_workers.py shares its reference run across workers itself).
+#: modules whose tests are spread one by one, slowest first (a run of 2026-11-26 in one process on a busy machine:
+#: test_sensitivity_workers.py 31 min, test_sensitivity.py 11 min). Measured alone on 2026-11-27, 2 cores at a
+#: load of 14-23: test_sensitivity.py 752 s in one process, 471 s over 2 workers; test_sensitivity_workers.py
+#: (its default lane: two runs of the whole kit) 358 s and 328 s - two whole-kit runs side by side share the CPU.
+#: A module listed here must not rely on a module-scoped fixture being made once per session
+#: (test_sensitivity_workers.py shares its reference run across workers itself).
 SPREAD = (
     "tests/checks/test_sensitivity_workers.py",
     "tests/checks/test_sensitivity.py",
