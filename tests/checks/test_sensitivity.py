@@ -18,22 +18,18 @@ from ctk.checks import concurrency, run_endpoint_checks, run_global_checks
 from ctk.checks.context import CheckContext
 from ctk.core.requirements import PROFILES as PROFILE_NAMES
 from ctk.core import requirements as _rq
+from ctk.core.behaviours import registered
 from ctk.core.requirements import status_if_broken
 from ctk.core.verdicts import Status
 from ctk.fuzzing import StatefulOptions, run_openapi_checks, run_stateful_check
 from ctk.reference.deviations import PROFILES
 from ctk.reporting.behaviour import behaviour_profile
 
-# requirement -> (behaviour to run, endpoints to run it on, global?)
-BEHAVIOUR = {
-    "DISC-01": "discovery", "DISC-02": "lifetime-placement", "DISC-03": "java-parseable",
-    "DISC-04": "key-ignored-when-unsupported", "KEY-01": "malformed-key", "KEY-02": "repeated-header",
-    "REPLAY-01": "finalized-duplicate", "REPLAY-02": "terminal-4xx-replayed", "REPLAY-03": "5xx-not-stored",
-    "REPLAY-04": "lost-answer", "INFLIGHT-01": "in-flight-duplicate", "INFLIGHT-02": "in-flight-duplicate",
-    "PAYLOAD-01": "payload-mismatch", "SCOPE-01": "key-scope", "SCOPE-02": "key-scope", "LIFE-01": "lifetime",
-    "RECON-01": "replay-failed", "RECON-02": "crash-reconciled",
-}
-GLOBAL = {"DISC-01", "DISC-02", "DISC-03", "DISC-04", "KEY-01", "KEY-02"}
+# requirement -> the behaviour whose check judges it (the registry's global and per-endpoint checks: a check's
+# own behaviour, also for the requirements it reports on beside its own); GLOBAL: those of the global checks
+_RUN_BY_BEHAVIOUR = [c for c in registered() if c.area in ("idempotency", "discovery", "keys")]
+BEHAVIOUR = {rid: c.behaviour.value for c in _RUN_BY_BEHAVIOUR for rid, _ in c.reports}
+GLOBAL = {rid for c in _RUN_BY_BEHAVIOUR if c.area != "idempotency" for rid, _ in c.reports}
 SENSITIVITY_ENDPOINTS = ("createTable", "updateTable")
 # profiles that break a rule only one endpoint can show
 PROFILE_ENDPOINTS = {"replay-purges": ("dropTable",), "keys-partial": ("createNamespace",)}
@@ -237,7 +233,7 @@ def test_reference_without_discovery_ignores_keys(make_ctx):
 from ctk.reference.variants import VARIANTS                    # noqa: E402
 
 VARIANT_ENDPOINTS = ("updateTable",)     # every endpoint behaviour applies to it; bounded runtime
-VARIANT_BEHAVIOUR = {**BEHAVIOUR, "REPLAY-05": "finalized-duplicate", "LIFE-03": "lifetime"}
+VARIANT_BEHAVIOUR = BEHAVIOUR
 VARIANT_TABLE: dict[str, dict[str, str]] = {}
 NO_GRACE = "PT0S"        # so that only the lifetime-grace variant honours keys past the lifetime
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from ctk.checks import ENDPOINT_CHECKS
 from ctk.core.requirements import status_if_broken
 from ctk.reference.deviations import PROFILES
 
@@ -27,9 +28,9 @@ from ctk.reference.deviations import PROFILES
 LIFETIME, GRACE = "PT4S", "PT2S"
 RUN_LIMIT = 900.0        # seconds for one `ctk run` of the whole kit (about a minute on an idle 2-core machine)
 BROKEN = ("fail", "deviation")
-# the requirements the endpoint checks judge, endpoint by endpoint (their verdicts name the endpoint)
-ENDPOINT_REQUIREMENTS = frozenset({"REPLAY-01", "REPLAY-02", "REPLAY-03", "REPLAY-04", "INFLIGHT-01", "INFLIGHT-02",
-                                   "PAYLOAD-01", "SCOPE-01", "SCOPE-02", "LIFE-01", "RECON-01", "RECON-02"})
+# the requirements the endpoint checks judge, endpoint by endpoint (their verdicts name the endpoint): what the
+# registry's per-endpoint checks report on (ctk.checks.ENDPOINT_CHECKS)
+ENDPOINT_REQUIREMENTS = frozenset(rid for _, fn in ENDPOINT_CHECKS for rid, _ in fn.ctk_check.reports)
 
 
 @contextmanager

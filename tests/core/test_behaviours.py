@@ -85,12 +85,16 @@ def test_registry_names_known_requirements_and_is_in_column_order():
     for reg in regs:
         for rid, beh in reg.reports:
             assert rid in REQUIREMENTS and isinstance(beh, Behaviour)
-    assert [b for b, _ in ENDPOINT_CHECKS] == [
-        "finalized-duplicate", "terminal-4xx-replayed", "5xx-not-stored", "lost-answer", "in-flight-duplicate",
-        "payload-mismatch", "key-scope", "lifetime", "replay-failed", "crash-reconciled"]
-    assert [b for b, _ in GLOBAL_CHECKS] == ["discovery", "lifetime-placement", "java-parseable",
-                                           "key-ignored-when-unsupported", "nested-namespace", "malformed-key",
-                                           "repeated-header"]
+    # what ctk.checks runs per endpoint and once per target is every registered check of those areas, each once,
+    # in column order (derived from the registry: a new check is run without editing a list here)
+    for runs, areas in ((ENDPOINT_CHECKS, {"idempotency"}), (GLOBAL_CHECKS, {"discovery", "keys"})):
+        wanted = [c for c in regs if c.area in areas]
+        assert wanted, areas
+        # area by area (discovery, then keys), each in column order
+        assert [fn for _, fn in runs] == [c.fn for c in sorted(wanted, key=lambda c: (sorted(areas).index(c.area),
+                                                                                      c.behaviour.order))], areas
+        assert [b for b, _ in runs] == [fn.ctk_check.behaviour for _, fn in runs]
+        assert len({b for b, _ in runs}) == len(runs), f"a behaviour run twice: {[b for b, _ in runs]}"
     # the matrix leads with the Idempotency-Key behaviours every mutation endpoint is checked for
     first = [b.area for b in Behaviour][:len([b for b in Behaviour if b.area == "idempotency"])]
     assert set(first) == {"idempotency"} and list(Behaviour)[0] is Behaviour.FINALIZED_DUPLICATE
