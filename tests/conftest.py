@@ -39,21 +39,19 @@ def pytest_xdist_make_scheduler(config, log):
     return xdist_lanes.make_scheduler(config, log)
 
 
-@pytest.fixture(autouse=True)
-def _reports_follow_the_schema(request):
-    """Every conformance.json a test leaves in its tmp_path (a `ctk run`, the plugin in pytester, the reporting
-    tests) claiming format ctk-conformance/1 validates against the published schema (issue 29 item 8)."""
-    yield
-    tmp = request.node.funcargs.get("tmp_path") if hasattr(request.node, "funcargs") else None
-    if tmp is None or not os.path.isdir(tmp):
-        return
+def _schema_problems(where, checked: set | None = None) -> dict:
+    """conformance.json files under `where` that claim format ctk-conformance/1 and break the published schema."""
     import json
     from pathlib import Path
 
     from ctk.reporting.report_schema import problems
 
     bad = {}
-    for path in itertools.islice(Path(tmp).rglob("conformance.json"), 200):
+    for path in itertools.islice(Path(where).rglob("conformance.json"), 500):
+        if checked is not None:
+            if path in checked:
+                continue
+            checked.add(path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -62,6 +60,31 @@ def _reports_follow_the_schema(request):
             found = problems(data, limit=5)
             if found:
                 bad[str(path)] = found
+    return bad
+
+
+_SCHEMA_CHECKED: set = set()
+
+
+@pytest.fixture(autouse=True)
+def _reports_follow_the_schema(request):
+    """Every conformance.json a test leaves in its tmp_path (a `ctk run`, the plugin in pytester, the reporting
+    tests) claiming format ctk-conformance/1 validates against the published schema (issue 29 item 8)."""
+    yield
+    tmp = request.node.funcargs.get("tmp_path") if hasattr(request.node, "funcargs") else None
+    if tmp is None or not os.path.isdir(tmp):
+        return
+    bad = _schema_problems(tmp, _SCHEMA_CHECKED)
+    if bad:
+        pytest.fail(f"conformance.json breaks docs/conformance.schema.json: {bad}", pytrace=False)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_reports_follow_the_schema(tmp_path_factory):
+    """The same for the reports of module- and session-scoped runs (tmp_path_factory), at the session's end."""
+    yield
+    base = tmp_path_factory.getbasetemp()
+    bad = _schema_problems(base, _SCHEMA_CHECKED) if os.path.isdir(base) else {}
     if bad:
         pytest.fail(f"conformance.json breaks docs/conformance.schema.json: {bad}", pytrace=False)
 
