@@ -263,7 +263,9 @@ def _judge(lane: Lane, run_name: str) -> None:
         problems.append(f"exit status {run['rc']}, expected {' or '.join(map(str, allowed))}"
                         + (" (timed out)" if run["timed_out"] else ""))
     elif run["rc"] != allowed[0]:
-        why = [f"{m.requirement} {m.got}" for m in unexpected if m.got not in ("pass", expectations.NOT_RUN)]
+        makes = ("fail", "error") if run["rc"] == 1 else ("inconclusive",)
+        why = [f"{m.requirement} {m.got}" for m in unexpected if m.got in makes and (run["rc"] == 1 or m.requirement
+                                                                                   in musts)]
         _say(f"{lane.catalog}: {run_name}: exit status {run['rc']}, not the {allowed[0]} the expectations imply: "
              f"the verdicts of requirements not expected yet make it {run['rc']} ({', '.join(why)}); "
              f"not failed on the exit status alone")

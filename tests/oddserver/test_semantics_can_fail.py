@@ -3,11 +3,16 @@ one odd server each that breaks exactly the rule, and the check of that requirem
 verdict its level calls for, on the requirement it names. tests/core/test_every_requirement_can_fail.py lists
 these tests as where each requirement is shown failing.
 
-Two kinds of odd catalog, each a rule in front of the reference catalog:
+The odd catalogs, each one rule in front of the reference catalog:
 
-* lenient: an answer the reference gives with one of ``when`` (a refusal: 404, 409) is replaced by a success
-  (what a catalog that accepts what it must refuse answers);
-* acknowledged, not done: the request is answered with a success and never reaches the catalog.
+* `lenient`: an answer the reference gives with one of ``when`` (a refusal: 404, 409) is replaced by a success
+  (a catalog that accepts what it must refuse; the effect holds, so the verdict is the documents' level for a
+  wrong status);
+* `acknowledged_not_done`: the request is answered with a success and never reaches the catalog;
+* `omits`: a listing leaves items out;
+* `commit_not_applied`: a table commit holding one kind of update is answered with the table as it was;
+* `rewrites_metadata`: every table answer carries altered metadata (a location, the metadata log, sort orders);
+* `drops_property`: createNamespace keeps all properties but one.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from ctk.core.requirements import status_if_broken
 from ctk.core.verdicts import Status
 
 NS = r"/namespaces/[^/]+"
+ONE_LOCATION = "file:///ctk-odd/one-location"       # every table answered as living there (never written to)
 
 
 class lenient(Rule):
@@ -168,6 +174,9 @@ ODD = [
     Odd("NS-06", "drop-empty-namespace", lambda up: acknowledged_not_done("DELETE", NS + "$", 204)),
     Odd("NS-07", "drop-non-empty-namespace", lambda up: lenient("DELETE", NS + "$", (409,), 204), True),
     Odd("NS-08", "list-namespaces", lambda up: omits(r"/namespaces$", "namespaces")),
+    Odd("NS-09", "namespace-names-with-dot-or-slash", lambda up: omits(r"/namespaces$", "namespaces",
+                                                                       lambda ns: "dot.level" in ns[-1])),
+    Odd("TBL-01", "create-table", lambda up: acknowledged_not_done("POST", NS + r"/tables$", 200, _empty)),
     Odd("TBL-02", "create-existing-table", lambda up: lenient("POST", NS + r"/tables$", (409,), 200, _empty), True),
     Odd("TBL-03", "complete-create-table", lambda up: rewrites_metadata(
         lambda m: {**m, "sort-orders": [{"order-id": 0, "fields": []}], "default-sort-order-id": 0})),
@@ -175,25 +184,22 @@ ODD = [
     Odd("TBL-06", "rename-table", lambda up: acknowledged_not_done("POST", r"/tables/rename$", 204)),
     Odd("TBL-07", "rename-refused", lambda up: lenient("POST", r"/tables/rename$", (404, 409), 204), True),
     Odd("TBL-09", "register-refused", lambda up: lenient("POST", NS + r"/register$", (404, 409), 200, _empty), True),
+    Odd("TBL-10", "table-names-with-dot-or-slash", lambda up: omits(NS + r"/tables$", "identifiers",
+                                                                    lambda i: "ta.ble" in i["name"])),
+    Odd("TBL-11", "unique-location", lambda up: rewrites_metadata(lambda m: {**m, "location": ONE_LOCATION})),
+    Odd("LIST-03", "list-views", lambda up: omits(NS + r"/views$", "identifiers")),
+    Odd("EVO-03", "spec-update-and-revert", lambda up: commit_not_applied(up, "add-spec")),
+    Odd("EVO-04", "sort-order-update-and-revert", lambda up: commit_not_applied(up, "add-sort-order")),
     Odd("EVO-05", "update-transaction", lambda up: commit_not_applied(up, "remove-properties")),
     Odd("EVO-06", "appends-and-refs", lambda up: commit_not_applied(up, "add-snapshot")),
     Odd("EVO-07", "uuid-validation", lambda up: lenient("POST", NS + r"/tables/[^/]+$", (409,), 200, _empty)),
-    Odd("TXN-04", "replace-missing-table", lambda up: lenient("POST", NS + r"/tables/[^/]+$", (404,), 200,
-                                                           _empty)),
-    Odd("NS-09", "namespace-names-with-dot-or-slash", lambda up: omits(r"/namespaces$", "namespaces",
-                                                                       lambda ns: "dot.level" in ns[-1])),
-    Odd("TBL-01", "create-table", lambda up: acknowledged_not_done("POST", NS + r"/tables$", 200, _empty)),
-    Odd("TBL-10", "table-names-with-dot-or-slash", lambda up: omits(NS + r"/tables$", "identifiers",
-                                                                    lambda i: "ta.ble" in i["name"])),
-    Odd("TBL-11", "unique-location", lambda up: rewrites_metadata(lambda m: {**m, "location": "file:///tmp/t"})),
-    Odd("EVO-03", "spec-update-and-revert", lambda up: commit_not_applied(up, "add-spec")),
-    Odd("EVO-04", "sort-order-update-and-revert", lambda up: commit_not_applied(up, "add-sort-order")),
     Odd("EVO-08", "metadata-log", lambda up: rewrites_metadata(lambda m: {**m, "metadata-log": []})),
     Odd("TXN-01", "create-transaction", lambda up: acknowledged_not_done("POST", NS + r"/tables/[^/]+$", 200,
                                                                                _empty)),
     Odd("TXN-02", "concurrent-create-transaction", lambda up: lenient("POST", NS + r"/tables/[^/]+$", (409,), 200,
                                                                       _empty)),
-    Odd("LIST-03", "list-views", lambda up: omits(NS + r"/views$", "identifiers")),
+    Odd("TXN-04", "replace-missing-table", lambda up: lenient("POST", NS + r"/tables/[^/]+$", (404,), 200,
+                                                           _empty)),
     Odd("VIEW-01", "create-view", lambda up: acknowledged_not_done("POST", NS + r"/views$", 200, _empty)),
     Odd("VIEW-02", "create-existing-view", lambda up: lenient("POST", NS + r"/views$", (409,), 200, _empty), True),
     Odd("VIEW-04", "rename-view", lambda up: acknowledged_not_done("POST", r"/views/rename$", 204)),
@@ -209,9 +215,8 @@ ODD = [
 def test_the_rule_broken_fails_its_requirement(make_odd, odd):
     [check] = [c for c in semantic_checks() if c.name == odd.check]
     assert check.requirement == odd.requirement
-    rules: list[Rule] = []
-    ctx, _ = make_odd(lambda up: rules.append(odd.rule(up)) or rules)
-    [rule] = rules
+    ctx, server = make_odd(lambda up: [odd.rule(up)])
+    [rule] = server.rules
     verdicts = run_semantic(ctx, check)
     assert rule.hits >= 1, "the odd server never broke the rule: the check did not send what it judges"
     got = [(v.requirement, v.status.value, v.message[:400]) for v in verdicts]
