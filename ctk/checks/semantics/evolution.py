@@ -231,7 +231,7 @@ def _stale_then_retry(t: SemRun, stem: str, concurrent: list[dict], stale: dict,
     retry = commit(t, ns, name, own, [req("assert-table-uuid", uuid=uuid), *own_requirements],
                    label=f"{what} with the requirements it needs")
     if retry.status != 200:
-        return t.broken(f"after a concurrent change that leaves its requirements true, {what} lands",
+        return t.status_broken(f"after a concurrent change that leaves its requirements true, {what} lands",
                         f"it answered {describe(retry)}")
     _, final = load(t, ns, name, "read: the table after the retried commit")
     if final is None:
@@ -336,7 +336,7 @@ def check_schema_update_and_revert(t: SemRun) -> Verdict:
                     [req("assert-table-uuid", uuid=uuid), req("assert-current-schema-id", current_schema_id=new_id)],
                     "updateTable (revert to schema 0)")
     if revert.status != 200:
-        return t.broken("set-current-schema back to the earlier schema id lands", f"it answered {describe(revert)}")
+        return t.status_broken("set-current-schema back to the earlier schema id lands", f"it answered {describe(revert)}")
     _, back = load(t, ns, name, "read: the reverted table")
     mb = meta(back)
     if mb.get("current-schema-id") != 0 or columns(current_schema(mb)) != BASE_FIELDS:
@@ -415,7 +415,7 @@ def check_remove_unused_schemas(t: SemRun) -> Verdict:
                 [req("assert-table-uuid", uuid=uuid), req("assert-current-schema-id", current_schema_id=current)],
                 "updateTable (remove-schemas of the unused schema 0)")
     if ex.status != 200:
-        return t.broken("remove-schemas of a schema no longer current lands", f"it answered {describe(ex)}")
+        return t.status_broken("remove-schemas of a schema no longer current lands", f"it answered {describe(ex)}")
     _, after = load(t, ns, name)
     ids = sorted((s.get("schema-id") for s in meta(after).get("schemas") or [] if isinstance(s, dict)), key=str)
     if ids != [current]:
@@ -453,7 +453,7 @@ def check_spec_update_and_revert(t: SemRun) -> Verdict:
                     [req("assert-table-uuid", uuid=uuid), req("assert-default-spec-id", default_spec_id=new_id)],
                     "updateTable (revert to spec 0)")
     if revert.status != 200:
-        return t.broken("set-default-spec back to the earlier spec id lands", f"it answered {describe(revert)}")
+        return t.status_broken("set-default-spec back to the earlier spec id lands", f"it answered {describe(revert)}")
     _, back = load(t, ns, name, "read: the reverted table")
     mb = meta(back)
     if mb.get("default-spec-id") != 0 or spec_fields(default_spec(mb)):
@@ -520,7 +520,7 @@ def check_remove_unused_spec(t: SemRun) -> Verdict:
                 [req("assert-table-uuid", uuid=uuid), req("assert-default-spec-id", default_spec_id=default)],
                 "updateTable (remove-partition-specs of the unused spec 0)")
     if ex.status != 200:
-        return t.broken("remove-partition-specs of a spec no longer default lands", f"it answered {describe(ex)}")
+        return t.status_broken("remove-partition-specs of a spec no longer default lands", f"it answered {describe(ex)}")
     _, after = load(t, ns, name)
     ids = sorted((s.get("spec-id") for s in meta(after).get("partition-specs") or [] if isinstance(s, dict)),
                  key=str)
@@ -561,7 +561,7 @@ def check_sort_order_update_and_revert(t: SemRun) -> Verdict:
                      req("assert-default-sort-order-id", default_sort_order_id=new_id)],
                     "updateTable (revert to the unsorted order 0)")
     if revert.status != 200:
-        return t.broken("set-default-sort-order back to the unsorted order lands", f"it answered {describe(revert)}")
+        return t.status_broken("set-default-sort-order back to the unsorted order lands", f"it answered {describe(revert)}")
     _, back = load(t, ns, name, "read: the reverted table")
     if meta(back).get("default-sort-order-id") != 0:
         return t.broken("after the revert the unsorted order 0 is the default",
@@ -692,7 +692,7 @@ def check_appends_and_refs(t: SemRun) -> Verdict:
     c, d = stage(t, ns, name, after_b, "c"), stage(t, ns, name, after_b, "d")
     second = t.send("POST", c.path, c.body, label="updateTable (append C, retried on the fresh base)")
     if second.status != 200:
-        return t.broken("an append on the fresh base lands", f"it answered {describe(second)}")
+        return t.status_broken("an append on the fresh base lands", f"it answered {describe(second)}")
     _, two = load(t, ns, name, "read: the table after append C")
     m2 = meta(two)
     parent = snapshots(m2).get(c.snapshot_id, {}).get("parent-snapshot-id")

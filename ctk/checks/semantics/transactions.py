@@ -103,7 +103,7 @@ def check_create_transaction(t: SemRun) -> Verdict:
                                         set_properties_update({"ctk.txn": "committed"})]
     done = commit(t, ns, name, updates, [req("assert-create")], "updateTable (commit the create, assert-create)")
     if done.status != 200:
-        return t.broken("the staged create committed with assert-create lands",
+        return t.status_broken("the staged create committed with assert-create lands",
                         f"the commit answered {describe(done)}")
     got, loaded = load(t, ns, name, "read: the created table")
     m = meta(loaded)
