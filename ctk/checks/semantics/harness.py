@@ -74,6 +74,19 @@ def client_reads_type(ex: Exchange) -> bool:
     return bool(_TYPED_404.search(path))
 
 
+def client_exception(ex: Exchange) -> str | None:
+    """The exception Iceberg Java's error handler raises for a 404 of a table or view operation, read from the
+    error type as the client reads it (ErrorHandlers): NoSuchNamespaceException and NotFoundException by name,
+    otherwise no such table (or view); None where the client does not read the type."""
+    if not client_reads_type(ex):
+        return None
+    kind = error_type(ex)
+    view = "/views" in urlsplit(ex.url).path
+    if kind == "NoSuchNamespaceException" or (kind == "NotFoundException" and not view):
+        return kind
+    return "NoSuchViewException" if view else "NoSuchTableException"
+
+
 class SemRun(Run):
     """One semantic check's run: its context, its namespace, its setup steps that read back, its verdicts."""
 
@@ -120,9 +133,9 @@ class SemRun(Run):
         statuses, types = tuple(statuses), tuple(types)
         if ex.status not in statuses:
             return f"{ex.method} {ex.url} -> {describe(ex)}"
-        if types and client_reads_type(ex) and error_type(ex) not in types:
-            return (f"{ex.method} {ex.url} -> {ex.status} with error type {error_type(ex)!r} (a Java client tells "
-                    f"{' / '.join(types)} from other 404s by the type)")
+        if types and client_reads_type(ex) and client_exception(ex) not in types:
+            return (f"{ex.method} {ex.url} -> {ex.status} with error type {error_type(ex)!r}, which a Java client "
+                    f"raises as {client_exception(ex)}, not {' / '.join(types)}")
         return None
 
     def unique(self, stem: str) -> str:

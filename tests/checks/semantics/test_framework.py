@@ -121,3 +121,19 @@ def test_the_error_type_is_judged_only_where_a_client_reads_it(method, path, rea
     ex = Exchange(method, f"http://127.0.0.1:1{path}", status=404, response_body='{"error": {"type": "NotFound"}}')
     assert client_reads_type(ex) is reads
     assert client_reads_type(Exchange(method, f"http://127.0.0.1:1{path}", status=409)) is False
+
+
+@pytest.mark.parametrize("path,kind,raised", [
+    ("/v1/namespaces/a/tables/t", "NotFoundError", "NoSuchTableException"),     # lakana's type: a client reads it
+    ("/v1/namespaces/a/tables/t", "NoSuchTableException", "NoSuchTableException"),   # as no such table
+    ("/v1/namespaces/a/tables/t", "NoSuchNamespaceException", "NoSuchNamespaceException"),
+    ("/v1/namespaces/a/tables/t", "NotFoundException", "NotFoundException"),
+    ("/v1/namespaces/a/views/v", "NotFoundException", "NoSuchViewException"),
+    ("/v1/namespaces/a/views/v", "NoSuchNamespaceException", "NoSuchNamespaceException"),
+])
+def test_a_404_is_judged_by_the_exception_a_java_client_raises_for_it(path, kind, raised):
+    from ctk.checks.semantics.harness import client_exception
+    from ctk.core.exchange import Exchange
+
+    ex = Exchange("GET", f"http://127.0.0.1:1{path}", status=404, response_body='{"error": {"type": "%s"}}' % kind)
+    assert client_exception(ex) == raised
