@@ -29,7 +29,7 @@ from ctk.client.transport import ns_path, table_path, view_path
 from ctk.core.exchange import Exchange
 from ctk.core.requirements import Level, active_profile, get
 from ctk.core.verdicts import Status, Verdict
-from ctk.checks.common import Run, describe, error_of, not_routed, setup_failed
+from ctk.checks.common import Run, _template_regex, describe, error_of, not_routed, setup_failed
 from ctk.checks.context import CheckContext
 from ctk.checks.judging import annotate
 from ctk.checks.semantics.probes import PROBES
@@ -304,4 +304,22 @@ def _run(t: SemRun, check: SemanticCheck) -> list[Verdict]:
     except Exception as exc:  # noqa: BLE001 - the check crashed: an error verdict, never a lost one
         return [t.crashed(exc)]
     out = out if isinstance(out, list) else [out]
+    unserved = _unserved(t, check) if any(v.status is not Status.UNSUPPORTED for v in out) else None
+    if unserved is not None:   # every request to the operation was answered as by a router that does not know it
+        return [t.unsupported(f"{check.operation} is not served by the target: {unserved}")]
     return out
+
+
+def _unserved(t: SemRun, check: SemanticCheck) -> str | None:
+    """Why the check's operation is not served (None when it is, or was never reached): every request the check
+    sent to its method and path answered as unrouted (`not_routed`: 404/405 without an error model, 501, ...)."""
+    op = spec_operation(check.operation)
+    d = t.ctx.discovery
+    if d is not None and d.endpoints is not None and d.supports(op.method.upper(), op.template):
+        return None     # listed in /v1/config: routed, whatever its 404s look like
+    rx = _template_regex(op.template)
+    hits = [e for e in t.exchanges() if e.method == op.method.upper() and rx.search(e.url.split("://", 1)[-1])]
+    reasons = [not_routed(e) for e in hits]
+    if hits and all(reasons):
+        return f"{op.method.upper()} {op.template}: {reasons[0]} ({len(hits)} request(s))"
+    return None

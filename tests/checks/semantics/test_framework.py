@@ -137,3 +137,30 @@ def test_a_404_is_judged_by_the_exception_a_java_client_raises_for_it(path, kind
 
     ex = Exchange("GET", f"http://127.0.0.1:1{path}", status=404, response_body='{"error": {"type": "%s"}}' % kind)
     assert client_exception(ex) == raised
+
+
+def test_an_operation_the_catalog_does_not_route_is_not_applicable(ctx, monkeypatch):
+    """lakana answers registerTable with FastAPI's 404 {"detail": "Not Found"} and lists no endpoints: the check's
+    every request to the operation answered as by a router that does not know it, so it is not applicable, not a
+    deviation. (An operation listed in /v1/config's endpoints is routed, whatever its 404s look like.)"""
+    from ctk.core.exchange import Exchange
+
+    monkeypatch.setattr(ctx.discovery, "endpoints", None)
+
+    def check(t: SemRun):
+        t.extra.append(Exchange("POST", "http://127.0.0.1:1/v1/namespaces/a/register", status=404,
+                                response_body='{"detail": "Not Found"}'))
+        return t.broken("a registered table loads", "404")
+
+    (v,) = run_semantic(ctx, _fake(check, operation="registerTable"))
+    assert v.status is Status.UNSUPPORTED and "not served" in v.message
+
+    def served(t: SemRun):
+        t.extra.append(Exchange("POST", "http://127.0.0.1:1/v1/namespaces/a/register", status=409,
+                                response_body='{"error": {"type": "AlreadyExistsException", "code": 409}}'))
+        t.extra.append(Exchange("POST", "http://127.0.0.1:1/v1/namespaces/a/register", status=404,
+                                response_body='{"detail": "Not Found"}'))
+        return t.broken("a registered table loads", "404")
+
+    (v,) = run_semantic(ctx, _fake(served, operation="registerTable"))
+    assert v.status is not Status.UNSUPPORTED
