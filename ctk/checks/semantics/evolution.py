@@ -322,7 +322,7 @@ def check_schema_update_and_revert(t: SemRun) -> Verdict:
                 [req("assert-table-uuid", uuid=uuid), req("assert-current-schema-id", current_schema_id=0),
                  req("assert-last-assigned-field-id", last_assigned_field_id=2)], "updateTable (add a column)")
     if ex.status != 200:
-        return t.inconclusive(f"a schema update answered {describe(ex)}: nothing acknowledged to read back")
+        return t.not_acknowledged(ex, "a schema update")
     _, loaded = load(t, ns, name)
     if loaded is None:
         return t.broken("an acknowledged schema update loads back", "loading the table failed")
@@ -443,7 +443,7 @@ def check_spec_update_and_revert(t: SemRun) -> Verdict:
                  req("assert-last-assigned-partition-id", last_assigned_partition_id=999)],
                 "updateTable (add a bucket partition field)")
     if ex.status != 200:
-        return t.inconclusive(f"a spec update answered {describe(ex)}: nothing acknowledged to read back")
+        return t.not_acknowledged(ex, "a spec update")
     _, loaded = load(t, ns, name)
     m = meta(loaded)
     if spec_fields(default_spec(m)) != [SHARD]:
@@ -548,7 +548,7 @@ def check_sort_order_update_and_revert(t: SemRun) -> Verdict:
                 [req("assert-table-uuid", uuid=uuid), req("assert-default-sort-order-id", default_sort_order_id=0)],
                 "updateTable (a sort order)")
     if ex.status != 200:
-        return t.inconclusive(f"a sort order update answered {describe(ex)}: nothing acknowledged to read back")
+        return t.not_acknowledged(ex, "a sort order update")
     _, loaded = load(t, ns, name)
     m = meta(loaded)
     want = order_fields(order(*BUCKET_THEN_ID))
@@ -672,7 +672,7 @@ def check_appends_and_refs(t: SemRun) -> Verdict:
     a, b = stage(t, ns, name, empty, "a"), stage(t, ns, name, empty, "b")
     first = t.send("POST", a.path, a.body, label="updateTable (append A on the empty table)")
     if first.status != 200:
-        return t.inconclusive(f"an append answered {describe(first)}: nothing acknowledged to read back")
+        return t.not_acknowledged(first, "an append")
     _, one = load(t, ns, name, "read: the table after append A")
     m1 = meta(one)
     logged = [e.get("snapshot-id") for e in m1.get("snapshot-log") or [] if isinstance(e, dict)]
@@ -842,11 +842,12 @@ def _without_ids(node: Any) -> Any:
     return node
 
 
-def _ids(node: Any) -> list[Any]:
+def _all_ids(node: Any) -> list[Any]:
+    """Every id of a type's JSON: field, element, key and value ids."""
     if isinstance(node, dict):
-        return [node[k] for k in _ID_KEYS if k in node] + [i for v in node.values() for i in _ids(v)]
+        return [node[k] for k in _ID_KEYS if k in node] + [i for v in node.values() for i in _all_ids(v)]
     if isinstance(node, list):
-        return [i for v in node for i in _ids(v)]
+        return [i for v in node for i in _all_ids(v)]
     return []
 
 
@@ -867,7 +868,7 @@ def check_variant_columns(t: SemRun) -> Verdict:
         _, loaded = load(t, ns, v3)
         m = meta(loaded)
         got = _shape({"type": "struct", "fields": current_schema(m).get("fields")})
-        ids = _ids(got)
+        ids = _all_ids(got)
         # the order a catalog assigns fresh ids in is its own (the spec names none; Java goes level by level):
         # the columns, their types and nesting are judged, and that the ids are distinct
         if m.get("format-version") != 3 or _without_ids(got) != _without_ids(

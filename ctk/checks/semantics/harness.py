@@ -141,6 +141,15 @@ class SemRun(Run):
     def unique(self, stem: str) -> str:
         return self.ctx.unique(stem)
 
+    def not_acknowledged(self, ex: Exchange, what: str) -> Verdict:
+        """The verdict when the request under test (a valid one) was not acknowledged: a 4xx is a refusal, a
+        decided finding at the documents' level (nothing lost, nothing misreported, but what the compatibility kit
+        expects to work did not: a deviation); a 5xx or no answer leaves it undecided."""
+        if ex.status is not None and 400 <= ex.status < 500 and not_routed(ex) is None:
+            return self.status_broken(f"{what} is accepted", f"it answered {describe(ex)}: refused, so nothing of "
+                                                              "what the check reads back was made")
+        return self.inconclusive(f"{what} answered {describe(ex)}: nothing acknowledged to read back")
+
     # -- setup steps that read their effect back -------------------------------------------------------------
     def namespace(self, stem: str = "sem", properties: dict[str, str] | None = None) -> tuple[str, ...]:
         """A fresh namespace for this check (created and loaded back)."""

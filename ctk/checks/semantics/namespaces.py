@@ -118,7 +118,7 @@ def check_update_properties(t: SemRun) -> Verdict:
                 label="updateProperties (update, add, remove)")
     if first.status != 200 or ex.status != 200:
         bad = first if first.status != 200 else ex
-        return t.inconclusive(f"updateProperties answered {describe(bad)}: nothing acknowledged to read back")
+        return t.not_acknowledged(bad, "updateProperties")
     got = _load(t, ns)
     props = ((got.json() or {}).get("properties") or {}) if got.status == 200 else None
     if props is None:

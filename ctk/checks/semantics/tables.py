@@ -145,7 +145,7 @@ def check_create_table(t: SemRun) -> Verdict:
     name = t.unique("t")
     ex = t.send("POST", f"namespaces/{ns_path(ns)}/tables", create_table_body(name), label="createTable")
     if not acknowledged(ex):
-        return t.inconclusive(f"createTable answered {describe(ex)}: nothing acknowledged to read back")
+        return t.not_acknowledged(ex, "createTable")
     answered = meta(ex.json() if isinstance(ex.json(), dict) else None)
     got = load(t, ns, name)
     loaded = body_of(got)
@@ -352,7 +352,7 @@ def check_transaction_properties(t: SemRun) -> Verdict:
     staged = t.send("POST", f"namespaces/{ns_path(ns)}/tables", body, label="createTable (stage-create)")
     sm = meta(body_of(staged))
     if not sm.get("table-uuid"):
-        return t.inconclusive(f"a staged createTable answered {describe(staged)} without metadata to commit")
+        return t.not_acknowledged(staged, "a staged createTable")
     commit = {"identifier": ident(ns, name), "requirements": [{"type": "assert-create"}],
               "updates": _create_updates(sm)}
     created = t.send("POST", table_path(ns, name), commit, label="commit the create transaction (assert-create)")
@@ -502,7 +502,7 @@ def check_rename_table(t: SemRun) -> Verdict:
     dst = t.unique("renamed")
     ex = rename(t, (ns, src), (ns, dst))
     if not acknowledged(ex):
-        return t.inconclusive(f"renameTable answered {describe(ex)}: nothing acknowledged to read back")
+        return t.not_acknowledged(ex, "renameTable")
     old = load(t, ns, src, "read: the source after the rename")
     new = load(t, ns, dst, "read: the destination after the rename")
     moved = body_of(new)

@@ -92,7 +92,7 @@ def check_create_transaction(t: SemRun) -> Verdict:
     props = client_properties(t, {"ctk.prop1": "val1", "default-key2": "catalog-overridden-key2"})
     ex, staged = stage_create(t, ns, name, props)
     if not staged:
-        return t.inconclusive(f"createTable with stage-create answered {describe(ex)}: nothing staged to commit")
+        return t.not_acknowledged(ex, "createTable with stage-create")
     early = t.send("GET", table_path(ns, name), label="read: the staged table is not there yet")
     if early.status == 200:
         return t.broken("a staged create creates nothing until its commit",
@@ -167,7 +167,7 @@ def check_concurrent_create_transaction(t: SemRun) -> Verdict:
     name = t.unique("t")
     ex, staged = stage_create(t, ns, name, {"ctk.who": "transaction"})
     if not staged:
-        return t.inconclusive(f"createTable with stage-create answered {describe(ex)}: nothing staged to commit")
+        return t.not_acknowledged(ex, "createTable with stage-create")
     body = create_table_body(name, {"ctk.who": "other"})
     body["schema"] = with_column(3, "other", "string", schema_id=0)
     _, other = t.table(ns, name, body=body)
@@ -280,7 +280,7 @@ def check_replace_transaction(t: SemRun) -> Verdict:
     props = client_properties(t, {"ctk.prop1": "val1", "default-key2": "catalog-overridden-key2"})
     ex = replace_commit(t, ns, name, base, REPLACED, spec(SHARD, spec_id=1), REPLACE_ORDER, props)
     if ex.status != 200:
-        return t.inconclusive(f"a replace transaction answered {describe(ex)}: nothing acknowledged to read back")
+        return t.not_acknowledged(ex, "a replace transaction")
     got, loaded = load(t, ns, name, "read: the replaced table")
     if loaded is None:
         return t.broken("the replaced table loads", f"loading it answered {describe(got)}")
@@ -307,7 +307,7 @@ def check_replace_keeps_snapshot_log(t: SemRun) -> Verdict:
         return t.inconclusive("the append before the replace did not load back as main")
     ex = replace_commit(t, ns, name, base, REPLACED, spec(SHARD, spec_id=1), REPLACE_ORDER, {"ctk.replaced": "1"})
     if ex.status != 200:
-        return t.inconclusive(f"a replace transaction answered {describe(ex)}: nothing acknowledged to read back")
+        return t.not_acknowledged(ex, "a replace transaction")
     _, loaded = load(t, ns, name, "read: the replaced table")
     m = meta(loaded)
     logged = [e.get("snapshot-id") for e in m.get("snapshot-log") or [] if isinstance(e, dict)]

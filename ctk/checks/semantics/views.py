@@ -182,7 +182,7 @@ def check_create_view(t: SemRun) -> Verdict:
     body = create_body(ns, name, schema={**SCHEMA, "schema-id": 0})
     ex = t.send("POST", f"namespaces/{ns_path(ns)}/views", body, label="createView")
     if ex.status is None or not 200 <= ex.status < 300:
-        return t.inconclusive(f"createView answered {describe(ex)}: nothing acknowledged to read back")
+        return t.not_acknowledged(ex, "createView")
     got = load_view(t, ns, name)
     lv = loaded(got)
     if lv is None:
@@ -538,7 +538,7 @@ def _rename(t: SemRun, src_ns: tuple[str, ...], src: str, dst_ns: tuple[str, ...
 def _judge_rename(t: SemRun, ex: Exchange, ns: tuple[str, ...], name: str, dst_ns: tuple[str, ...], dst: str,
                   before: dict) -> Verdict:
     if ex.status is None or not 200 <= ex.status < 300:
-        return t.inconclusive(f"renameView answered {describe(ex)}: nothing acknowledged to read back")
+        return t.not_acknowledged(ex, "renameView")
     src = load_view(t, ns, name, "read: the source is gone")
     got = loaded(load_view(t, dst_ns, dst, "read: the target has the view"))
     if got is None or src.status != 404:
@@ -656,7 +656,7 @@ def check_load_view_missing_namespace(t: SemRun) -> Verdict:
 def _replaced(t: SemRun, ex: Exchange, ns: tuple[str, ...], name: str, what: str) -> dict | Verdict:
     """The view loaded after an acknowledged commit (its answer's metadata-location), else the verdict."""
     if ex.status != 200:
-        return t.inconclusive(f"{what} answered {describe(ex)}: nothing acknowledged to read back")
+        return t.not_acknowledged(ex, what)
     got = load_view(t, ns, name, f"read: after {what}")
     lv = loaded(got)
     answered = (ex.json() or {}).get("metadata-location") if isinstance(ex.json(), dict) else None
