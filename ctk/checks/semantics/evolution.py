@@ -259,8 +259,7 @@ def check_commit_read_back(t: SemRun) -> Verdict:
     ex = commit(t, ns, name, [set_properties_update({MARK: mark})], [req("assert-table-uuid", uuid=_uuid(created))],
                 label="updateTable (set-properties)")
     if ex.status != 200:
-        return t.inconclusive(f"a plain set-properties commit answered {describe(ex)}: nothing acknowledged to "
-                              "read back")
+        return t.not_acknowledged(ex, "a plain set-properties commit")
     answered = (ex.json() or {}).get("metadata-location")
     got, loaded = load(t, ns, name, "read: load the committed table")
     if loaded is None:
@@ -291,8 +290,7 @@ def check_transaction_read_back(t: SemRun) -> Verdict:
                 "updates": [set_properties_update({MARK: f"{mark}-{i}"})]} for i, (name, loaded) in enumerate(tables)]
     ex = t.send("POST", "transactions/commit", {"table-changes": changes}, label="commitTransaction (two tables)")
     if ex.status is None or not 200 <= ex.status < 300:
-        return t.inconclusive(f"a plain two-table commitTransaction answered {describe(ex)}: nothing acknowledged "
-                              "to read back")
+        return t.not_acknowledged(ex, "a plain two-table commitTransaction")
     problems = []
     for i, (name, _) in enumerate(tables):
         got, loaded = load(t, ns, name, f"read: load table {i + 1} of the transaction")
@@ -610,8 +608,7 @@ def check_update_transaction(t: SemRun) -> Verdict:
                 [req("assert-table-uuid", uuid=_uuid(created)), req("assert-current-schema-id", current_schema_id=0),
                  req("assert-default-spec-id", default_spec_id=0)], "updateTable (schema, spec and properties)")
     if ex.status != 200:
-        return t.inconclusive(f"a commit of several updates answered {describe(ex)}: nothing acknowledged to read "
-                              "back")
+        return t.not_acknowledged(ex, "a commit of several updates")
     _, loaded = load(t, ns, name)
     m = meta(loaded)
     props = m.get("properties") or {}

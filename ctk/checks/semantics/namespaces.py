@@ -45,7 +45,7 @@ def check_create_namespace(t: SemRun) -> Verdict:
         if ex.status is not None and 200 <= ex.status < 300:
             pass     # judged by its effect below; a 2xx other than 200 is a status matter
         else:
-            return t.inconclusive(f"createNamespace answered {describe(ex)}: nothing to read back")
+            return t.not_acknowledged(ex, "createNamespace")
     got = _load(t, ns)
     body = got.json() if got.status == 200 else None
     if not isinstance(body, dict):
@@ -179,7 +179,7 @@ def check_drop_empty_namespace(t: SemRun) -> Verdict:
     ns = t.namespace("drop")
     ex = t.send("DELETE", f"namespaces/{ns_path(ns)}", label="dropNamespace")
     if ex.status is None or not 200 <= ex.status < 300:
-        return t.inconclusive(f"dropNamespace of an empty namespace answered {describe(ex)}: nothing acknowledged")
+        return t.not_acknowledged(ex, "dropNamespace of an empty namespace")
     got = _load(t, ns, "read: load the dropped namespace")
     if got.status != 404:
         return t.broken("an acknowledged dropNamespace: the namespace is gone (load answers 404)",

@@ -290,8 +290,7 @@ def check_complete_create_table(t: SemRun) -> Verdict:
         note = f"; the requested location was refused ({describe(ex)}), the catalog places tables itself"
         ex = t.send("POST", path, complete_body(name, None), label="createTable (spec, order, properties)")
     if not acknowledged(ex):
-        return t.inconclusive(f"createTable with a spec, an order and properties answered {describe(ex)}: nothing "
-                              "acknowledged to read back")
+        return t.not_acknowledged(ex, "createTable with a spec, an order and properties")
     got = load(t, ns, name)
     loaded = body_of(got)
     if loaded is None:
@@ -357,8 +356,7 @@ def check_transaction_properties(t: SemRun) -> Verdict:
               "updates": _create_updates(sm)}
     created = t.send("POST", table_path(ns, name), commit, label="commit the create transaction (assert-create)")
     if not acknowledged(created):
-        return t.inconclusive(f"committing the create transaction answered {describe(created)}: nothing "
-                              "acknowledged to read back")
+        return t.not_acknowledged(created, "committing the create transaction")
     got = body_of(load(t, ns, name, "read: the table the transaction created"))
     if got is None:
         return t.broken("an acknowledged create transaction: the table loads", "loading it did not answer 200")
@@ -375,7 +373,7 @@ def check_transaction_properties(t: SemRun) -> Verdict:
                            {"action": "set-properties", "updates": replace_props}]}
     replaced = t.send("POST", table_path(ns, name), replace, label="commit a replace transaction")
     if not acknowledged(replaced):
-        return t.inconclusive(f"the replace transaction answered {describe(replaced)}: nothing acknowledged")
+        return t.not_acknowledged(replaced, "the replace transaction")
     after = body_of(load(t, ns, name, "read: the replaced table"))
     if after is None:
         return t.broken("an acknowledged replace: the table loads", "loading it did not answer 200")
@@ -404,8 +402,7 @@ def check_create_table_default_values(t: SemRun) -> Verdict:
                 schema={"type": "struct", "schema-id": 0, "fields": [column]})
     ex = t.send("POST", f"namespaces/{ns_path(ns)}/tables", body, label="createTable (v3, default values)")
     if not acknowledged(ex):
-        return t.inconclusive(f"createTable of a v3 table with column defaults answered {describe(ex)}: nothing "
-                              "acknowledged to read back")
+        return t.not_acknowledged(ex, "createTable of a v3 table with column defaults")
     got = load(t, ns, name)
     loaded = body_of(got)
     if loaded is None:
@@ -612,7 +609,7 @@ def check_drop_table(t: SemRun) -> Verdict:
     name, _ = t.table(ns)
     ex = drop(t, ns, name)
     if not acknowledged(ex):
-        return t.inconclusive(f"dropTable answered {describe(ex)}: nothing acknowledged")
+        return t.not_acknowledged(ex, "dropTable")
     if (v := _gone(t, ns, name, ex, "dropTable")) is not None:
         return v
     if ex.status != 204:
@@ -627,7 +624,7 @@ def check_drop_purge_and_missing(t: SemRun) -> Verdict:
     name, _ = t.table(ns)
     ex = drop(t, ns, name, purge=True, label="dropTable (purgeRequested)")
     if not acknowledged(ex):
-        return t.inconclusive(f"dropTable with purgeRequested answered {describe(ex)}: nothing acknowledged")
+        return t.not_acknowledged(ex, "dropTable with purgeRequested")
     if (v := _gone(t, ns, name, ex, "dropTable with purgeRequested")) is not None:
         return v
     missing = drop(t, ns, t.unique("absent"), label="dropTable of a missing table")
