@@ -44,6 +44,22 @@ def render(tmp_path: Path, html: str | os.PathLike, name: str = "page.png") -> R
     return Rendered(png, shot, chromium(tmp_path, "--dump-dom", url))
 
 
+def measured(tmp_path: Path, page: Path, script: str, window: str = "1400,1000") -> dict:
+    """What ``script`` measured on ``page`` as Chromium lays it out: the script (a ``<script>`` that puts
+    ``JSON.stringify(...)`` into a ``<pre id="measure">`` on load) runs in a copy of the page; its JSON, parsed."""
+    import json
+    import re
+
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text().replace("</body>", script + "</body>"))
+    dom = chromium(tmp_path, f"--window-size={window}", "--dump-dom", "file://" + str(probe))
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = re.search(r'<pre id="measure">(.*?)</pre>', dom.stdout, re.S)
+    assert found, dom.stdout[-2000:]
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
+                      .replace("&amp;", "&"))
+
+
 def decode_png(data: bytes, every: int = 1):
     """(width, height, rows of (r, g, b) tuples) for 8-bit RGB/RGBA non-interlaced PNGs.
 

@@ -9,11 +9,11 @@ neither covered nor explained, or when the page differs from what the registry g
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 
 from ctk.core.rck import NOT_OBSERVABLE, qualified
 from ctk.core.requirements import REQUIREMENTS
+from ctk.reporting.requirements_doc import emit
 
 
 def _coverage() -> dict[str, list[tuple[str, str]]]:
@@ -69,10 +69,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    text = render_markdown()
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
-    return 0
+    return emit(render_markdown(), args.output)

@@ -131,11 +131,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
 
 
-def run(args: argparse.Namespace) -> int:
-    text = render_markdown() if args.markdown else render_text()
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
+def emit(text: str, output: str | None) -> int:
+    """Write a generated page to ``output`` (standard output when None); the commands' exit status."""
+    if output:
+        with open(output, "w", encoding="utf-8") as f:
             f.write(text)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    return emit(render_markdown() if args.markdown else render_text(), args.output)

@@ -3,14 +3,12 @@ top (above the endpoint matrix), each area with its outcome, each capability wit
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from browser import chromium, decode_png
+from browser import chromium, decode_png, measured
 from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Status, Verdict
 from ctk.plugin.options import CtkOptions
@@ -57,11 +55,7 @@ def _collector() -> VerdictCollector:
 def test_the_capabilities_section_reads_right_in_chromium(tmp_path):
     c = _collector()
     page = Path(write_conformance(c.report, str(tmp_path / "reports"))["html"])
-    probe = tmp_path / "probe.html"
-    probe.write_text(page.read_text().replace("</body>", MEASURE + "</body>"))
-    dom = chromium(tmp_path, "--window-size=1400,1000", "--dump-dom", "file://" + str(probe))
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    m = json.loads(re.search(r'<pre id="measure">(.*?)</pre>', dom.stdout, re.S).group(1).replace("&quot;", '"'))
+    m = measured(tmp_path, page, MEASURE)
     assert m["height"] > 50 and (m["matrixTop"] is None or m["top"] < m["matrixTop"]), m
     assert [row[:2] for row in m["areas"]] == [["namespaces", "pass"], ["tables", "fail"], ["listing", "pass"],
                                               ["views", "not applicable"]], m["areas"]

@@ -6,14 +6,12 @@ each property name once."""
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from browser import chromium, decode_png
+from browser import chromium, decode_png, measured
 from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Status, Verdict
 from ctk.plugin.options import CtkOptions
@@ -75,11 +73,7 @@ def _collector() -> VerdictCollector:
 def test_conformance_page_as_chromium_lays_it_out(tmp_path):
     c = _collector()
     page = Path(write_conformance(c.report, str(tmp_path / "reports"))["html"])
-    probe = tmp_path / "probe.html"
-    probe.write_text(page.read_text().replace("</body>", MEASURE + "</body>"))
-    dom = chromium(tmp_path, "--window-size=1400,1000", "--dump-dom", "file://" + str(probe))
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    m = json.loads(re.search(r'<pre id="measure">(.*?)</pre>', dom.stdout, re.S).group(1).replace("&quot;", '"'))
+    m = measured(tmp_path, page, MEASURE)
     # no cell's text runs into its neighbour ("409 request_in_progress" stayed on one line past the cell)
     assert m["spill"] == [], m["spill"][:5]
     # each heading says the behaviour's name once (the slug is its tooltip)

@@ -176,41 +176,34 @@ class SemRun(Run):
               properties: dict[str, str] | None = None) -> tuple[str, dict]:
         """A table created and loaded back with the same table-uuid: (name, its load result)."""
         name = name or self.unique("t")
-        ex = self.send("POST", f"namespaces/{ns_path(ns)}/tables",
-                       body if body is not None else create_table_body(name, properties),
-                       label=f"setup: create table {name}")
-        if ex.status != 200:
-            raise PrerequisiteError(f"setup: create table {name} answered "
-                                    f"{ex.status if ex.status is not None else ex.error}", ex)
-        created = ex.json() or {}
-        got = self.send("GET", table_path(ns, name), label="setup: read back the table")
-        _readable(got, "setup: read back the table")
-        uuid = ((created.get("metadata") or {}).get("table-uuid"))
-        loaded = got.json() if got.status == 200 else None
-        if not isinstance(loaded, dict) or (loaded.get("metadata") or {}).get("table-uuid") != uuid:
-            raise SetupBroken("TBL-01", f"createTable {name} answered 200 (table-uuid {uuid}), but loading it "
-                                        f"answered {describe(got)}", got)
-        return name, loaded
+        return name, self._created(ns, name, "table", "tables", table_path(ns, name), "table-uuid", "TBL-01",
+                                   body if body is not None else create_table_body(name, properties))
 
     def view(self, ns: tuple[str, ...], name: str | None = None, body: dict | None = None,
              properties: dict[str, str] | None = None, sql: str = "SELECT 1 AS id") -> tuple[str, dict]:
         """A view created and loaded back with the same view-uuid: (name, its load result)."""
         name = name or self.unique("v")
-        ex = self.send("POST", f"namespaces/{ns_path(ns)}/views",
-                       body if body is not None else create_view_body(ns, name, sql, properties),
-                       label=f"setup: create view {name}")
+        return name, self._created(ns, name, "view", "views", view_path(ns, name), "view-uuid", "VIEW-01",
+                                   body if body is not None else create_view_body(ns, name, sql, properties))
+
+    def _created(self, ns: tuple[str, ...], name: str, kind: str, collection: str, path: str, uuid_key: str,
+                 requirement: str, body: dict) -> dict:
+        """Create the table or view ``name`` and load it back: its load result, else PrerequisiteError (the
+        create was refused) or SetupBroken naming ``requirement`` (acknowledged, but not what loads)."""
+        ex = self.send("POST", f"namespaces/{ns_path(ns)}/{collection}", body, label=f"setup: create {kind} {name}")
         if ex.status != 200:
-            raise PrerequisiteError(f"setup: create view {name} answered "
+            raise PrerequisiteError(f"setup: create {kind} {name} answered "
                                     f"{ex.status if ex.status is not None else ex.error}", ex)
         created = ex.json() or {}
-        got = self.send("GET", view_path(ns, name), label="setup: read back the view")
-        _readable(got, "setup: read back the view")
-        uuid = (created.get("metadata") or {}).get("view-uuid")
+        got = self.send("GET", path, label=f"setup: read back the {kind}")
+        _readable(got, f"setup: read back the {kind}")
+        uuid = (created.get("metadata") or {}).get(uuid_key)
         loaded = got.json() if got.status == 200 else None
-        if not isinstance(loaded, dict) or (loaded.get("metadata") or {}).get("view-uuid") != uuid:
-            raise SetupBroken("VIEW-01", f"createView {name} answered 200 (view-uuid {uuid}), but loading it "
-                                         f"answered {describe(got)}", got)
-        return name, loaded
+        if not isinstance(loaded, dict) or (loaded.get("metadata") or {}).get(uuid_key) != uuid:
+            op = "createTable" if kind == "table" else "createView"
+            raise SetupBroken(requirement, f"{op} {name} answered 200 ({uuid_key} {uuid}), but loading it "
+                                           f"answered {describe(got)}", got)
+        return loaded
 
     def commit_ok(self, ns: tuple[str, ...], name: str, updates: list[dict], requirements: list[dict] | None = None,
                   label: str = "setup: commit") -> dict:
