@@ -27,13 +27,12 @@ import os
 import tempfile
 import threading
 from collections.abc import Iterator
-from typing import Any
 
 #: where the lock files live (all processes sharing a link must agree; the default is the temporary directory)
 DIR_ENV = "CTK_LINK_LOCK_DIR"
 
 
-def link_identity(link: Any) -> str:
+def link_identity(link: object) -> str:
     """What names a link for every process that uses it: a ``ProxyLink``'s control-API URL, an in-process
     interposer's URL."""
     url = getattr(link, "url", None)
@@ -71,7 +70,7 @@ class LinkLock:
             return lock
 
     @classmethod
-    def of(cls, link: Any) -> "LinkLock":
+    def of(cls, link: object) -> "LinkLock":
         return cls.named(link_identity(link))
 
     @classmethod
