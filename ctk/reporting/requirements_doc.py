@@ -83,6 +83,7 @@ def behaviours_markdown() -> str:
     import ctk.checks  # noqa: F401 - importing the check modules fills the registry
     import ctk.checks.concurrency  # noqa: F401
     import ctk.checks.db_link  # noqa: F401
+    import ctk.checks.lost_evolution  # noqa: F401 - the lost answer of every evolution commit kind (REPLAY-04)
     import ctk.checks.network  # noqa: F401
     import ctk.checks.real_client  # noqa: F401
     import ctk.checks.spark  # noqa: F401

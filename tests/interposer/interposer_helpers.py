@@ -48,6 +48,10 @@ class App:
         self.lock = threading.Lock()
         self.commits: list[dict] = []
         self.hits = 0
+        # answer no POST before this many have arrived (bounded by hold_s): a burst meets at the server by design
+        self.hold_until: int | None = None
+        self.hold_s = 5.0
+        self.arrived = threading.Condition(self.lock)
 
 
 def make_handler(app: App):
@@ -127,6 +131,9 @@ def make_handler(app: App):
                 app.commits.append({"path": self.path, "body": body.decode("latin-1"),
                                     "key": self.headers.get("Idempotency-Key")})
                 n = len(app.commits)
+                app.arrived.notify_all()
+                if app.hold_until is not None:
+                    app.arrived.wait_for(lambda: len(app.commits) >= app.hold_until, timeout=app.hold_s)
             self._send(200, json.dumps({"committed": n, "echo": body.decode("latin-1")}).encode())
 
         do_PUT = do_POST

@@ -320,6 +320,9 @@ def test_duplicate_burst_released_together_with_timings(http_proxy, http_server)
     """A parallel burst: the original and 3 copies reach the server; one event gives every request's forward
     and answer times (ms from the first forward), the copies' statuses and bodies, and the overlap."""
     name = http_proxy.add_http_toxic("duplicate_request", match=HttpMatch(method="POST"), parallel=True, copies=3)
+    # the server answers none before all four arrived (at most 5 s): on a busy machine the copies' connections may
+    # open after a fast answer began; a burst sent one after another's answer still waits the 5 s and fails below
+    http_server.app.hold_until = 4
     with client(http_proxy) as c:
         r = c.post("/tables/t", json={"n": 1}, headers={"Idempotency-Key": "k1"})
         assert r.status_code == 200
