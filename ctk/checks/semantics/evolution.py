@@ -18,7 +18,7 @@ The shared pieces (request shapes, reading the metadata back) are used by ``tran
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ctk.catalog.bodies import create_table_body, ident, schema as kit_schema, set_properties_update
 from ctk.catalog.capabilities import Capability
@@ -403,30 +403,10 @@ def check_schema_server_side_retry(t: SemRun) -> Verdict:
 @semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"),
           rck=("CatalogTests.testRemoveUnusedSchemas",))
 def check_remove_unused_schemas(t: SemRun) -> Verdict:
-    ns = t.namespace("evo_rm_schema")
-    name, created = t.table(ns)
-    uuid = _uuid(created)
-    before = t.commit_ok(ns, name, [add_schema(NEW_COL, 3), set_current_schema()], [req("assert-table-uuid", uuid=uuid)],
-                         label="setup: a second schema, current")
-    current = meta(before).get("current-schema-id")
-    ex = commit(t, ns, name, [{"action": "remove-schemas", "schema-ids": [0]}],
-                [req("assert-table-uuid", uuid=uuid), req("assert-current-schema-id", current_schema_id=current)],
-                "updateTable (remove-schemas of the unused schema 0)")
-    if ex.status != 200:
-        return t.status_broken("remove-schemas of a schema no longer current lands", f"it answered {describe(ex)}")
-    _, after = load(t, ns, name)
-    ids = sorted((s.get("schema-id") for s in meta(after).get("schemas") or [] if isinstance(s, dict)), key=str)
-    if ids != [current]:
-        return t.broken(f"after remove-schemas [0] only the current schema {current} is left", f"schema ids {ids}")
-    bad_ex = commit(t, ns, name, [{"action": "remove-schemas", "schema-ids": [current]}],
-                    [req("assert-table-uuid", uuid=uuid)], "updateTable (remove-schemas of the current schema)")
-    _, final = load(t, ns, name, "read: the table after removing the current schema was tried")
-    effect, status = refused(t, bad_ex, after, final, "remove-schemas of the current schema", (400,))
-    return judge(t, "unused schemas are removed; removing the current schema is refused (400) and changes nothing",
-                 [effect] if effect else [], [status],
-                 "remove-schemas removed the unused schema; removing the current one answered 400 and changed "
-                 "nothing (which schemas a branch still needs is the client's choice)")
-
+    return _remove_unused(t, "evo_rm_schema", [add_schema(NEW_COL, 3), set_current_schema()],
+                          "setup: a second schema, current", "remove-schemas", "schema-ids", "schema", "current",
+                          "current-schema-id", "schemas", "schema-id",
+                          lambda kept: req("assert-current-schema-id", current_schema_id=kept))
 
 # ------------------------------------------------------------------------------------------------ EVO-03 spec
 
@@ -508,31 +488,40 @@ def check_spec_server_side_retry(t: SemRun) -> Verdict:
 
 @semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"), rck=("CatalogTests.testRemoveUnusedSpec",))
 def check_remove_unused_spec(t: SemRun) -> Verdict:
-    ns = t.namespace("evo_rm_spec")
+    return _remove_unused(t, "evo_rm_spec", [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
+                          "setup: a second spec, default", "remove-partition-specs", "spec-ids", "spec", "default",
+                          "default-spec-id", "partition-specs", "spec-id",
+                          lambda kept: req("assert-default-spec-id", default_spec_id=kept))
+
+
+def _remove_unused(t: SemRun, stem: str, setup: list[dict], setup_label: str, action: str, ids_key: str, noun: str,
+                   role: str, kept_field: str, list_field: str, id_field: str,
+                   asserts_kept: Callable[[Any], dict]) -> Verdict:
+    """The compatibility kit's unused schema / spec removal: after ``setup`` makes a second one the ``role``
+    (current schema, default spec), ``action`` of the first one lands and leaves only the kept one; ``action`` of
+    the kept one is refused (400) and changes nothing."""
+    ns = t.namespace(stem)
     name, created = t.table(ns)
     uuid = _uuid(created)
-    before = t.commit_ok(ns, name, [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
-                         [req("assert-table-uuid", uuid=uuid)], label="setup: a second spec, default")
-    default = meta(before).get("default-spec-id")
-    ex = commit(t, ns, name, [{"action": "remove-partition-specs", "spec-ids": [0]}],
-                [req("assert-table-uuid", uuid=uuid), req("assert-default-spec-id", default_spec_id=default)],
-                "updateTable (remove-partition-specs of the unused spec 0)")
+    before = t.commit_ok(ns, name, setup, [req("assert-table-uuid", uuid=uuid)], label=setup_label)
+    kept = meta(before).get(kept_field)
+    ex = commit(t, ns, name, [{"action": action, ids_key: [0]}],
+                [req("assert-table-uuid", uuid=uuid), asserts_kept(kept)],
+                f"updateTable ({action} of the unused {noun} 0)")
     if ex.status != 200:
-        return t.status_broken("remove-partition-specs of a spec no longer default lands", f"it answered {describe(ex)}")
+        return t.status_broken(f"{action} of a {noun} no longer {role} lands", f"it answered {describe(ex)}")
     _, after = load(t, ns, name)
-    ids = sorted((s.get("spec-id") for s in meta(after).get("partition-specs") or [] if isinstance(s, dict)),
-                 key=str)
-    if ids != [default]:
-        return t.broken(f"after remove-partition-specs [0] only the default spec {default} is left", f"spec ids {ids}")
-    bad_ex = commit(t, ns, name, [{"action": "remove-partition-specs", "spec-ids": [default]}],
-                    [req("assert-table-uuid", uuid=uuid)], "updateTable (remove-partition-specs of the default spec)")
-    _, final = load(t, ns, name, "read: the table after removing the default spec was tried")
-    effect, status = refused(t, bad_ex, after, final, "remove-partition-specs of the default spec", (400,))
-    return judge(t, "unused specs are removed; removing the default spec is refused (400) and changes nothing",
+    ids = sorted((s.get(id_field) for s in meta(after).get(list_field) or [] if isinstance(s, dict)), key=str)
+    if ids != [kept]:
+        return t.broken(f"after {action} [0] only the {role} {noun} {kept} is left", f"{noun} ids {ids}")
+    bad_ex = commit(t, ns, name, [{"action": action, ids_key: [kept]}],
+                    [req("assert-table-uuid", uuid=uuid)], f"updateTable ({action} of the {role} {noun})")
+    _, final = load(t, ns, name, f"read: the table after removing the {role} {noun} was tried")
+    effect, status = refused(t, bad_ex, after, final, f"{action} of the {role} {noun}", (400,))
+    return judge(t, f"unused {noun}s are removed; removing the {role} {noun} is refused (400) and changes nothing",
                  [effect] if effect else [], [status],
-                 "remove-partition-specs removed the unused spec; removing the default one answered 400 and "
-                 "changed nothing (which specs a branch still needs is the client's choice)")
-
+                 f"{action} removed the unused {noun}; removing the {role} one answered 400 and changed nothing "
+                 f"(which {noun}s a branch still needs is the client's choice)")
 
 # ------------------------------------------------------------------------------------------------ EVO-04 order
 
