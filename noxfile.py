@@ -103,7 +103,7 @@ def interop(session: nox.Session) -> None:
 @nox.session
 def sensitivity(session: nox.Session) -> None:
     """The whole sensitivity matrix as a user meets it (CTK_SENSITIVITY_WORKERS=all): the reference and every
-    one of the 25 deviation profiles served by `ctk serve --control-api` and the whole kit run against it by
+    one of the 28 deviation profiles served by `ctk serve --control-api` and the whole kit run against it by
     `ctk run` with its default workers, each profile asserted to fail exactly what its `catches` lists; a
     conformant target's verdicts with and without workers compared; and every allowed variant (`ctk serve
     --variant V`) asserted to give the reference's verdicts. Prints the matrix. That is 36 runs of the kit at one

@@ -41,6 +41,7 @@ from starlette.responses import JSONResponse, Response
 
 from ctk.reference import builder, store
 from ctk.reference.operations import CatalogError, Mutation, OpResult, exists
+from ctk.reference.policies import CommitPolicy
 
 # ---------------------------------------------------------------------------------------------- errors
 
@@ -158,8 +159,8 @@ def check_identifier(value: Any) -> tuple[list[str], str]:
     return check_namespace_value(value.get("namespace")), check_name(value.get("name"), "identifier")
 
 
-def page(items: list, request: Request) -> tuple[list, str | None]:
-    """Offset paging: pageToken is the offset of the next item."""
+def page(items: list, request: Request, policy: CommitPolicy | None = None) -> tuple[list, str | None]:
+    """Offset paging: pageToken is the offset of the next item (where `policy` puts it)."""
     token, size = request.query_params.get("pageToken"), request.query_params.get("pageSize")
     start = 0
     if token:
@@ -170,7 +171,8 @@ def page(items: list, request: Request) -> tuple[list, str | None]:
         if not size.isdigit() or int(size) < 1:
             raise bad_request(f"Invalid pageSize: {size!r}")
         end = start + int(size)
-        return items[start:end], (str(end) if end < len(items) else None)
+        following = policy.next_page_offset(end) if policy is not None else end
+        return items[start:end], (str(following) if end < len(items) else None)
     return items[start:], None
 
 
@@ -277,7 +279,7 @@ async def list_namespaces(ctx: Context, request: Request) -> Response:
             raise no_namespace(parent)
         return store.list_namespaces(conn, parent)
 
-    items, nxt = page(await ctx.aread(read), request)
+    items, nxt = page(await ctx.aread(read), request, ctx.commits)
     out: dict[str, Any] = {"namespaces": items}
     if nxt:
         out["next-page-token"] = nxt
@@ -320,7 +322,7 @@ async def drop_namespace(ctx: Context, request: Request, ns: list[str], body: by
     def execute(conn):
         if not store.namespace_exists(conn, ns):
             raise no_namespace(ns)
-        if store.namespace_has_children(conn, ns):
+        if ctx.commits.drop_needs_empty_namespace() and store.namespace_has_children(conn, ns):
             raise CatalogError(409, "NamespaceNotEmptyException", f"Namespace is not empty: {'.'.join(ns)}")
         store.delete_namespace(conn, ns)
         return OpResult(204)
@@ -370,7 +372,7 @@ async def list_tables(ctx: Context, request: Request, ns: list[str], kind: str =
             raise no_namespace(ns)
         return store.list_names(conn, kind, ns)
 
-    names, nxt = page(await ctx.aread(read), request)
+    names, nxt = page(await ctx.aread(read), request, ctx.commits)
     out: dict[str, Any] = {"identifiers": [{"namespace": ns, "name": n} for n in names]}
     if nxt:
         out["next-page-token"] = nxt

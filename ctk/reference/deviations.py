@@ -169,6 +169,26 @@ class MissingMetadata5xx(CommitPolicy):
         return CatalogError(500, "InternalServerError", f"FileNotFoundError: {location}")
 
 
+# -- namespaces -------------------------------------------------------------------------------------------------
+class DropNamespaceNotEmpty(CommitPolicy):
+    def drop_needs_empty_namespace(self) -> bool:
+        return False
+
+
+# -- listing ----------------------------------------------------------------------------------------------------
+class ListPagesOverlap(CommitPolicy):
+    def next_page_offset(self, end: int) -> int:
+        return end - 1
+
+
+# -- evolution --------------------------------------------------------------------------------------------------
+class TableUuidUnchecked(CommitPolicy):
+    def validate(self, requirements: list, base: Any) -> None:
+        from pyiceberg.table.update import AssertTableUUID
+
+        super().validate([r for r in requirements if not isinstance(r, AssertTableUUID)], base)
+
+
 # -- transactions -----------------------------------------------------------------------------------------------
 class ReplaceLosesSnapshotLog(CommitPolicy):
     def replaced_metadata(self, updates: list, metadata: Any) -> Any:
@@ -278,6 +298,19 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
             ("TBL-05",), MissingMetadata5xx),
     # transactions: a replace transaction (it removes main) drops the table's snapshot log - the history a client
     # reads for time travel and rollback is gone although the snapshots are kept
+    # namespaces: dropping a namespace that still holds tables answers 204 and removes it - its tables are left
+    # under a namespace that no longer exists (no listing reaches them, no drop of the namespace is refused)
+    Profile("drop-namespace-not-empty", "dropNamespace drops a namespace that holds tables, views or namespaces",
+            ("NS-07",), DropNamespaceNotEmpty),
+    # listing: each page's next-page-token points at the last item of the page, so it comes again on the next page
+    # (a client following tokens lists it twice; with pageSize 1 the tokens never end)
+    Profile("list-pages-overlap", "a next-page-token repeats the last item of its page on the next page",
+            ("LIST-02",), ListPagesOverlap),
+    # evolution: a commit's assert-table-uuid is not checked, so a writer that still holds a dropped table commits
+    # its change into the new table of the same name (EVO-07); the every-requirement check (OCC-01) and the
+    # transaction whose table assert names another uuid (OCC-04) see the same rule broken
+    Profile("table-uuid-unchecked", "does not check a commit's assert-table-uuid",
+            ("EVO-07", "OCC-01", "OCC-04"), TableUuidUnchecked),
     Profile("replace-loses-snapshot-log", "a replace transaction drops the table's snapshot log",
             ("TXN-03",), ReplaceLosesSnapshotLog),
 ]}

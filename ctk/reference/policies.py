@@ -134,7 +134,8 @@ class CommitPolicy:
 
     name = "reference"
     HOOKS = ("atomic_swap", "validate", "atomic_transaction", "purge_target", "namespace_separator",
-             "drop_deletes_metadata", "view_version_made_current", "missing_metadata", "replaced_metadata")
+             "drop_deletes_metadata", "view_version_made_current", "missing_metadata", "replaced_metadata",
+             "drop_needs_empty_namespace", "next_page_offset")
 
     def __init__(self, settings: Any):
         self.settings = settings
@@ -185,3 +186,12 @@ class CommitPolicy:
         """The metadata a commit leaves once the builder applied its ``updates``; for a replace transaction (it
         removes main) what Java's builder makes: the snapshots and the snapshot log kept, no current snapshot."""
         return metadata
+
+    def drop_needs_empty_namespace(self) -> bool:
+        """Whether dropNamespace refuses a namespace that holds a table, a view or a child namespace (409
+        NamespaceNotEmptyException, as every Iceberg catalog): yes."""
+        return True
+
+    def next_page_offset(self, end: int) -> int:
+        """Where the page after one that ended before item `end` starts (its next-page-token): at `end`."""
+        return end

@@ -38,6 +38,9 @@ FIRST_ROOT_CAUSE: dict[str, str | None] = {
     "view-replace-keeps-old-version": "req:VIEW-06",
     "missing-metadata-5xx": "req:TBL-05",
     "replace-loses-snapshot-log": "req:TXN-03",
+    "drop-namespace-not-empty": "req:NS-07",
+    "list-pages-overlap": "req:LIST-02",
+    "table-uuid-unchecked": "commit-requirements-unchecked",
 }
 
 
