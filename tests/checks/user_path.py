@@ -102,6 +102,13 @@ def rule_broken(result: dict) -> bool:
     return result.get("status") in BROKEN or bool((result.get("details") or {}).get("rule_broken"))
 
 
+def level_status(r: dict, want: str) -> str:
+    """The status a broken rule's verdict gets: `want` (its requirement's level), or a deviation where a semantic
+    check judged it at the documents' level (details.judged_at: a status-only finding, or a rule no kit MUST
+    covers)."""
+    return "deviation" if want == "fail" and (r.get("details") or {}).get("judged_at") else want
+
+
 def _line(r: dict) -> str:
     return (f"{r.get('requirement')} {r.get('endpoint')} {r.get('behaviour')}: {r.get('status')}"
             f"{' (' + r['classification'] + ')' if r.get('classification') else ''}: "
@@ -156,7 +163,7 @@ def judge(profile: str, catches: tuple[str, ...] | list[str], results: list[dict
     for req in sorted(listed):
         verdicts = [r for r in results if r.get("requirement") == req]
         want = status_if_broken(req, profile_of_run)
-        hits = [r for r in verdicts if rule_broken(r) and r.get("status") == want]
+        hits = [r for r in verdicts if rule_broken(r) and r.get("status") == level_status(r, want)]
         if hits:
             j.caught[req] = ",".join(sorted({r["status"] + (f"({r['classification']})" if r.get("classification")
                                                            and r["status"] == "pass" else "") for r in hits}))

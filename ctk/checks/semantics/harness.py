@@ -112,13 +112,21 @@ class SemRun(Run):
     def status_broken(self, expected: str, happened: str, details: dict | None = None) -> Verdict:
         """A wrong status or error type while the effect held: judged by the documents' level (a SHOULD
         deviation where the spec or the compatibility kit states it without an RFC 2119 word)."""
-        v = annotate(super().broken(expected, happened, "wrong status", details))
+        return self.documents_broken(expected, happened, "wrong status", "status only: the effect held", details)
+
+    def documents_broken(self, expected: str, happened: str, classification: str, why: str,
+                         details: dict | None = None) -> Verdict:
+        """A rule only the documents state (no kit MUST covers what happened: nothing acknowledged went missing,
+        nothing refused took effect): judged by the spec's level, else the compatibility kit's; `why` says so."""
+        v = annotate(super().broken(expected, happened, classification, details))
         req = get(self.requirement)
         doc = req.saying("spec") or req.saying("rck")
         if v.status is Status.FAIL and doc is not None and doc.effective is not Level.MUST:
             v.status = Status.DEVIATION
-            v.details = {**v.details, "judged_at": f"{doc.effective.value} (status only: the effect held; "
-                                                   f"{active_profile()} profile)"}
+            # the documents' level holds under either profile (the design document speaks of keys, not of this)
+            under = {p: ("deviation" if s == "fail" else s) for p, s in (v.details.get("profiles") or {}).items()}
+            v.details = {**v.details, "profiles": under,
+                         "judged_at": f"{doc.effective.value} ({why}; {active_profile()} profile)"}
         return v
 
     # -- requests ---------------------------------------------------------------------------------------------
