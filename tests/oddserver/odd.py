@@ -15,6 +15,8 @@ differently; each rule is one of the oddities seen on real catalogs:
                                   that file fails)
 * `flaky_load_table`         every n-th loadTable answers 503
 * `not_routed`               a route answered 404 with no error model (e.g. POST .../transactions/commit)
+* `router_with_error_model`  a route not served, and every path the catalog does not know, answered 404 with an
+                             error model of the router's own (SeaweedFS: type NotFound, "Path not found")
 * `snake_case_metadata_location`  loadTable answers ``metadata_location`` instead of ``metadata-location``
 * `delete_missing_namespace_ok`  dropping a namespace that does not exist answers 200 (not 404)
 * `dot_path_namespaces`      '.' in a namespace's path segment (or ``parent``) separates levels, ``%1F`` does not
@@ -238,6 +240,34 @@ class not_routed(Rule):
         if req.is_(self.method, self.pattern):
             self.hit()
             return Answer(404, [("content-type", "text/plain")], b"Not Found")
+        return None
+
+
+class router_with_error_model(Rule):
+    """``method`` on paths matching ``pattern`` is not served: like every path the upstream does not route (its
+    404 without an error model), it is answered 404 with the router's own error model, as SeaweedFS does."""
+
+    ANSWER = {"error": {"message": "Path not found", "type": "NotFound", "code": 404}}
+
+    def __init__(self, method: str, pattern: str) -> None:
+        super().__init__()
+        self.method, self.pattern = method, pattern
+        self.unknown = 0          # upstream 404s without an error model rewritten (paths nobody routes)
+
+    def before(self, req: Req) -> Answer | None:
+        if req.is_(self.method, self.pattern):
+            self.hit()
+            return Answer.of(404, self.ANSWER)
+        return None
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        body = answer.json()
+        error = body.get("error") if isinstance(body, dict) else None
+        # the upstream's router: a 404/405 without an error model, or the reference's "No route for ..."
+        if answer.status in (404, 405) and not (isinstance(error, dict) and not str(
+                error.get("message", "")).startswith("No route for")):
+            self.unknown += 1
+            return Answer.of(404, self.ANSWER)
         return None
 
 

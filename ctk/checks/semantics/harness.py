@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from typing import Any, Iterable
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from ctk.catalog import PrerequisiteError
 from ctk.catalog.bodies import create_table_body, create_view_body
@@ -332,4 +332,33 @@ def _unserved(t: SemRun, check: SemanticCheck) -> str | None:
     reasons = [not_routed(e) for e in hits]
     if hits and all(reasons):
         return f"{op.method.upper()} {op.template}: {reasons[0]} ({len(hits)} request(s))"
+    if hits and all(e.status in (404, 405) and error_of(e) for e in hits):
+        # a router that answers every path it does not know with an error model of its own (SeaweedFS: 404
+        # {"type": "NotFound", "message": "Path not found"}): one control request to a path no catalog serves
+        # tells its answer from the operation's own 404s
+        control = t.send(op.method.upper(), hits[0].url.split("?", 1)[0] + "/" + UNROUTED_SEGMENT,
+                         json={} if op.method.upper() in ("POST", "PUT") else None,
+                         label="probe: a path no catalog serves, to compare its answer with the operation's")
+        if all(_same_answer(e, control) for e in hits):
+            return (f"{op.method.upper()} {op.template}: answered {describe(hits[0])}, as a path no catalog serves "
+                    f"is answered ({control.method} {control.url} -> {describe(control)}; {len(hits)} request(s))")
     return None
+
+
+UNROUTED_SEGMENT = "ctk-no-such-route"
+
+
+def _same_answer(a: Exchange, b: Exchange) -> bool:
+    """The same status, error type and message (each request's own path in it set aside, as in the reference's
+    "No route for POST /v1/..."): a router's fixed answer, not a handler's about a resource."""
+    ea, eb = error_of(a), error_of(b)
+    return a.status == b.status and bool(ea) and ea.get("type") == eb.get("type") \
+        and _without_path(a, ea.get("message")) == _without_path(b, eb.get("message"))
+
+
+def _without_path(ex: Exchange, message: Any) -> str:
+    text = str(message or "")
+    path = "/" + ex.url.split("://", 1)[-1].split("?", 1)[0].split("/", 1)[-1]
+    for form in (path, unquote(path)):
+        text = text.replace(form, "<path>")
+    return text
