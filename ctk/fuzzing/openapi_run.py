@@ -38,6 +38,7 @@ from ctk.catalog import (ENDPOINTS, Catalog, Plans, PrerequisiteError, append_fi
 from ctk.catalog.state import current
 from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
+from ctk.fuzzing.backstop import Progress
 from ctk.checks.common import PLAIN_BROKEN, baseline_blocked
 from ctk.checks.context import CheckContext
 
@@ -444,26 +445,6 @@ def _schema_problems(case: Any, ex: Exchange, spec: Any = None) -> str | None:
 
 def _describe(ex: Exchange) -> str:
     return f"no answer ({ex.error})" if ex.status is None else f"{ex.status}"
-
-
-class Progress:
-    """The hang backstop's clock: when the catalog last answered one of the run's requests (any status; a
-    transport error or timeout is no answer). `stalled()` once no request was answered for `limit_s` seconds: a
-    slow catalog that keeps answering - a busy runner - never reaches it, however long the run takes."""
-
-    def __init__(self, client: Any, limit_s: float, clock: Any = time.monotonic):
-        self.client = client
-        self.limit_s = limit_s
-        self.clock = clock
-        self.seen = len(client.exchanges)
-        self.last = clock()
-
-    def stalled(self) -> bool:
-        new = self.client.exchanges_since(self.seen)
-        self.seen += len(new)
-        if any(ex.status is not None for ex in new):
-            self.last = self.clock()
-        return self.clock() - self.last > self.limit_s
 
 
 def _run_operation(ctx: CheckContext, schema: Any, op_id: str, method: str, template: str, opts: GenOptions,

@@ -38,7 +38,8 @@ tables only below certain top-level namespaces (run with --ctk-parent-namespace)
 
 How much is tried is counted (``examples`` sequences of up to ``steps`` rules, ``shrinks`` sequences for
 shrinking), never timed, so that a busy machine gives the verdicts of a quiet one; ``backstop_s``
-(--ctk-gen-budget) only catches a hang, and what it cuts short is inconclusive, naming the option.
+(--ctk-gen-budget) only catches a hang - no request answered for that long (ctk.fuzzing.backstop), however long
+the run takes - and what it cuts short is inconclusive, naming the option.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
 from ctk.checks.common import baseline_blocked, not_routed
 from ctk.checks.context import CheckContext
+from ctk.fuzzing.backstop import Progress
 
 NSS = ("a", "b")
 TABLES = ("t1", "t2")
@@ -211,7 +213,7 @@ class _Failure:
 class _Shared:
     ctx: CheckContext
     opts: StatefulOptions
-    backstop: float               # monotonic time of the hang backstop
+    progress: Progress            # the hang backstop: stalled once no request was answered for --ctk-gen-budget s
     lifetime: float | None
     can_lose: bool
     can_fail_before: bool
@@ -266,7 +268,7 @@ def build_machine(shared: _Shared) -> type:
                 self.idle = shared.shrink_runs >= shared.opts.shrinks
                 shared.shrink_runs += 0 if self.idle else 1
             else:
-                self.idle = time.monotonic() > shared.backstop
+                self.idle = shared.progress.stalled()
                 shared.backstop_hit = shared.backstop_hit or self.idle
             link = shared.ctx.db_link_faults
             if link is not None and not self.idle:   # a check waiting to arm a database-link fault gets its turn
@@ -866,7 +868,7 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
     can_lose = opts.faults and faults.supports("lose_answer:503")
     can_fail_before = opts.faults and faults.supports("fail_before")
     counters = opts.counters and faults.executions() is not None
-    backstop = time.monotonic() + opts.backstop_s
+    progress = Progress(ctx.client, opts.backstop_s)
     t0 = time.monotonic()
     avoid: set = set()
     found: dict[str, _Failure] = {}          # SEM-01 / SEM-02: the first minimal failure of each
@@ -875,7 +877,7 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
     stuck = None
     plain_only = keyless
     for _ in range(max(1, int(opts.rounds))):
-        shared = _Shared(ctx, opts, backstop, lifetime.total_seconds() if lifetime is not None else None,
+        shared = _Shared(ctx, opts, progress, lifetime.total_seconds() if lifetime is not None else None,
                          can_lose=can_lose and not plain_only, can_fail_before=can_fail_before and not plain_only,
                          counters=counters, avoid=set(avoid), plain_only=plain_only, keyless=keyless,
                          offered=offered, flat=flat)
@@ -989,7 +991,7 @@ def _without_replays(shared: _Shared, f: _Failure) -> _Failure | None:
     the catalog's semantics."""
     if not f.calls or f.kind not in (*SEMANTICS, "retry-after-fault"):
         return None
-    probe = _Shared(shared.ctx, shared.opts, shared.backstop, shared.lifetime, can_lose=False,
+    probe = _Shared(shared.ctx, shared.opts, shared.progress, shared.lifetime, can_lose=False,
                     can_fail_before=False, counters=False, avoid=set(shared.avoid), keyless=shared.keyless,
                     flat=shared.flat)
     machine = build_machine(probe)()

@@ -99,8 +99,8 @@ OPTIONS: list[Option] = [
     Option("--ctk-seed", "ctk_seed", "ctk_seed", "seed of the generated checks (default: derandomized, same cases "
            "every run)", "float", metavar="SEED", group="run"),
     Option("--ctk-gen-budget", "ctk_gen_budget", "ctk_gen_budget",
-           "hang backstop of the generated checks in seconds (default 600): the OpenAPI cases (GEN-01) stop once no "
-           "request was answered that long, the stateful model after that long in all; how many cases run is set by "
+           "hang backstop of the generated checks in seconds (default 600): the OpenAPI cases (GEN-01) and the "
+           "stateful model (GEN-02) stop once no request was answered that long; how many cases run is set by "
            "--ctk-examples and --ctk-steps, never by time, so only a hang reaches it (what it cuts is inconclusive)",
            "float", 600.0, metavar="SECONDS", group="run"),
     Option("--ctk-profile", "ctk_profile", "ctk_profile",

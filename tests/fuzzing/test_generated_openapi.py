@@ -197,7 +197,7 @@ def test_the_backstop_fires_only_after_no_answer_for_its_time():
     (transport errors do not count) longer than the limit stops it."""
     from types import SimpleNamespace
 
-    from ctk.fuzzing.openapi_run import Progress
+    from ctk.fuzzing.backstop import Progress
 
     now = [0.0]
     exchanges: list = []

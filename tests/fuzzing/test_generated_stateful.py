@@ -122,8 +122,14 @@ def test_gen02_counts_not_seconds(gen_ctx, monkeypatch):
         return request(*a, **kw)
 
     monkeypatch.setattr(ctx.client, "request", slow)
-    slowed, *_ = run_stateful_check(ctx, examples=3, steps=6, seed=5)
+    # the hang backstop is a clock of answers, not of the run (issue 30 item 7's leftover): a run many times
+    # longer than it, answered all along, is never cut
+    t0 = time.monotonic()
+    slowed, *_ = run_stateful_check(ctx, examples=3, steps=6, seed=5, backstop_s=0.5)
+    took = time.monotonic() - t0
+    assert took > 2 * 0.5, took
     assert quick.status is slowed.status is Status.PASS, slowed.message
+    assert not slowed.details["backstop_hit"], slowed.details
     assert (quick.details["sequences"], quick.details["steps"]) == (slowed.details["sequences"],
                                                                     slowed.details["steps"])
 
