@@ -13,6 +13,7 @@ from odd import Answer, Req, Rule
 from test_model_semantics import _split
 
 from ctk.fuzzing import StatefulOptions
+from ctk.fuzzing.backstop import Progress
 from ctk.fuzzing.stateful import _Found, _Shared, _without_replays, build_machine
 
 CREATE_VIEW = r"/namespaces/[^/]+/views$"
@@ -48,7 +49,7 @@ class Draws:
 def test_a_replayed_lenient_create_is_sem01_not_gen02(make_odd):
     rules: list = []
     ctx, _ = make_odd(lambda up: rules.append(create_view_in_missing_namespace(up)) or rules, interposer=True)
-    shared = _Shared(ctx, StatefulOptions(), backstop=float("inf"), lifetime=None, can_lose=True,
+    shared = _Shared(ctx, StatefulOptions(), progress=Progress(ctx.client, float("inf")), lifetime=None, can_lose=True,
                      can_fail_before=False)
     machine = build_machine(shared)()
     try:

@@ -15,6 +15,7 @@ from odd import Answer, Req, Rule, drop_namespace_properties
 from ctk.core.requirements import get as requirement
 from ctk.core.verdicts import Status
 from ctk.fuzzing import StatefulOptions, run_stateful_check
+from ctk.fuzzing.backstop import Progress
 from ctk.fuzzing.stateful import NS_PROPS_NOTE, _Found, _Shared, build_machine
 
 CREATE_TABLE = r"/namespaces/[^/]+/tables$"
@@ -129,7 +130,7 @@ def test_namespace_properties_dropped_at_create_is_classified_not_failed(make_od
 
 
 def _machine(ctx):
-    shared = _Shared(ctx, StatefulOptions(), backstop=float("inf"), lifetime=None, can_lose=False,
+    shared = _Shared(ctx, StatefulOptions(), progress=Progress(ctx.client, float("inf")), lifetime=None, can_lose=False,
                      can_fail_before=False)
     return shared, build_machine(shared)()
 
