@@ -8,6 +8,7 @@ import time
 from typing import Callable
 from urllib.parse import quote
 
+from ctk.catalog import readback
 from ctk.catalog.bodies import ident
 from ctk.catalog.cases import Case, CaseContext, Conflict, Endpoint, Req, case, get_endpoint
 from ctk.catalog.facade import Catalog
@@ -106,7 +107,10 @@ class RenamedAway:
             raise PrerequisiteError(f"{label}: renameTable answered {ex.status or ex.error}", ex)
 
     def away(self) -> None:
-        self.rename(self.name, self.moved, f"setup: rename table {self.name} away (its plan's requests get 404)")
+        readback.renamed("table", f"{'.'.join(self.ns)}.{self.name}",
+                         lambda: self.rename(self.name, self.moved,
+                                             f"setup: rename table {self.name} away (its plan's requests get 404)"),
+                         lambda: load_result(self.client, self.ns, self.moved))
 
     def clear(self, intact: Callable[[], bool], lost: str) -> None:
         """Rename the table back; PrerequisiteError saying ``lost`` unless ``intact()``."""
@@ -176,7 +180,24 @@ def append_file(client: CatalogClient, ns: tuple[str, ...], name: str, ids: list
     except Exception as exc:  # noqa: BLE001 - storage the kit cannot write to, or a schema it did not expect
         raise PrerequisiteError(f"setup: cannot write a data file to table {name} with pyiceberg: "
                                 f"{type(exc).__name__}: {exc}") from None
-    Catalog(client).do("POST", table_path(ns, name), body, ok=(200,), label=f"setup: append a data file to {name}")
+    added = [u["snapshot"].get("snapshot-id") for u in body.get("updates", [])
+             if u.get("action") == "add-snapshot" and isinstance(u.get("snapshot"), dict)]
+
+    def commit() -> Exchange:
+        return Catalog(client).do("POST", table_path(ns, name), body, ok=(200,),
+                                  label=f"setup: append a data file to {name}")
+
+    if not added:           # pyiceberg's append always adds a snapshot; without one there is nothing to read back
+        commit()
+        return
+    readback.appended(f"{'.'.join(ns)}.{name}", commit, lambda: (load_result(client, ns, name) or {}).get("metadata"),
+                      added[-1])
+
+
+def make_table(cat: Catalog, ns: tuple[str, ...], name: str) -> None:
+    """createTable for a planning case, read back (else EffectMissing of TBL-01)."""
+    readback.made("table", f"{'.'.join(ns)}.{name}", lambda: cat.create_table(ns, name),
+                  lambda: cat.table_state(ns, name))
 
 
 @case("planTableScan", success=(200,), requires=("createTable", "fetchPlanningResult"))
@@ -184,7 +205,7 @@ def plan_table_scan(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name, missing = ctx.unique("t"), ctx.unique("tm")
-    cat.create_table(ns, name)
+    make_table(cat, ns, name)
     plans = Plans(ctx.client, ns, name)
     absent = Plans(ctx.client, ns, missing, listed=plans.listed)
     path, mpath = table_path(ns, name) + "/plan", table_path(ns, missing) + "/plan"
@@ -199,7 +220,7 @@ def plan_table_scan(ctx: CaseContext, ep: Endpoint) -> Case:
         alt_executions=lambda b, a: new_plans(b["plans"], a["plans"]),
         conflicting=Conflict(
             Req("POST", mpath, {"select": ["id", "data"]}), (404,),
-            clear=lambda: cat.create_table(ns, missing),
+            clear=lambda: make_table(cat, ns, missing),
             executed=lambda: bool(absent.state()),
             why="the table does not exist"),
         copy_blind=None if plans.listed else ("plans are read from the plan-ids in the kit's own answers, so a "
@@ -215,7 +236,7 @@ def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name = ctx.unique("t")
-    cat.create_table(ns, name)
+    make_table(cat, ns, name)
     pid = plan_scan(cat, ns, name)["plan-id"]
     plans = Plans(ctx.client, ns, name, listed=False)
 
@@ -243,7 +264,7 @@ def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
     # the conflicting variant: a plan of a table of its own, renamed away (404 NoSuchTable on its old path)
     def conflict() -> Conflict:
         cname = ctx.unique("tc")
-        cat.create_table(ns, cname)
+        make_table(cat, ns, cname)
         cpid = plan_scan(cat, ns, cname)["plan-id"]
         cplans = Plans(ctx.client, ns, cname, listed=False)
         renamed = RenamedAway(ctx, ns, cname)
@@ -277,7 +298,7 @@ def fetch_scan_tasks(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
     name = ctx.unique("t")
-    cat.create_table(ns, name)
+    make_table(cat, ns, name)
     append_file(ctx.client, ns, name, [1, 2])
     first, second = plan_scan(cat, ns, name), plan_scan(cat, ns, name)   # two plans, each with its own plan task
     tokens = [(d.get("plan-tasks") or [None])[0] for d in (first, second)]
@@ -294,7 +315,7 @@ def fetch_scan_tasks(ctx: CaseContext, ep: Endpoint) -> Case:
     # the conflicting variant: a plan task of a table of its own, renamed away (404 NoSuchTable on its old path)
     def conflict() -> Conflict:
         cname = ctx.unique("tc")
-        cat.create_table(ns, cname)
+        make_table(cat, ns, cname)
         append_file(ctx.client, ns, cname, [3])
         cplan = plan_scan(cat, ns, cname)
         ctoken = (cplan.get("plan-tasks") or [None])[0]

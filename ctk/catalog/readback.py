@@ -23,7 +23,7 @@ State = Callable[[], "dict | None"]
 # kind -> the requirement a plain create / drop / commit / rename of that kind breaks when its effect is missing
 REQUIREMENT = {
     "namespace": {"create": "NS-01", "drop": "NS-06", "commit": "NS-04"},
-    "table": {"create": "TBL-01", "drop": "TBL-08", "commit": "EVO-01", "rename": "TBL-06"},
+    "table": {"create": "TBL-01", "drop": "TBL-08", "commit": "EVO-01", "rename": "TBL-06", "append": "EVO-06"},
     "view": {"create": "VIEW-01", "drop": "VIEW-05", "commit": "VIEW-06", "rename": "VIEW-04"},
 }
 
@@ -65,6 +65,31 @@ def committed(kind: str, what: str, step: Callable[[], Any], state: State, key: 
         now = "it does not load" if after is None else f"the next load shows {key} = {shown!r}"
         raise EffectMissing(REQUIREMENT[kind]["commit"],
                             f"a commit setting {key} = {value!r} on {kind} {what} answered {_answered(out)}, but {now}",
+                            out if isinstance(out, Exchange) else None)
+    return out
+
+
+def appended(what: str, step: Callable[[], Any], state: State, snapshot_id: int) -> Any:
+    """``step`` commits an append whose snapshot is ``snapshot_id`` to table ``what``; the next load must show it
+    as the current snapshot (else EffectMissing of EVO-06)."""
+    out = step()
+    after = state()
+    shown = (after or {}).get("current-snapshot-id") if after is not None else None
+    if shown != snapshot_id:
+        now = "it does not load" if after is None else f"the next load's current snapshot is {shown}"
+        raise EffectMissing(REQUIREMENT["table"]["append"],
+                            f"an append of snapshot {snapshot_id} to table {what} answered {_answered(out)}, but {now}",
+                            out if isinstance(out, Exchange) else None)
+    return out
+
+
+def renamed(kind: str, what: str, step: Callable[[], Any], target: State) -> Any:
+    """``step`` renames ``what`` away; the target name must then load (else EffectMissing of the kind's rename
+    requirement)."""
+    out = step()
+    if target() is None:
+        raise EffectMissing(REQUIREMENT[kind]["rename"],
+                            f"renaming {kind} {what} answered {_answered(out)}, but the new name does not load",
                             out if isinstance(out, Exchange) else None)
     return out
 
