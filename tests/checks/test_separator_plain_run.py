@@ -23,10 +23,12 @@ def test_separator_variant_decides_what_the_default_decides(tmp_path):
               for name, run in (("default", default), ("separator-dot", dotted))}
     print(f"\nverdict counts, plain run (no control API): {counts}")
     for name, run in (("default", default), ("separator-dot", dotted)):
-        assert run.report.get("overall") == "pass", (name, run.report.get("overall"), run.log[-3000:])
-        assert not counts[name].get("inconclusive"), (name, [
-            (r["requirement"], r.get("endpoint"), r.get("behaviour"), (r.get("message") or "")[:300])
-            for r in run.results if r.get("status") == "inconclusive"])
+        # what was not decided comes first in the message (a CI run under load once lost it to the log's tail)
+        undecided = [(r["requirement"], r.get("endpoint"), r.get("behaviour"), r.get("status"),
+                      (r.get("message") or "")[:600]) for r in run.results
+                     if r.get("status") not in ("pass", "unsupported")]
+        assert run.report.get("overall") == "pass" and not undecided, (
+            name, run.report.get("overall"), undecided, f"{run.seconds:.0f} s", run.log[-1500:])
     # the variant really was in play: its runs sent the advertised separator
     sent = [e.get("url") or "" for r in dotted.results for e in r.get("exchanges") or []]
     assert any("%2E" in u for u in sent) and not any("%1F" in u for u in sent)

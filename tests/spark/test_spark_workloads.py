@@ -91,10 +91,15 @@ def test_spark04_lost_answers(spark, report_timing):
         assert p["injected"] == 1, (name, p)
         # the catalog committed every attempt that reached it (recorder behind the interposer)
         assert p["commit_stats"]["server_errors"] == 0, (name, p)
-    # Iceberg 1.10 sends no Idempotency-Key (the reference advertises a lifetime): the failed statement's
-    # commit landed anyway
+    # Iceberg 1.10 sends no Idempotency-Key (the reference advertises a lifetime). Whether the commit whose answer
+    # was lost had landed is the race's outcome (the catalog may have answered it 409 before the interposer replaced
+    # that answer: then nothing landed - seen in a CI run under load), so the test holds the accounting, not the
+    # race: the statements that failed although their commit landed are exactly the catalog's successful commits
+    # that no statement was told of
     assert d["keyed_commits"] == 0
-    assert all(p["landed_unacknowledged"] == 1 for p in d["phases"].values()), d["phases"]
+    for name, p in d["phases"].items():
+        acknowledged = 2 - len(p["errors"])              # two writers, one statement each
+        assert p["landed_unacknowledged"] == p["commit_stats"]["ok"] - acknowledged, (name, p)
 
 
 def test_workload_result_shapes(spark):
