@@ -17,6 +17,21 @@ if TYPE_CHECKING:  # pragma: no cover
     from ctk.interposer import Interposer
 
 
+# The libraries the checks import lazily, from threads of their own (the lifetime batch, bursts, workloads).
+# pyiceberg.table and pyiceberg.table.update import each other: two threads importing them for the first time at
+# once can get "cannot import name ... from partially initialized module" (a crash seen in one of four runs under
+# load), so they are imported once here, in the thread that makes the context, before any check runs.
+PRELOADED = ("pyarrow", "pyiceberg.table", "pyiceberg.table.update", "pyiceberg.table.metadata",
+             "pyiceberg.io.pyarrow", "pyiceberg.catalog.noop")
+
+
+def preload_libraries() -> None:
+    import importlib
+
+    for name in PRELOADED:
+        importlib.import_module(name)
+
+
 @dataclass
 class CheckOptions:
     max_wait: float = 60.0            # longest a check may wait on purpose (e.g. LIFE-01), seconds
@@ -83,6 +98,7 @@ class CheckContext:
                options: CheckOptions | None = None, create_namespace: bool = True) -> "CheckContext":
         """Discover (when not given), pick the fault injector (and put the headers it needs on the client's
         requests), create the run namespace."""
+        preload_libraries()
         if discovery is None:
             discovery = discover(client)
         ns = tuple(namespace) if namespace else (f"ctk_{uuid.uuid4().hex[:10]}",)
