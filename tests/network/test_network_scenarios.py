@@ -152,3 +152,30 @@ def test_in_flight_reexecution_caught_without_counters(make_net):
         for v in (v1, net):
             assert v.status == Status.FAIL and v.classification == "second execution", _table([v])
             assert "overlap observed" in v.message
+
+
+def test_a_fault_the_interposer_missed_is_tried_again(net, monkeypatch):
+    """A lost-answer fault that was not injected (the first attempt got its 200: seen once under load) is no
+    evidence: the scenario runs again on a fresh case, bounded (network.FAULT_TRIES), and the verdict says so."""
+    from ctk.checks import network
+    from ctk.core.verdicts import Verdict
+
+    ctx, ip = net
+    real, calls = network._lost, []
+
+    def missing_once(run, *a, **kw):
+        calls.append(1)
+        if len(calls) == 1:
+            return Verdict.inconclusive("REPLAY-04", "the injected fault did not happen", classification="fault missed")
+        return real(run, *a, **kw)
+
+    monkeypatch.setattr(network, "_lost", missing_once)
+    [v] = check_network_scenario(ctx, "updateProperties", ip, "lost-timeout", FAST)
+    assert len(calls) == 2 and v.status is Status.PASS, v.message
+    assert v.details["fault_tries"] == 2
+
+    calls.clear()
+    monkeypatch.setattr(network, "_lost", lambda run, *a, **kw: calls.append(1) or Verdict.inconclusive(
+        "REPLAY-04", "the injected fault did not happen", classification="fault missed"))
+    [v] = check_network_scenario(ctx, "updateProperties", ip, "lost-timeout", FAST)
+    assert len(calls) == network.FAULT_TRIES and v.status is Status.INCONCLUSIVE
