@@ -13,6 +13,7 @@ from ctk.catalog.bodies import ident
 from ctk.catalog.cases import Case, CaseContext, Conflict, Endpoint, Req, case, get_endpoint
 from ctk.catalog.facade import Catalog
 from ctk.catalog.state import load_result
+from ctk.catalog.tables import table_ops
 from ctk.client.errors import PrerequisiteError
 from ctk.client.transport import CatalogClient, table_path
 from ctk.core.exchange import Exchange
@@ -194,18 +195,14 @@ def append_file(client: CatalogClient, ns: tuple[str, ...], name: str, ids: list
                       added[-1])
 
 
-def make_table(cat: Catalog, ns: tuple[str, ...], name: str) -> None:
-    """createTable for a planning case, read back (else EffectMissing of TBL-01)."""
-    readback.made("table", f"{'.'.join(ns)}.{name}", lambda: cat.create_table(ns, name),
-                  lambda: cat.table_state(ns, name))
-
 
 @case("planTableScan", success=(200,), requires=("createTable", "fetchPlanningResult"))
 def plan_table_scan(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
+    tables = table_ops(cat, ns, purge=True)      # creates read back (TBL-01 otherwise)
     name, missing = ctx.unique("t"), ctx.unique("tm")
-    make_table(cat, ns, name)
+    tables.make(name)
     plans = Plans(ctx.client, ns, name)
     absent = Plans(ctx.client, ns, missing, listed=plans.listed)
     path, mpath = table_path(ns, name) + "/plan", table_path(ns, missing) + "/plan"
@@ -220,7 +217,7 @@ def plan_table_scan(ctx: CaseContext, ep: Endpoint) -> Case:
         alt_executions=lambda b, a: new_plans(b["plans"], a["plans"]),
         conflicting=Conflict(
             Req("POST", mpath, {"select": ["id", "data"]}), (404,),
-            clear=lambda: make_table(cat, ns, missing),
+            clear=lambda: tables.make(missing),
             executed=lambda: bool(absent.state()),
             why="the table does not exist"),
         copy_blind=None if plans.listed else ("plans are read from the plan-ids in the kit's own answers, so a "
@@ -235,8 +232,9 @@ def plan_table_scan(ctx: CaseContext, ep: Endpoint) -> Case:
 def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
+    tables = table_ops(cat, ns, purge=True)      # creates read back (TBL-01 otherwise)
     name = ctx.unique("t")
-    make_table(cat, ns, name)
+    tables.make(name)
     pid = plan_scan(cat, ns, name)["plan-id"]
     plans = Plans(ctx.client, ns, name, listed=False)
 
@@ -264,7 +262,7 @@ def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
     # the conflicting variant: a plan of a table of its own, renamed away (404 NoSuchTable on its old path)
     def conflict() -> Conflict:
         cname = ctx.unique("tc")
-        make_table(cat, ns, cname)
+        tables.make(cname)
         cpid = plan_scan(cat, ns, cname)["plan-id"]
         cplans = Plans(ctx.client, ns, cname, listed=False)
         renamed = RenamedAway(ctx, ns, cname)
@@ -297,8 +295,9 @@ def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
 def fetch_scan_tasks(ctx: CaseContext, ep: Endpoint) -> Case:
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
+    tables = table_ops(cat, ns, purge=True)      # creates read back (TBL-01 otherwise)
     name = ctx.unique("t")
-    make_table(cat, ns, name)
+    tables.make(name)
     append_file(ctx.client, ns, name, [1, 2])
     first, second = plan_scan(cat, ns, name), plan_scan(cat, ns, name)   # two plans, each with its own plan task
     tokens = [(d.get("plan-tasks") or [None])[0] for d in (first, second)]
@@ -315,7 +314,7 @@ def fetch_scan_tasks(ctx: CaseContext, ep: Endpoint) -> Case:
     # the conflicting variant: a plan task of a table of its own, renamed away (404 NoSuchTable on its old path)
     def conflict() -> Conflict:
         cname = ctx.unique("tc")
-        make_table(cat, ns, cname)
+        tables.make(cname)
         append_file(ctx.client, ns, cname, [3])
         cplan = plan_scan(cat, ns, cname)
         ctoken = (cplan.get("plan-tasks") or [None])[0]

@@ -32,14 +32,20 @@ def _answered(result: Any) -> str:
     return str(result.status) if isinstance(result, Exchange) else "success"
 
 
-def made(kind: str, what: str, step: Callable[[], Any], state: State) -> Any:
-    """``step`` creates ``what``; it must then load (else EffectMissing of the kind's create requirement)."""
+def _loads_after(step: Callable[[], Any], state: State, requirement: str,
+                 missing: Callable[[str], str]) -> Any:
+    """Runs ``step``; what ``state`` reads must then load (else EffectMissing of ``requirement``, saying
+    ``missing(<what the step answered>)``)."""
     out = step()
     if state() is None:
-        raise EffectMissing(REQUIREMENT[kind]["create"],
-                            f"creating {kind} {what} answered {_answered(out)}, but loading it answers 404",
-                            out if isinstance(out, Exchange) else None)
+        raise EffectMissing(requirement, missing(_answered(out)), out if isinstance(out, Exchange) else None)
     return out
+
+
+def made(kind: str, what: str, step: Callable[[], Any], state: State) -> Any:
+    """``step`` creates ``what``; it must then load (else EffectMissing of the kind's create requirement)."""
+    return _loads_after(step, state, REQUIREMENT[kind]["create"],
+                        lambda answered: f"creating {kind} {what} answered {answered}, but loading it answers 404")
 
 
 def dropped(kind: str, what: str, step: Callable[[], Any], state: State) -> Any:
@@ -74,7 +80,7 @@ def appended(what: str, step: Callable[[], Any], state: State, snapshot_id: int)
     as the current snapshot (else EffectMissing of EVO-06)."""
     out = step()
     after = state()
-    shown = (after or {}).get("current-snapshot-id") if after is not None else None
+    shown = after.get("current-snapshot-id") if after is not None else None
     if shown != snapshot_id:
         now = "it does not load" if after is None else f"the next load's current snapshot is {shown}"
         raise EffectMissing(REQUIREMENT["table"]["append"],
@@ -86,20 +92,13 @@ def appended(what: str, step: Callable[[], Any], state: State, snapshot_id: int)
 def renamed(kind: str, what: str, step: Callable[[], Any], target: State) -> Any:
     """``step`` renames ``what`` away; the target name must then load (else EffectMissing of the kind's rename
     requirement)."""
-    out = step()
-    if target() is None:
-        raise EffectMissing(REQUIREMENT[kind]["rename"],
-                            f"renaming {kind} {what} answered {_answered(out)}, but the new name does not load",
-                            out if isinstance(out, Exchange) else None)
-    return out
+    return _loads_after(step, target, REQUIREMENT[kind]["rename"],
+                        lambda answered: f"renaming {kind} {what} answered {answered}, but the new name does not load")
 
 
 def renamed_back(kind: str, what: str, step: Callable[[], Any], source: State) -> Any:
     """``step`` renames the target back to ``what``; ``what`` must then load (else EffectMissing of the kind's
     rename requirement)."""
-    out = step()
-    if source() is None:
-        raise EffectMissing(REQUIREMENT[kind]["rename"],
-                            f"renaming {kind} back to {what} answered {_answered(out)}, but {what} does not load",
-                            out if isinstance(out, Exchange) else None)
-    return out
+    return _loads_after(step, source, REQUIREMENT[kind]["rename"],
+                        lambda answered: f"renaming {kind} back to {what} answered {answered}, but {what} does not "
+                                         "load")
