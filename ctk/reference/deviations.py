@@ -296,8 +296,6 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
     # tables: what the reference answered before issue 28 item 9 - a Java client retries the 500 for 30 s
     Profile("missing-metadata-5xx", "answers 500 to loadTable of a table whose current metadata file is gone",
             ("TBL-05",), MissingMetadata5xx),
-    # transactions: a replace transaction (it removes main) drops the table's snapshot log - the history a client
-    # reads for time travel and rollback is gone although the snapshots are kept
     # namespaces: dropping a namespace that still holds tables answers 204 and removes it - its tables are left
     # under a namespace that no longer exists (no listing reaches them); the generated model run, where it drops
     # a namespace it put a table in, sees the same 204 where the spec documents 409 (SEM-01)
@@ -312,6 +310,8 @@ PROFILES: dict[str, Profile] = {p.name: p for p in [
     # transaction whose table assert names another uuid (OCC-04) see the same rule broken
     Profile("table-uuid-unchecked", "does not check a commit's assert-table-uuid",
             ("EVO-07", "OCC-01", "OCC-04"), TableUuidUnchecked),
+    # transactions: a replace transaction (it removes main) drops the table's snapshot log - the history a client
+    # reads for time travel and rollback is gone although the snapshots are kept
     Profile("replace-loses-snapshot-log", "a replace transaction drops the table's snapshot log",
             ("TXN-03",), ReplaceLosesSnapshotLog),
 ]}

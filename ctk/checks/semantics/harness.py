@@ -358,7 +358,7 @@ def _same_answer(a: Exchange, b: Exchange) -> bool:
 
 def _without_path(ex: Exchange, message: Any) -> str:
     text = str(message or "")
-    path = "/" + ex.url.split("://", 1)[-1].split("?", 1)[0].split("/", 1)[-1]
+    path = urlsplit(ex.url).path
     for form in (path, unquote(path)):
         text = text.replace(form, "<path>")
     return text
