@@ -16,14 +16,10 @@ import os
 import subprocess
 import sys
 
-from user_path import serve, status_table
+from user_path import cpu_hogs, serve, status_table, verdict_key
 
 ENDPOINTS = ("updateProperties", "dropNamespace", "cancelPlanning")
 RUNS = 4
-
-
-def _hog() -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
 
 
 def _in_flight_run(url: str, reports) -> list[dict]:
@@ -39,13 +35,12 @@ def _in_flight_run(url: str, reports) -> list[dict]:
 
 def _table(results: list[dict]) -> dict:
     return {k: (v, sorted({str(r.get("classification")) for r in results
-                           if (r["requirement"], r.get("endpoint") or "", r.get("behaviour") or "") == k}))
+                           if verdict_key(r) == k}))
             for k, v in status_table(results).items()}
 
 
 def test_four_runs_give_the_same_in_flight_results_under_load(tmp_path):
-    hogs = [_hog(), _hog()]
-    try:
+    with cpu_hogs(2):
         for variant in (None, "inflight-409-plain"):
             with serve(control_api=False, variant=variant) as url:
                 tables = [_table(_in_flight_run(url, tmp_path / f"{variant or 'reference'}-{i}")) for i in range(RUNS)]
@@ -58,7 +53,3 @@ def test_four_runs_give_the_same_in_flight_results_under_load(tmp_path):
             # the reference answers in flight with 409 request_in_progress: INFLIGHT-02 is judged, never "not applicable"
             judged = [v for k, v in first.items() if k[0] == "INFLIGHT-02"]
             assert all(status == "pass" for status, _ in judged), judged
-    finally:
-        for h in hogs:
-            h.kill()
-            h.wait()

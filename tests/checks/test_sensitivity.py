@@ -27,6 +27,7 @@ from ctk.core.verdicts import Status
 from ctk.fuzzing import StatefulOptions, run_openapi_checks, run_stateful_check
 from ctk.reference.deviations import PROFILES
 from ctk.reporting.behaviour import behaviour_profile
+from user_path import level_status
 
 # requirement -> the behaviour whose check judges it (the registry's global and per-endpoint checks: a check's
 # own behaviour, also for the requirements it reports on beside its own); GLOBAL: those of the global checks
@@ -170,14 +171,13 @@ def _record_findings(path: Path, profile: str, verdicts: list) -> None:
 
 def _level_status(v) -> str:
     """The status a broken rule gets: its requirement's level, or the documents' where the check judged it there
-    (a semantic check's status-only finding, or a rule no kit MUST covers: details.judged_at)."""
-    return "deviation" if v.details.get("judged_at") else status_if_broken(v.requirement)
+    (user_path.level_status)."""
+    return level_status({"details": v.details}, status_if_broken(v.requirement))
 
 
 def _level_statuses(v) -> dict[str, str]:
     """_level_status under each profile."""
-    under = {p: status_if_broken(v.requirement, p) for p in PROFILE_NAMES}
-    return {p: ("deviation" if s == "fail" else s) for p, s in under.items()} if v.details.get("judged_at") else under
+    return {p: level_status({"details": v.details}, status_if_broken(v.requirement, p)) for p in PROFILE_NAMES}
 
 
 def _undecided_on_reference(v) -> bool:

@@ -16,7 +16,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ctk.checks import ENDPOINT_CHECKS
 from ctk.core.requirements import status_if_broken
@@ -180,18 +180,31 @@ def verdict_key(r: dict) -> tuple[str, str, str]:
     return (r.get("requirement") or "", r.get("endpoint") or "", r.get("behaviour") or "")
 
 
-def status_table(results: list[dict]) -> dict[tuple[str, str, str], str]:
-    """requirement + endpoint + behaviour -> its status (several verdicts under one key: the set of statuses)."""
-    t: dict[tuple[str, str, str], set[str]] = {}
+def status_table(results: list[dict], key: Callable[[dict], tuple] = verdict_key) -> dict[tuple, str]:
+    """``key`` (requirement + endpoint + behaviour) -> its status (several verdicts under one key: the set of
+    statuses)."""
+    t: dict[tuple, set[str]] = {}
     for r in results:
-        t.setdefault(verdict_key(r), set()).add(r.get("status") or "?")
+        t.setdefault(key(r), set()).add(r.get("status") or "?")
     return {k: "/".join(sorted(v)) for k, v in t.items()}
 
 
-def verdict_diff(a: list[dict], b: list[dict],
-                 only_in_a: frozenset[tuple[str, str, str]] = frozenset()) -> list[str]:
-    """Where run a and run b differ, per requirement + endpoint + behaviour: another status, or a verdict one
-    run has and the other has not (except the keys in `only_in_a`, which run a has by design)."""
-    ta, tb = status_table(a), status_table(b)
+def verdict_diff(a: list[dict], b: list[dict], only_in_a: frozenset[tuple] = frozenset(),
+                 key: Callable[[dict], tuple] = verdict_key) -> list[str]:
+    """Where run a and run b differ, per ``key`` (requirement + endpoint + behaviour): another status, or a verdict
+    one run has and the other has not (except the keys in `only_in_a`, which run a has by design)."""
+    ta, tb = status_table(a, key), status_table(b, key)
     return [f"{' '.join(k)}: {ta.get(k, '(none)')} vs {tb.get(k, '(none)')}"
             for k in sorted(set(ta) | set(tb)) if ta.get(k) != tb.get(k) and not (k in only_in_a and k not in tb)]
+
+
+@contextmanager
+def cpu_hogs(count: int) -> Iterator[None]:
+    """``count`` processes that spin on a core each while the block runs (a busy runner), killed afterwards."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()

@@ -3,7 +3,8 @@ kit names the broken plain operation first and judges no retry on top of it. Use
 
 * `drop_table_keeps`         dropTable answers 204 and keeps the table
 * `stale_load_after_commit`  a caching front: loadTable serves the table as it was before its last commit
-* `schema_change_lost`       a commit holding ``add-schema`` is answered 200 with the table as it was (not applied)
+* `update_lost`              a commit holding an update of one action is answered 200 with the table as it was (not
+                             applied); `schema_change_lost` is it for ``add-schema``
 * `commits_discarded`        every table commit is answered 200 with the table as it was, every multi-table
                              transaction 204: nothing is applied
 """
@@ -114,21 +115,28 @@ class stale_load_after_commit(Rule):
         return None
 
 
-class schema_change_lost(Rule):
-    """A table commit holding an ``add-schema`` update answers 200 with the table as it was: acknowledged, not
+class update_lost(Rule):
+    """A table commit holding an update of ``action`` answers 200 with the table as it was: acknowledged, not
     applied (a staged create's commit, whose table does not load yet, goes through)."""
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, action: str) -> None:
         super().__init__()
-        self.upstream = upstream
+        self.upstream, self.action = upstream, action
 
     def before(self, req: Req) -> Answer | None:
-        if not req.is_("POST", TABLE) or not any(u.get("action") == "add-schema" for u in _updates(req)):
+        if not req.is_("POST", TABLE) or not any(u.get("action") == self.action for u in _updates(req)):
             return None
         answer = _as_it_was(self.upstream, req)
         if answer is not None:
             self.hit()
         return answer
+
+
+class schema_change_lost(update_lost):
+    """``add-schema`` lost (`update_lost`)."""
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__(upstream, "add-schema")
 
 
 class commits_discarded(Rule):
