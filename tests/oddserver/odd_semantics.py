@@ -7,10 +7,18 @@ kit names the broken plain operation first and judges no retry on top of it. Use
                              applied); `schema_change_lost` is it for ``add-schema``
 * `commits_discarded`        every table commit is answered 200 with the table as it was, every multi-table
                              transaction 204: nothing is applied
+* `first_update_only`        a commit (of a table, or each table of a transaction) applies only its first update and
+                             answers as if it had applied them all (an append's add-snapshot lands, its
+                             set-snapshot-ref main does not)
+* `new_uuid_every_load`      every loadTable answers another table-uuid
+* `metadata_location_snake_case`  every table answer (create, load, commit, register) names the field
+                             ``metadata_location`` instead of ``metadata-location``
 """
 
 from __future__ import annotations
 
+import json
+import uuid
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -157,6 +165,65 @@ class commits_discarded(Rule):
         if answer is not None:
             self.hit()
         return answer
+
+
+class first_update_only(Rule):
+    """A table commit, and each table change of a commitTransaction, is applied with its FIRST update only (the
+    rest dropped, the requirements kept); the answer is the upstream's. A staged create's commit (assert-create)
+    goes through whole: the table it makes must exist for the oddity to show."""
+
+    @staticmethod
+    def _first(change: dict) -> bool:
+        ups = change.get("updates")
+        reqs = change.get("requirements") or []
+        if not isinstance(ups, list) or len(ups) < 2 or any(isinstance(r, dict) and r.get("type") == "assert-create"
+                                                            for r in reqs):
+            return False
+        change["updates"] = ups[:1]
+        return True
+
+    def before(self, req: Req) -> Answer | None:
+        body = req.json()
+        if not isinstance(body, dict):
+            return None
+        if req.is_("POST", TABLE):
+            changed = self._first(body)
+        elif req.is_("POST", r"/transactions/commit$"):
+            changed = any([self._first(c) for c in body.get("table-changes") or [] if isinstance(c, dict)])
+        else:
+            return None
+        if changed:
+            req.body = json.dumps(body).encode()
+            self.hit()
+        return None
+
+
+class new_uuid_every_load(Rule):
+    """Every loadTable answered 200 carries a fresh table-uuid in its metadata."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        if req.is_("GET", TABLE) and answer.status == 200:
+            body = answer.json()
+            if isinstance(body, dict) and isinstance(body.get("metadata"), dict):
+                body["metadata"]["table-uuid"] = str(uuid.uuid4())
+                self.hit()
+                return Answer.of(200, body)
+        return None
+
+
+class metadata_location_snake_case(Rule):
+    """Every answer about a table - createTable, registerTable, loadTable, updateTable - names the field
+    ``metadata_location`` (the commit's answer thereby lacks the field CommitTableResponse requires)."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        if answer.status == 200 and (req.is_("GET", TABLE) or req.is_("POST", TABLE)
+                                     or req.is_("POST", r"/namespaces/[^/]+/(tables|register)$")):
+            body = answer.json()
+            if isinstance(body, dict) and "metadata-location" in body:
+                body["metadata_location"] = body.pop("metadata-location")
+                self.hit()
+                return Answer.of(200, body)
+        return None
 
 
 def statuses(verdicts: list[Any]) -> dict[tuple[str, str | None], set[str]]:
