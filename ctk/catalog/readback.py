@@ -42,10 +42,20 @@ def _loads_after(step: Callable[[], Any], state: State, requirement: str,
     return out
 
 
-def made(kind: str, what: str, step: Callable[[], Any], state: State) -> Any:
-    """``step`` creates ``what``; it must then load (else EffectMissing of the kind's create requirement)."""
-    return _loads_after(step, state, REQUIREMENT[kind]["create"],
-                        lambda answered: f"creating {kind} {what} answered {answered}, but loading it answers 404")
+def made(kind: str, what: str, step: Callable[[], Any], state: State, same_uuid: bool = False) -> Any:
+    """``step`` creates ``what``; it must then load (else EffectMissing of the kind's create requirement). With
+    ``same_uuid`` (a check that asserts the resource's identity) it must load with the uuid the create answered."""
+    out = _loads_after(step, state, REQUIREMENT[kind]["create"],
+                       lambda answered: f"creating {kind} {what} answered {answered}, but loading it answers 404")
+    if same_uuid and isinstance(out, dict):
+        made_uuid = (out.get("metadata") or {}).get(f"{kind}-uuid")
+        loaded = state()
+        shown = (loaded or {}).get("uuid")
+        if made_uuid is not None and loaded is not None and shown != made_uuid:
+            raise EffectMissing(REQUIREMENT[kind]["create"],
+                                f"creating {kind} {what} answered {kind}-uuid {made_uuid}, but loading it shows "
+                                f"{kind}-uuid {shown}")
+    return out
 
 
 def dropped(kind: str, what: str, step: Callable[[], Any], state: State) -> Any:
@@ -76,13 +86,21 @@ def committed(kind: str, what: str, step: Callable[[], Any], state: State, key: 
 
 
 def appended(what: str, step: Callable[[], Any], state: State, snapshot_id: int) -> Any:
-    """``step`` commits an append whose snapshot is ``snapshot_id`` to table ``what``; the next load must show it
-    as the current snapshot (else EffectMissing of EVO-06)."""
+    """``step`` commits an append (add-snapshot, set-snapshot-ref main) whose snapshot is ``snapshot_id`` to table
+    ``what``; the next load must show its whole effect: the snapshot current and main pointing at it (else
+    EffectMissing of EVO-06). ``state`` reads the table's metadata."""
     out = step()
     after = state()
     shown = after.get("current-snapshot-id") if after is not None else None
-    if shown != snapshot_id:
-        now = "it does not load" if after is None else f"the next load's current snapshot is {shown}"
+    main = ((after or {}).get("refs") or {}).get("main") if after is not None else None
+    main_id = main.get("snapshot-id") if isinstance(main, dict) else None
+    if shown != snapshot_id or main_id != snapshot_id:
+        listed = snapshot_id in [s.get("snapshot-id") for s in (after or {}).get("snapshots") or []
+                                 if isinstance(s, dict)]
+        now = ("it does not load" if after is None else
+               f"the next load's current snapshot is {shown} and main points at {main_id}"
+               + (" (the snapshot is listed: the add-snapshot landed, the set-snapshot-ref did not)"
+                  if listed else ""))
         raise EffectMissing(REQUIREMENT["table"]["append"],
                             f"an append of snapshot {snapshot_id} to table {what} answered {_answered(out)}, but {now}",
                             out if isinstance(out, Exchange) else None)

@@ -30,6 +30,7 @@ from ctk.core import needs
 from ctk.core.verdicts import Verdict
 from ctk.client.transport import table_path
 from ctk.catalog import Catalog, Endpoint, PrerequisiteError
+from ctk.client.errors import EffectMissing
 from ctk.client.storage import StorageGuardError, StorageSettings
 from ctk.client.config import is_loopback_host
 from ctk.checks.context import CheckContext
@@ -151,6 +152,7 @@ def _pyiceberg(run: Run, ctx: CheckContext, endpoint: Endpoint, budget_s: float)
     # a place to create tables: the kit's own create-table (the Java client's body) first
     probe = ctx.unique("rc_probe")
     Catalog(client).create_table(ns, probe)
+    _plain_append_works(ctx, probe)
 
     steps: list[str] = []
     state: dict[str, Any] = {}
@@ -227,6 +229,21 @@ def _pyiceberg(run: Run, ctx: CheckContext, endpoint: Endpoint, budget_s: float)
                           _cause_class(unrecorded, misnamed), details)
     return run.ok(f"pyiceberg created a table, appended twice ({state.get('snapshots')} snapshots), reloaded it and "
                   f"read all {len(want)} rows back", "round trip", details)
+
+
+def _plain_append_works(ctx: CheckContext, table: str) -> None:
+    """The client appends: one plain append of the kit's to ``table``, its whole effect read back (the snapshot
+    current, main on it). A catalog that lands only part of an append (EVO-06) raises EffectMissing: CLIENT-01 is
+    then inconclusive naming that finding. Where the kit cannot stage or commit the append, the client's own
+    steps decide."""
+    from ctk.checks.concurrency import seed_append
+
+    try:
+        seed_append(ctx, table, "rc-probe", "setup: a plain append to the probe table")
+    except EffectMissing:
+        raise
+    except PrerequisiteError:
+        return
 
 
 def _is_http_4xx(exc: BaseException) -> bool:

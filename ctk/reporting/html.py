@@ -409,7 +409,9 @@ def _root_causes(report: RunReport, findings: list[Result], anchor: dict[int, st
         where = f" on <b>{esc(', '.join(rc.endpoints))}</b>" if rc.endpoints else ""
         link = f' <a href="#{esc(first)}">evidence →</a>' if first else ""
         items.append(f'<li id="cause-{n}" data-rule="{esc(rc.rule.id)}">{badge(rc.status)} <b>{esc(rc.shown)}'
-                     f'</b> ({esc(rc.level)}): {esc(rc.rule.title)}{where}. <span class="small">Explains '
+                     f'</b> ({esc(rc.level)}){where}: '
+                     + (f'{esc(rc.finding)} &mdash; rule: ' if rc.finding else "")
+                     + f'{esc(rc.rule.title)}. <span class="small">Explains '
                      f'{len(rc.findings)} finding(s): {esc(reqs)}'
                      + (f'; {len(rc.blocked)} verdict(s) undecided until it is fixed: '
                         f'{esc(rc.blocked_requirements())}' if rc.blocked else "")

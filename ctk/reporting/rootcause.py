@@ -84,6 +84,8 @@ REQUIREMENTS_UNCHECKED = Rule("commit-requirements-unchecked", "A commit whose r
 NOT_SERIALIZED = Rule("concurrent-commits-not-serialized", "Concurrent commits on the same base are not serialized: "
                       "more than one succeeds and an update is lost", "OCC-02")
 TRANSACTION_PARTIAL = Rule("transaction-not-atomic", "A multi-table transaction is applied in part", "OCC-04")
+REQUIRED_FIELD_MISSING = Rule("required-field-missing", "An answer lacks a field its response schema requires, so a "
+                              "client cannot read it (the effect itself held)", "EVO-01")
 CHECK_CRASHED = Rule("check-crashed", "A check of the kit crashed: its requirement went unjudged (a kit problem, "
                      "not evidence against the catalog)", "(kit)")
 
@@ -189,11 +191,24 @@ def _symptom(result: Any) -> str | None:
     return None
 
 
+# classifications of findings that show a required field missing from an answer (the real client's cause)
+FIELD_MISSING_CLASSES = ("required field missing", "metadata-location missing")
+
+
 def rule_of(result: Any) -> Rule:
-    """The rule a finding breaks by its own evidence (steps 1-2 of the module docstring)."""
+    """The rule a finding breaks by its own evidence (steps 1-2 of the module docstring). Two kinds are known by a
+    field of the finding, whatever its requirement's family: a required field missing from an answer
+    (``details.missing_field``) and a stale requirement answered as a success
+    (``details.stale_requirement_accepted``, the semantic checks' conflict steps): one rule each, one root cause."""
     rid = str(_get(result, "requirement") or "?")
     if _get(result, "status") == "error":
         return CHECK_CRASHED
+    details = _get(result, "details")
+    details = details if isinstance(details, dict) else {}
+    if details.get("missing_field") or _get(result, "classification") in FIELD_MISSING_CLASSES:
+        return REQUIRED_FIELD_MISSING
+    if details.get("stale_requirement_accepted"):
+        return REQUIREMENTS_UNCHECKED
     if rid in BY_REQUIREMENT:
         return BY_REQUIREMENT[rid]
     sym = symptom(result)
@@ -214,11 +229,13 @@ class RootCause:
     findings: list[int] = field(default_factory=list)             # indexes into the run's results
     requirements: dict[str, int] = field(default_factory=dict)    # requirement -> findings
     requirement: str = ""                         # whose finding gives status and level: the rule's, if it has one
+    finding: str = ""                             # what that finding saw (its message's ``happened:``), in short
     blocked: list[int] = field(default_factory=list)  # inconclusive results that rest on it (details.blocked_by)
     _blocked_counts: dict[str, int] = field(default_factory=dict, repr=False)   # their requirement -> results
 
     def line(self) -> str:
-        """One line for the terminal and junit.xml."""
+        """One line for the terminal and junit.xml: the finding first (what broke, on which operation), then the
+        rule it breaks - never the rule alone, which a reader takes for what was seen."""
         where = ""
         if self.endpoints:
             shown = ", ".join(self.endpoints[:4]) + (f" and {len(self.endpoints) - 4} more"
@@ -227,7 +244,8 @@ class RootCause:
         reqs = ", ".join(f"{r}" + (f" x{n}" if n > 1 else "") for r, n in self.requirements.items())
         held = (f"; {len(self.blocked)} verdict(s) undecided until it is fixed ({self.blocked_requirements()})"
                 if self.blocked else "")
-        return (f"{self.status.upper()} {self.shown} ({self.level}): {self.rule.title}{where}; "
+        seen = f"{self.finding} - rule: " if self.finding else ""
+        return (f"{self.status.upper()} {self.shown} ({self.level}){where}: {seen}{self.rule.title}; "
                 f"{len(self.findings)} finding(s): {reqs}{held}")
 
     def blocked_requirements(self) -> str:
@@ -240,7 +258,7 @@ class RootCause:
         return self.requirement or self.rule.requirement
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule.id, "title": self.rule.title, "requirement": self.shown,
+        return {"rule": self.rule.id, "title": self.rule.title, "finding": self.finding, "requirement": self.shown,
                 "rule_requirement": self.rule.requirement,
                 "level": self.level, "status": self.status, "endpoints": list(self.endpoints),
                 "findings": len(self.findings), "requirements": dict(self.requirements),
@@ -352,12 +370,30 @@ def _name_the_worst(rc: RootCause, results: list[Any]) -> None:
     worst = [results[i] for i in rc.findings if _get(results[i], "status") == rc.status]
     ids = [str(_get(r, "requirement") or "?") for r in worst]
     rc.requirement = rc.rule.requirement if rc.rule.requirement in ids else (ids[0] if ids else "")
+    rc.finding = next((seen for r in worst if str(_get(r, "requirement")) == rc.requirement
+                       and (seen := seen_of(r))), "")
     if rc.status == "fail":
         rc.level = "MUST"
     elif rc.status == "deviation":
         levels = [str(_get(r, "level") or "") or _registry_level(str(_get(r, "requirement")))
                   for r in worst if str(_get(r, "requirement")) == rc.requirement]
         rc.level = next((lv for lv in levels if lv in ("SHOULD", "MAY")), "SHOULD")
+
+
+SEEN_LIMIT = 200      # characters of a finding a root-cause line shows
+
+
+def seen_of(result: Any) -> str:
+    """What a finding saw, in one short line: its message's ``happened:`` (the checks' `Run.broken`), else the
+    message's first line; "" for a message that says nothing."""
+    message = str(_get(result, "message") or "").split("\n\nexchanges:")[0]
+    happened = _happened(message)
+    lines = [x for x in message.strip().splitlines() if x.strip()]
+    # a first line that announces a list ("responses do not conform:") with the list's first item
+    text = happened[len("happened:"):] if happened else " ".join(lines[:2] if lines and lines[0].endswith(":")
+                                                                 else lines[:1])
+    text = " ".join(text.split()).rstrip(".")
+    return text if len(text) <= SEEN_LIMIT else text[:SEEN_LIMIT - 3].rstrip() + "..."
 
 
 def _registry_level(rid: str) -> str:

@@ -134,7 +134,7 @@ def test_a_deviation_is_never_printed_as_a_must():
                                  "not declared", "nonconforming")])
     assert rc.rule.id == "replay-differs"
     line = rc.line()
-    assert line.startswith("DEVIATION SCHEMA-01 (SHOULD): "), line
+    assert line.startswith("DEVIATION SCHEMA-01 (SHOULD) on updateTable: responses do not conform: (replay) POST"), line
     assert "(MUST)" not in line and rc.to_dict()["level"] == "SHOULD"
 
 

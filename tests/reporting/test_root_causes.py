@@ -87,7 +87,10 @@ def test_root_causes_in_json_junit_and_html(tmp_path):
     assert data["root_causes"][0]["rule"] == "5xx-stored" and data["root_causes"][0]["findings"] == 3
     props = dict(statistics(rep))
     assert props["ctk.root_cause.1.rule"] == "5xx-stored"
-    assert props["ctk.root_cause.1"].startswith("FAIL REPLAY-03 (MUST): A 5xx is stored and replayed")
+    # the finding first (what was seen, where), the rule after it
+    line = props["ctk.root_cause.1"]
+    assert line.startswith("FAIL REPLAY-03 (MUST) on "), line
+    assert line.index(": ") < line.index("- rule: A 5xx is stored and replayed"), line
     html = Path(write_conformance(rep, str(tmp_path))["html"]).read_text()
     top = html.index('id="root-causes"')
     assert top < html.index("Needs attention") and top < html.index("Endpoint × behaviour matrix")

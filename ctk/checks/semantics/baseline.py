@@ -56,8 +56,10 @@ def _unreadable(v: Verdict) -> bool:
 
 def blocking(ctx: CheckContext, operation: str) -> Verdict | None:
     """The first baseline verdict of ``operation`` that breaks its plain semantics (None: the baseline held,
-    or the operation has none, or what it saw came through unreadable reads)."""
-    return next((v for v in baseline(ctx, operation) if v.status in GATING and not _unreadable(v)), None)
+    or the operation has none, or what it saw came through unreadable reads, or its finding is about the answer
+    while the effect held - ``details.effect_held``, a required field missing: what rests on the effect works)."""
+    return next((v for v in baseline(ctx, operation) if v.status in GATING and not _unreadable(v)
+                 and not (v.details or {}).get("effect_held")), None)
 
 
 def gate(ctx: CheckContext, operation: str) -> tuple[str, str] | None:

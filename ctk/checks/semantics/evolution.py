@@ -182,6 +182,8 @@ def refused(t: SemRun, ex: Exchange, before: dict | None, after: dict | None, wh
     otherwise than ``statuses`` / ``types``. A table that cannot be read back afterwards leaves the check
     undecided (PrerequisiteError: inconclusive)."""
     if ex.status is not None and 200 <= ex.status < 300:
+        if 409 in statuses:     # a requirement that did not hold, answered as a success: OCC-01's rule (root causes)
+            t.stale_accepted.append(what)
         return f"{what}: answered {ex.status} (accepted)", None
     if after is None:     # nothing to judge the effect from: the check is inconclusive (the harness says so)
         from ctk.catalog import PrerequisiteError
@@ -205,6 +207,12 @@ def judge(t: SemRun, expected: str, effects: list[str], statuses: list[str | Non
     if wrong:
         return t.status_broken(expected, "; ".join(wrong))
     return t.ok(done)
+
+
+def _misnamed(body: dict, key: str) -> str | None:
+    """The key of ``body`` that spells ``key`` otherwise (``metadata_location``, ``metadataLocation``), if any."""
+    return next((k for k in body if k != key and k.replace("_", "-").lower() in (key, key.replace("-", ""))
+                 or k.lower() == key.replace("-", "")), None)
 
 
 def _uuid(loaded: dict | None) -> Any:
@@ -260,16 +268,30 @@ def check_commit_read_back(t: SemRun) -> Verdict:
                 label="updateTable (set-properties)")
     if ex.status != 200:
         return t.not_acknowledged(ex, "a plain set-properties commit")
-    answered = (ex.json() or {}).get("metadata-location")
+    answer = ex.json() if isinstance(ex.json(), dict) else {}
+    answered = answer.get("metadata-location")
     got, loaded = load(t, ns, name, "read: load the committed table")
     if loaded is None:
         return t.broken("an acknowledged commit: the table loads with it", f"loading it answered {describe(got)}")
     shown = (meta(loaded).get("properties") or {}).get(MARK)
+    if not answered:
+        # CommitTableResponse requires `metadata-location`: a client cannot read the answer (Java's parser throws),
+        # so it takes a commit that landed for one that failed. Named as that, with the field; where the change
+        # is in the table the plain commit works, and what rests on it stays decided (details.effect_held)
+        other = _misnamed(answer, "metadata-location")
+        what = ("updateTable answered 200 without the required field `metadata-location` (CommitTableResponse)"
+                + (f"; it names the field `{other}`" if other else ""))
+        if shown == mark:
+            return t.broken("a commit's answer carries the fields CommitTableResponse requires",
+                            f"{what}; the committed change loads back", "required field missing",
+                            details={"missing_field": "metadata-location", "schema": "CommitTableResponse",
+                                     "effect_held": True})
+        return t.broken("an acknowledged commit is in the next load",
+                        f"{what}, and the next load shows {MARK}={shown!r}, not the committed {mark!r}")
     if answered and location(loaded) is None and shown == mark:
         # the change is in the table: the plain commit works (retries may rest on it); the load answer only lacks
         # the field (misnamed, say), which clients need to see that the metadata changed - a finding of its own
-        other = next((k for k in loaded if k.replace("_", "-").lower() == "metadata-location"
-                      or k.lower() == "metadatalocation"), None)
+        other = _misnamed(loaded, "metadata-location")
         return t.status_broken("the next loadTable answers `metadata-location` (LoadTableResult)",
                                f"the committed change loads back, but the load answer has no `metadata-location`"
                                + (f" (it names the field `{other}`)" if other else ""))

@@ -96,12 +96,15 @@ class SemRun(Run):
         self.operation = check.operation
         self.client = ctx.client
         self._ns: tuple[str, ...] | None = None
+        self.stale_accepted: list[str] = []     # commits whose stale requirement was answered as a success
 
     # -- verdicts ---------------------------------------------------------------------------------------------
     def _kw(self, classification: str | None, details: dict | None) -> dict:
         kw = super()._kw(classification, details)
         kw["endpoint"] = self.operation
         kw["details"] = {"check": self.check.name, **kw["details"]}
+        if self.stale_accepted:     # the rule the root causes name for it: commit requirements unchecked
+            kw["details"]["stale_requirement_accepted"] = list(self.stale_accepted)
         return kw
 
     def broken(self, expected: str, happened: str, classification: str | None = None,
@@ -225,6 +228,9 @@ class SemRun(Run):
                                     f"{ex.status if ex.status is not None else ex.error}", ex)
         answer = ex.json() if isinstance(ex.json(), dict) else {}
         answered = answer.get("metadata-location")
+        if not answered:    # required by CommitTableResponse: nothing to compare the load with (EVO-01 names it)
+            raise SetupBroken("EVO-01", f"{label}: the commit to {name} answered 200 without the required field "
+                                        "`metadata-location` (CommitTableResponse)", ex)
         got = self.send("GET", table_path(ns, name), label=f"{label}: read back")
         _readable(got, f"{label}: read back")
         loaded = got.json() if got.status == 200 else None
