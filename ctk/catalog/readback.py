@@ -107,6 +107,22 @@ def appended(what: str, step: Callable[[], Any], state: State, snapshot_id: int)
     return out
 
 
+def append_in_part(metadata: dict | None, acknowledged: int) -> str | None:
+    """What shows that appends acknowledged to a table landed in part - their snapshots listed, main pointing at
+    none of them (the add-snapshot applied, the set-snapshot-ref main not) - or None. For a check whose workload
+    is appends: its verdict would rest on that broken plain append (EVO-06), not judge it."""
+    if not acknowledged or not isinstance(metadata, dict):
+        return None
+    snaps = [s.get("snapshot-id") for s in metadata.get("snapshots") or [] if isinstance(s, dict)]
+    main = (metadata.get("refs") or {}).get("main")
+    main_id = main.get("snapshot-id") if isinstance(main, dict) else None
+    if not snaps or main_id in snaps:
+        return None
+    return (f"{acknowledged} append(s) were acknowledged and the table lists {len(snaps)} snapshot(s), but main "
+            f"points at {'none' if main_id is None else main_id} (current-snapshot-id "
+            f"{metadata.get('current-snapshot-id')}): the add-snapshot landed, the set-snapshot-ref main did not")
+
+
 def renamed(kind: str, what: str, step: Callable[[], Any], target: State) -> Any:
     """``step`` renames ``what`` away; the target name must then load (else EffectMissing of the kind's rename
     requirement)."""

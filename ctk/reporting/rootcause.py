@@ -393,6 +393,10 @@ def seen_of(result: Any) -> str:
     text = happened[len("happened:"):] if happened else " ".join(lines[:2] if lines and lines[0].endswith(":")
                                                                  else lines[:1])
     text = " ".join(text.split()).rstrip(".")
+    if re.match(r"(it|its|they)\b", text.strip(), re.I):     # "it shows None": what "it" is, from the expectation
+        expected = next((x[len("expected:"):].strip() for x in lines if x.startswith("expected:")), "")
+        if expected:
+            text = f"expected {expected}, but {text.strip()}"
     return text if len(text) <= SEEN_LIMIT else text[:SEEN_LIMIT - 3].rstrip() + "..."
 
 
