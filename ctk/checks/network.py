@@ -69,7 +69,7 @@ from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
 from ctk.history.recorder import History
 from ctk.history.writer import StageError
-from ctk.catalog import ENDPOINTS, Endpoint, PrerequisiteError, get_endpoint
+from ctk.catalog import ENDPOINTS, Endpoint, PrerequisiteError, get_endpoint, readback
 from ctk.client.keys import new_key
 from ctk.client.retrying import IdempotencyWindowExpired
 from ctk.interposer.faults import HttpFaults, LinkFaults
@@ -475,6 +475,10 @@ def _seed_run(ctx: CheckContext, interposer: Interposer, use_keys: bool, opts: N
         faults.remove(*names)
     deleted = cleanup_staged(staged) if final.status == 409 else []  # the client believes the commit failed
     state = read_table_state(ctx.client, ns, name)
+    acknowledged = 1 if final.status is not None and 200 <= final.status < 300 else 0
+    if not state.unreadable and (partly := readback.append_in_part(state.metadata, acknowledged)) is not None:
+        # the append landed in part (its snapshot, not main): a broken plain append, no retry verdict rests on it
+        raise EffectMissing("EVO-06", f"the seed example's append: {partly}", state.exchange)
     integrity = check_integrity(state, count_rows=True, check_data_files=True)
     hist = check_table(history, state, op="append")
     return {"final": final, "attempts": list(rc.last_attempts), "staged": staged, "state": state,
