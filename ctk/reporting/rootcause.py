@@ -195,6 +195,16 @@ def _symptom(result: Any) -> str | None:
 FIELD_MISSING_CLASSES = ("required field missing", "metadata-location missing")
 
 
+_SCHEMA_PROBLEM = re.compile(r"^\s*(?:\d+x )?-?\s*(?:-> \d{3}: )?\(body\)[^:]*: (.*)$", re.M)
+_REQUIRED = re.compile(r"'[^']+' is a required property")
+
+
+def _only_required_missing(message: str) -> bool:
+    """A SCHEMA-01 finding whose every listed body problem is a required property missing."""
+    problems = _SCHEMA_PROBLEM.findall(message.split("\n\nexchanges:")[0])
+    return bool(problems) and all(_REQUIRED.search(p) for p in problems)
+
+
 def rule_of(result: Any) -> Rule:
     """The rule a finding breaks by its own evidence (steps 1-2 of the module docstring). Two kinds are known by a
     field of the finding, whatever its requirement's family: a required field missing from an answer
@@ -205,7 +215,8 @@ def rule_of(result: Any) -> Rule:
         return CHECK_CRASHED
     details = _get(result, "details")
     details = details if isinstance(details, dict) else {}
-    if details.get("missing_field") or _get(result, "classification") in FIELD_MISSING_CLASSES:
+    if details.get("missing_field") or _get(result, "classification") in FIELD_MISSING_CLASSES \
+            or (rid == "SCHEMA-01" and _only_required_missing(str(_get(result, "message") or ""))):
         return REQUIRED_FIELD_MISSING
     if details.get("stale_requirement_accepted"):
         return REQUIREMENTS_UNCHECKED

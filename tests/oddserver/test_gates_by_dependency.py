@@ -12,7 +12,9 @@ Before (the issue):
 * every commit answered 200 and nothing applied: OCC-01 "decided once EVO-01 is fixed";
 * a commit applying only its first update: OCC-01, OCC-02, OCC-03, REPLAY-04 and CLIENT-01 failed (their setup
   append left no main ref; the read-back checked only that a snapshot exists);
-* a new table-uuid on every load: OCC-04 failed (its valid transaction asserted the uuid of the load);
+* a new table-uuid on every load: OCC-04 failed (its valid transaction asserted the uuid of the load), and RECON-02
+  on registerTable (a new uuid read as a second execution: its baseline, TBL-09, was inconclusive on TBL-01's
+  finding, and an undecided baseline gated nothing);
 * requirements ignored, updates applied: EVO-02, EVO-03, EVO-04 and OCC-01 as root causes of their own."""
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ def test_a_commit_applying_its_first_update_only_fails_no_retry_check(make_odd):
 def test_a_new_table_uuid_on_every_load_fails_no_occ_check(make_odd):
     rule = new_uuid_every_load()
     ctx, _ = make_odd([rule], control_api=True)
-    verdicts = _kit(ctx, ("tables",), ("updateTable", "commitTransaction"), client=True)
+    verdicts = _kit(ctx, ("tables",), ("updateTable", "commitTransaction", "registerTable"), client=True)
     lines = _show(verdicts)
     assert rule.hits >= 3
     assert _causes(verdicts)[0].rule.requirement == "TBL-01", lines

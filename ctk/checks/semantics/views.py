@@ -394,7 +394,7 @@ def check_view_onto_table_name(t: SemRun) -> Verdict:
                                          "destination": {"namespace": list(ns), "name": table}},
                 label="renameView onto a table"), (409,), EXISTS),
     ]
-    if offers(t, "registerView"):
+    if offers(t, "registerView") and vbefore.get("metadata-location"):   # none loaded: nothing valid to send
         tries.append(("registerView where a table exists",
                       t.send("POST", f"namespaces/{ns_path(ns)}/register-view",
                              {"name": table, "metadata-location": vbefore.get("metadata-location")},
@@ -497,7 +497,7 @@ def check_table_onto_view_name(t: SemRun) -> Verdict:
                   t.send("POST", "tables/rename", {"source": {"namespace": list(ns), "name": table},
                                                    "destination": {"namespace": list(ns), "name": name}},
                          label="renameTable onto a view"), (409,), EXISTS))
-    if offers(t, "registerTable"):
+    if offers(t, "registerTable") and tbefore.get("metadata-location"):   # none loaded: nothing valid to send
         tries.append(("registerTable where a view exists",
                       t.send("POST", f"namespaces/{ns_path(ns)}/register",
                              {"name": name, "metadata-location": tbefore.get("metadata-location")},
