@@ -95,15 +95,19 @@ def appended(what: str, step: Callable[[], Any], state: State, snapshot_id: int)
     main = ((after or {}).get("refs") or {}).get("main") if after is not None else None
     main_id = main.get("snapshot-id") if isinstance(main, dict) else None
     if shown != snapshot_id or main_id != snapshot_id:
-        listed = snapshot_id in [s.get("snapshot-id") for s in (after or {}).get("snapshots") or []
-                                 if isinstance(s, dict)]
-        now = ("it does not load" if after is None else
-               f"the next load's current snapshot is {shown} and main points at {main_id}"
-               + (" (the snapshot is listed: the add-snapshot landed, the set-snapshot-ref did not)"
-                  if listed else ""))
+        snaps = [s.get("snapshot-id") for s in (after or {}).get("snapshots") or [] if isinstance(s, dict)]
+        current = f"the next load's current snapshot is {shown} and main points at {main_id}"
+        if after is None:
+            now = "it does not load"
+        elif snapshot_id in snaps:
+            now = f"{current}: the snapshot is listed (the add-snapshot landed, the set-snapshot-ref main did not)"
+        elif not snaps:
+            now = f"{current}: the table records no snapshot (a lost write)"
+        else:
+            now = f"{current}: the table does not record snapshot {snapshot_id}"
         raise EffectMissing(REQUIREMENT["table"]["append"],
-                            f"an append of snapshot {snapshot_id} to table {what} answered {_answered(out)}, but {now}",
-                            out if isinstance(out, Exchange) else None)
+                            f"an append of snapshot {snapshot_id} to table {what} was acknowledged "
+                            f"({_answered(out)}), but {now}", out if isinstance(out, Exchange) else None)
     return out
 
 
