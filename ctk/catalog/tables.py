@@ -38,8 +38,9 @@ def reading_back(kind: str, ns: tuple[str, ...], ops: Ops) -> Ops:
         return readback.committed(kind, f"{where}.{n}", lambda: ops.commit(n, updates, label),
                                   lambda: ops.state(n), key, value)
 
+    # made: it loads, with the uuid its create answered (the cases' observers count executions by uuid)
     return Ops(lambda n, properties=None: readback.made(kind, f"{where}.{n}", lambda: ops.make(n, properties),
-                                                        lambda: ops.state(n)),
+                                                        lambda: ops.state(n), same_uuid=True),
                lambda n, label: readback.dropped(kind, f"{where}.{n}", lambda: ops.drop(n, label),
                                                  lambda: ops.state(n)),
                ops.state, commit)

@@ -13,8 +13,7 @@ Before (the issue):
 * a commit applying only its first update: OCC-01, OCC-02, OCC-03, REPLAY-04 and CLIENT-01 failed (their setup
   append left no main ref; the read-back checked only that a snapshot exists);
 * a new table-uuid on every load: OCC-04 failed (its valid transaction asserted the uuid of the load), and RECON-02
-  on registerTable (a new uuid read as a second execution: its baseline, TBL-09, was inconclusive on TBL-01's
-  finding, and an undecided baseline gated nothing);
+  on registerTable (a new uuid read as a second execution: the case's sources were read back only for loading);
 * requirements ignored, updates applied: EVO-02, EVO-03, EVO-04 and OCC-01 as root causes of their own."""
 
 from __future__ import annotations

@@ -67,26 +67,11 @@ def gate(ctx: CheckContext, operation: str) -> tuple[str, str] | None:
     operation; None otherwise."""
     v = blocking(ctx, operation)
     if v is None:
-        return _rests_on_broken(ctx, operation)
+        return None
     first = (v.message or "").strip().splitlines()[0:2]
     return v.requirement, (f"the plain {operation} (no key, no fault) is broken: {v.requirement} "
                            f"{v.status.value} ({' '.join(first)}); retries are judged only on top of a plain "
                            f"operation that works")
-
-
-def _rests_on_broken(ctx: CheckContext, operation: str) -> tuple[str, str] | None:
-    """(requirement, why) when a baseline of ``operation`` could not be decided because its setup showed another
-    plain operation broken (``details.blocked_by``: a registerTable baseline whose table does not load back with
-    its create's table-uuid, TBL-01): the operation's retry checks make the same setup, so they rest on that
-    finding too - an undecided baseline is no baseline that held."""
-    v = next((v for v in baseline(ctx, operation) if v.status is Status.INCONCLUSIVE
-              and (v.details or {}).get("blocked_by")), None)
-    if v is None:
-        return None
-    rid = str(v.details["blocked_by"])
-    finding = str(v.details.get("finding") or "")
-    return rid, (f"the plain {operation} could not be checked (its baseline {v.requirement} rests on {rid}: "
-                 f"{finding[:200]}); retries are judged only on top of a plain operation seen to work")
 
 
 def install() -> None:
