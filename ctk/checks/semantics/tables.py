@@ -9,19 +9,17 @@ client too: the catalog answers 404 for the name, and the client then loads ``ns
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from ctk.catalog.bodies import create_table_body, ident, schema
 from ctk.catalog.capabilities import Capability
 from ctk.catalog.facade import pages
-from ctk.catalog.state import READ_ATTEMPTS, READ_PAUSE
-from ctk.client.errors import PrerequisiteError
 from ctk.client.transport import ns_path, table_path
 from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
 from ctk.checks.common import describe
 from ctk.checks.semantics.harness import NotApplicable, SemRun, error_type
+from ctk.checks.semantics.reading import NAME_TYPE_REQUIRED, body_of, columns, current_schema, load, meta
 from ctk.checks.semantics.registry import semantic
 
 NO_TABLE = ("NoSuchTableException",)
@@ -33,60 +31,16 @@ NOT_A_TABLE_404 = ("NoSuchNamespaceException", "NotFoundException")
 
 
 # -- reading state -----------------------------------------------------------------------------------------------
-def load(t: SemRun, ns: tuple[str, ...], name: str, label: str = "read: load table", judged: bool = False
-         ) -> Exchange:
-    """loadTable. A read of state (not ``judged``) answered 5xx or not at all is tried again (``READ_ATTEMPTS``
-    in all) and then raises PrerequisiteError: the state is unreadable, the check inconclusive, never a finding.
-    A ``judged`` load is the request the verdict is about: sent once, its answer whatever it is."""
-    ex = t.send("GET", table_path(ns, name), label=label)
-    if judged:
-        return ex
-    for _ in range(READ_ATTEMPTS - 1):
-        if ex.status is not None and ex.status < 500:
-            return ex
-        time.sleep(READ_PAUSE)
-        ex = t.send("GET", table_path(ns, name), label=label + " (again)")
-    if ex.status is None or ex.status >= 500:
-        raise PrerequisiteError(f"{label}: state unreadable", ex)
-    return ex
-
-
-def body_of(ex: Exchange) -> dict | None:
-    """The JSON object of a 200 answer (None otherwise)."""
-    body = ex.json() if ex.status == 200 else None
-    return body if isinstance(body, dict) else None
-
-
-def meta(result: dict | None) -> dict:
-    m = (result or {}).get("metadata")
-    return m if isinstance(m, dict) else {}
-
-
 def uuid_of(result: dict | None) -> Any:
     return meta(result).get("table-uuid")
-
-
-def current_schema(m: dict) -> dict:
-    """The current schema of table metadata (empty when it cannot be found)."""
-    schemas = [s for s in m.get("schemas") or [] if isinstance(s, dict)]
-    sid = m.get("current-schema-id")
-    found = next((s for s in schemas if s.get("schema-id") == sid), None)
-    legacy = m.get("schema")
-    return found or (legacy if isinstance(legacy, dict) else {})
-
-
-def columns(s: dict) -> list[tuple[Any, Any, Any]]:
-    """(name, type, required) of a schema's top-level fields, in order."""
-    return [(f.get("name"), f.get("type"), bool(f.get("required"))) for f in s.get("fields") or []
-            if isinstance(f, dict)]
 
 
 def field_id(s: dict, name: str) -> Any:
     return next((f.get("id") for f in s.get("fields") or [] if isinstance(f, dict) and f.get("name") == name), None)
 
 
-KIT_COLUMNS = columns(schema())
-WIDER_COLUMNS = columns(schema(extra=True))
+KIT_COLUMNS = columns(schema(), NAME_TYPE_REQUIRED)
+WIDER_COLUMNS = columns(schema(extra=True), NAME_TYPE_REQUIRED)
 
 
 def exists_status(t: SemRun, ns: tuple[str, ...], name: str) -> int | None:
@@ -159,8 +113,8 @@ def check_create_table(t: SemRun) -> Verdict:
     elif answered.get("table-uuid") not in (None, m.get("table-uuid")):
         problems.append(f"createTable answered table-uuid {answered.get('table-uuid')}, the load "
                         f"{m.get('table-uuid')}")
-    if columns(current_schema(m)) != KIT_COLUMNS:
-        problems.append(f"the loaded schema has columns {columns(current_schema(m))}, requested {KIT_COLUMNS}")
+    if columns(current_schema(m), NAME_TYPE_REQUIRED) != KIT_COLUMNS:
+        problems.append(f"the loaded schema has columns {columns(current_schema(m), NAME_TYPE_REQUIRED)}, requested {KIT_COLUMNS}")
     if not m.get("location"):
         problems.append("the loaded metadata has no location")
     if problems:
@@ -168,7 +122,7 @@ def check_create_table(t: SemRun) -> Verdict:
                         "; ".join(problems))
     head = exists_status(t, ns, name)
     wrong = []
-    if not answered.get("table-uuid") or columns(current_schema(answered)) != KIT_COLUMNS:
+    if not answered.get("table-uuid") or columns(current_schema(answered), NAME_TYPE_REQUIRED) != KIT_COLUMNS:
         wrong.append("the createTable answer lacks the table's metadata (table-uuid, schema)")
     if ex.status != 200:
         wrong.append(f"createTable answered {ex.status}, not 200 (LoadTableResult)")
@@ -202,8 +156,8 @@ def check_create_existing_table(t: SemRun) -> Verdict:
     changed = []
     if m.get("table-uuid") != uuid_of(first):
         changed.append(f"table-uuid {uuid_of(first)} -> {m.get('table-uuid')}")
-    if columns(current_schema(m)) != KIT_COLUMNS:
-        changed.append(f"schema columns now {columns(current_schema(m))}")
+    if columns(current_schema(m), NAME_TYPE_REQUIRED) != KIT_COLUMNS:
+        changed.append(f"schema columns now {columns(current_schema(m), NAME_TYPE_REQUIRED)}")
     if (m.get("properties") or {}).get("ctk.mark") != "first":
         changed.append(f"property ctk.mark now {(m.get('properties') or {}).get('ctk.mark')!r}")
     if changed:
@@ -297,8 +251,8 @@ def check_complete_create_table(t: SemRun) -> Verdict:
         return t.broken("an acknowledged createTable: the table loads (200)", f"loading it answered {describe(got)}")
     m = meta(loaded)
     problems = spec_and_order_problems(m)
-    if columns(current_schema(m)) != KIT_COLUMNS:
-        problems.append(f"schema columns {columns(current_schema(m))}")
+    if columns(current_schema(m), NAME_TYPE_REQUIRED) != KIT_COLUMNS:
+        problems.append(f"schema columns {columns(current_schema(m), NAME_TYPE_REQUIRED)}")
     if lost := missing_properties(m, CREATE_PROPERTIES):
         problems.append(f"properties given at create not kept: {lost}")
     if not m.get("location"):
@@ -382,8 +336,8 @@ def check_transaction_properties(t: SemRun) -> Verdict:
         problems.append(f"properties of the replace missing or changed: {lost}")
     if uuid_of(after) != uuid_of(got):
         problems.append(f"table-uuid {uuid_of(got)} -> {uuid_of(after)}")
-    if columns(current_schema(meta(after))) != WIDER_COLUMNS:
-        problems.append(f"current schema columns {columns(current_schema(meta(after)))}")
+    if columns(current_schema(meta(after)), NAME_TYPE_REQUIRED) != WIDER_COLUMNS:
+        problems.append(f"current schema columns {columns(current_schema(meta(after)), NAME_TYPE_REQUIRED)}")
     if problems:
         return t.broken("a replace transaction's schema and properties are in the table, with its table-uuid",
                         "; ".join(problems))
@@ -673,8 +627,8 @@ def check_register_table(t: SemRun) -> Verdict:
     problems = []
     if m.get("table-uuid") != o.get("table-uuid"):
         problems.append(f"table-uuid {m.get('table-uuid')}, registered {o.get('table-uuid')}")
-    if columns(current_schema(m)) != columns(current_schema(o)):
-        problems.append(f"schema columns {columns(current_schema(m))}")
+    if columns(current_schema(m), NAME_TYPE_REQUIRED) != columns(current_schema(o), NAME_TYPE_REQUIRED):
+        problems.append(f"schema columns {columns(current_schema(m), NAME_TYPE_REQUIRED)}")
     if lost := missing_properties(m, props):
         problems.append(f"properties missing or changed: {lost}")
     if [s.get("snapshot-id") for s in m.get("snapshots") or []] != \
@@ -748,7 +702,7 @@ def check_table_names_with_dot_or_slash(t: SemRun) -> Verdict:
         names = listed_names(t, ns) or []
         dropped = drop(t, ns, name, label=f"dropTable {name!r}")
         gone = load(t, ns, name, "read: dropped?")
-        if got is None or columns(current_schema(meta(got))) != KIT_COLUMNS or name not in names \
+        if got is None or columns(current_schema(meta(got)), NAME_TYPE_REQUIRED) != KIT_COLUMNS or name not in names \
                 or not acknowledged(dropped) or gone.status != 404:
             problems.append(f"{name!r}: load {'200' if got is not None else 'failed'}, listed {name in names}, "
                             f"drop {dropped.status}, load after drop {gone.status}")
