@@ -25,14 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
-
 from ctk.core.requirements import Level, active_profile, get
 from ctk.core.verdicts import Status, Verdict
+from ctk.checks.common import Run
 from ctk.checks.judging import annotate
-
-if TYPE_CHECKING:
-    from ctk.checks.common import Run
 
 
 class Kind(Enum):
@@ -69,7 +65,7 @@ GRADES: dict[Kind, Grade] = {
 SERVER_ERROR_TRIES = 3      # a valid request answered 5xx is sent this many times in all before it is a finding
 
 
-def grade(run: "Run", kind: Kind, expected: str, happened: str, classification: str | None = None,
+def grade(run: Run, kind: Kind, expected: str, happened: str, classification: str | None = None,
           details: dict | None = None) -> Verdict:
     """The verdict of ``kind`` (GRADES): a pass saying ``happened``, or the broken rule judged at the kind's
     level. ``classification`` names a documents-level finding more closely than the kind's own."""
@@ -77,7 +73,7 @@ def grade(run: "Run", kind: Kind, expected: str, happened: str, classification: 
     details = {**(details or {}), "kind": kind.name}
     if g.level == PASS:
         return run.ok(happened, details=details)
-    v = annotate(run.broken(expected, happened, classification or g.classification, details))
+    v = annotate(Run.broken(run, expected, happened, classification or g.classification, details))
     if g.level == DOCUMENTS:
         req = get(run.requirement)
         doc = req.saying("spec") or req.saying("rck")

@@ -126,11 +126,12 @@ class SemRun(Run):
         """Acknowledged and done with a lenient extra effect where the documents say refuse (their level)."""
         return self.judge(Kind.LENIENT, expected, happened, classification, details)
 
-    def server_error(self, ex: Exchange, what: str, details: dict | None = None) -> Verdict:
-        """A valid request answered 5xx on every try (`send_valid`): a finding at the documents' level."""
+    def server_error(self, ex: Exchange, what: str, seen: str = "", details: dict | None = None) -> Verdict:
+        """A valid request answered 5xx on every try (`send_valid`): a finding at the documents' level; ``seen``
+        says what the state read afterwards showed."""
         return self.judge(Kind.SERVER_ERROR, f"{what} (a valid request) is answered",
-                          f"{ex.method} {ex.url} answered {describe(ex)} on each of {SERVER_ERROR_TRIES} tries",
-                          details=details)
+                          f"{ex.method} {ex.url} answered {describe(ex)} on each of {SERVER_ERROR_TRIES} tries"
+                          + (f"; {seen}" if seen else ""), details=details)
 
     # -- requests ---------------------------------------------------------------------------------------------
     def send(self, method: str, path: str, json: Any = None, params: dict | None = None,

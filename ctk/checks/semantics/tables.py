@@ -14,10 +14,11 @@ from typing import Any
 from ctk.catalog.bodies import create_table_body, ident, schema
 from ctk.catalog.capabilities import Capability
 from ctk.catalog.facade import pages
-from ctk.client.transport import ns_path, table_path
+from ctk.client.transport import ns_path, table_path, view_path
 from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
 from ctk.checks.common import describe
+from ctk.checks.semantics.grading import Kind
 from ctk.checks.semantics.harness import NotApplicable, SemRun, error_type
 from ctk.checks.semantics.reading import NAME_TYPE_REQUIRED, body_of, columns, current_schema, load, meta
 from ctk.checks.semantics.registry import semantic
@@ -161,18 +162,52 @@ def check_create_existing_table(t: SemRun) -> Verdict:
     if (m.get("properties") or {}).get("ctk.mark") != "first":
         changed.append(f"property ctk.mark now {(m.get('properties') or {}).get('ctk.mark')!r}")
     if changed:
-        return t.broken("a refused create leaves the existing table as it was (uuid, schema, properties)",
+        return t.broken("a second create of an existing table is refused and leaves it as it was (uuid, schema, "
+                        "properties)",
                         f"the second create answered {ex.status}; " + "; ".join(changed))
-    ns_now = t.send("GET", f"namespaces/{ns_path(missing_ns)}", label="read: the missing namespace")
-    if ns_now.status == 200:
-        return t.broken("a create in a namespace that does not exist creates nothing",
-                        f"it answered {nowhere.status}; afterwards {'.'.join(missing_ns)} loads (200)")
+    if acknowledged(ex):
+        # the client was told its create happened: the table it asked for (wider schema, ctk.mark=second) is not
+        # what loads - the existing one is (a 200 with the old object)
+        return t.broken("a create of an existing table is refused (409): a client told it succeeded expects its "
+                        "schema and properties", f"the second create answered {ex.status}; the table still loads "
+                        f"with table-uuid {m.get('table-uuid')}, the first create's schema and ctk.mark=first")
+    elsewhere = missing_namespace_create(t, nowhere, missing_ns, other)
+    if elsewhere is not None:
+        return elsewhere
     problems = [p for p in (t.expect(ex, (409,), EXISTS), t.expect(nowhere, (404,), NO_NS)) if p]
     if problems:
         return t.status_broken("409 AlreadyExistsException for an existing table; 404 NoSuchNamespaceException "
                                "for a missing namespace", "; ".join(problems))
-    return t.ok("a second create answered 409 AlreadyExistsException and changed nothing; a create in a missing "
-                "namespace answered 404 NoSuchNamespaceException")
+    return t.ok(f"a second create answered {answer_of(ex)} and changed nothing; a create in a missing namespace "
+                f"answered {answer_of(nowhere)}")
+
+
+def answer_of(ex: Exchange) -> str:
+    """A refusal as seen: its status and error type."""
+    kind = error_type(ex)
+    return f"{ex.status}" + (f" {kind}" if kind else "")
+
+
+def missing_namespace_create(t: SemRun, ex: Exchange, ns: tuple[str, ...], name: str,
+                             kind: str = "table") -> Verdict | None:
+    """The verdict on a create of ``name`` in the namespace ``ns`` that did not exist (answered ``ex``) when it
+    made something (None: it made nothing). Acknowledged and the namespace (or the table) made: lenient, the
+    documents' level (the catalog made what was asked and more); acknowledged and nothing loads: not done;
+    refused and the namespace made: refused yet changed."""
+    path = table_path(ns, name) if kind == "table" else view_path(ns, name)
+    ns_now = t.send("GET", f"namespaces/{ns_path(ns)}", label="read: the missing namespace")
+    made = t.send("GET", path, label=f"read: the {kind} created in the missing namespace")
+    seen = f"afterwards the namespace {'.'.join(ns)} loads {ns_now.status} and the {kind} {made.status}"
+    op = "createTable" if kind == "table" else "createView"
+    if acknowledged(ex) and 200 in (ns_now.status, made.status):
+        return t.lenient(f"{op} in a namespace that does not exist is refused (404 NoSuchNamespaceException)",
+                         f"it answered {ex.status}; {seen}", "created in a missing namespace")
+    if acknowledged(ex):
+        return t.broken(f"an acknowledged {op}: the {kind} loads", f"it answered {ex.status}; {seen}")
+    if ns_now.status == 200:
+        return t.judge(Kind.REFUSED_CHANGED, f"a refused {op} in a namespace that does not exist creates nothing",
+                       f"it answered {describe(ex)}; {seen}")
+    return None
 
 
 # -- TBL-03 ------------------------------------------------------------------------------------------------------
@@ -481,15 +516,20 @@ def check_drop_after_rename(t: SemRun) -> Verdict:
     if not acknowledged(ex):
         return t.inconclusive(f"renameTable answered {describe(ex)}: nothing to build on")
     _, again = t.table(ns, first)
-    purged = drop(t, ns, moved, purge=True, label="dropTable (purge) of the renamed table")
-    if not acknowledged(purged):
-        return t.inconclusive(f"dropTable (purge) of the renamed table answered {describe(purged)}")
+    purged = t.send_valid("DELETE", table_path(ns, moved), params={"purgeRequested": "true"},
+                          label="dropTable (purge) of the renamed table")
     got = load(t, ns, first, "read: the table created under the old name")
     after = body_of(got)
-    if after is None or uuid_of(after) != uuid_of(again):
+    if after is None or uuid_of(after) is None or uuid_of(after) != uuid_of(again):
         return t.broken("purging a renamed table leaves the table created under its old name intact",
-                        f"loading {first} answered {describe(got)}"
-                        + ("" if after is None else f" with table-uuid {uuid_of(after)}, not {uuid_of(again)}"))
+                        f"dropTable (purge) of {moved} answered {describe(purged)}; loading {first} answered "
+                        f"{describe(got)}" + ("" if after is None else
+                                              f" with table-uuid {uuid_of(after)}, created as {uuid_of(again)}"))
+    if purged.status is not None and purged.status >= 500:
+        return t.server_error(purged, "dropTable (purge) of the renamed table",
+                              f"{first} (created under the old name) still loads with its table-uuid")
+    if not acknowledged(purged):
+        return t.not_acknowledged(purged, "dropTable (purge) of the renamed table")
     note = ""
     if t.capability(Capability.STORAGE).supported:
         location = str(after.get("metadata-location") or "")
