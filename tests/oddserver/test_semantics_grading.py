@@ -11,6 +11,8 @@ classification; and the cases real catalogs showed, each reproduced by one rule 
 * `top_lists_nested`           listNamespaces without a parent also lists a nested namespace (lakana): NS-08;
 * `purge_fails`                a purge-drop answers 500 every time (SeaweedFS after a rename): TBL-06 loads the old
                                name anyway and reports the 500 of a valid request as a finding;
+* `rewrites_view_summary`      every view answer carries version summaries the catalog wrote itself (no
+                               ``operation`` key: the view spec defines none): VIEW-01 passes;
 * `view_copy_location`         loadView answers another metadata-location on every read, the view unchanged: a
                                correct refusal (409; 404/404/409 for renames) passes VIEW-02 and VIEW-04.
 """
@@ -18,6 +20,7 @@ classification; and the cases real catalogs showed, each reproduced by one rule 
 from __future__ import annotations
 
 import itertools
+import re
 from urllib.parse import unquote
 
 import httpx
@@ -128,6 +131,19 @@ class view_copy_location(Rule):
         return Answer.of(200, {**body, "metadata-location": f"{body.get('metadata-location')}.copy{next(self.counter)}"})
 
 
+class rewrites_view_summary(Rule):
+    """Every view answer's versions carry a summary of the catalog's own (``engine-name`` only)."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        body = answer.json()
+        meta = body.get("metadata") if isinstance(body, dict) else None
+        if not re.search(NS + r"/views(/[^/]+)?$", req.path) or answer.status != 200 or not isinstance(meta, dict):
+            return None
+        self.hit()
+        versions = [{**v, "summary": {"engine-name": "odd-catalog"}} for v in meta.get("versions") or []]
+        return Answer.of(200, {**body, "metadata": {**meta, "versions": versions}})
+
+
 def _run(make_odd, rule, *names: str, **settings):
     ctx, server = make_odd(lambda up: [rule(up)], **settings)
     checks = {c.name: c for c in semantic_checks()}
@@ -178,5 +194,11 @@ def test_a_purge_drop_answered_500_is_a_finding_and_the_old_name_is_loaded(make_
 
 def test_correct_view_refusals_pass_on_a_catalog_answering_another_metadata_location(make_odd):
     got = _run(make_odd, lambda up: view_copy_location(), "create-existing-view", "rename-view-errors")
+    assert {n: v.status for n, v in got.items()} == {n: Status.PASS for n in got}, \
+        {n: v.message[:600] for n, v in got.items()}
+
+
+def test_a_view_summary_the_catalog_wrote_itself_passes_view_01(make_odd):
+    got = _run(make_odd, lambda up: rewrites_view_summary(), "create-view", "complete-create-view")
     assert {n: v.status for n, v in got.items()} == {n: Status.PASS for n in got}, \
         {n: v.message[:600] for n, v in got.items()}

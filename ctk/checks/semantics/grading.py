@@ -1,6 +1,6 @@
 """The one grading rule of the catalog-semantics checks: each kind of behaviour a plain operation shows maps to one
 status and one level, here and nowhere else (`GRADES`). Every semantic check judges through `grade` (SemRun.judge
-and its shorthands `broken`, `status_broken`, `lenient`, `server_error`); tests/checks/semantics/test_grading.py
+and its shorthands `broken`, `status_broken`, `lenient`, `server_error`); tests/oddserver/test_semantics_grading.py
 holds parallel checks (tables, views, namespaces) to the same grade for the same kind.
 
 The kinds, and why each is graded as it is:
