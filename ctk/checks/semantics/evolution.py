@@ -170,6 +170,15 @@ def refused(t: SemRun, ex: Exchange, before: dict | None, after: dict | None, wh
     return None, t.expect(ex, statuses, types)
 
 
+def tally(effects: list[str], statuses: list[str | None], found: tuple[str | None, str | None]) -> str | None:
+    """Add what `refused` found to the check's effect and status problems; the effect problem (None: none)."""
+    effect, status = found
+    if effect:
+        effects.append(effect)
+    statuses.append(status)
+    return effect
+
+
 def judge(t: SemRun, expected: str, effects: list[str], statuses: list[str | None], done: str,
           unreadable: list[str | None] | None = None) -> Verdict:
     """The verdict of a check that collected effect problems (MUST) and status problems (documents' level)."""
@@ -182,6 +191,20 @@ def judge(t: SemRun, expected: str, effects: list[str], statuses: list[str | Non
     if wrong:
         return t.status_broken(expected, "; ".join(wrong))
     return t.ok(done)
+
+
+def lacks(m: dict, column: tuple[Any, Any, Any], spec_is: list | None = None, order_is: list | None = None
+          ) -> str | None:
+    """What the metadata ``m`` lacks of the kit's columns plus ``column`` and (where given) the default spec's or
+    sort order's fields (None: it has them all)."""
+    have = columns(current_schema(m))
+    if have != BASE_FIELDS + [column]:
+        return f"the current schema is {have}, without {column[1]}"
+    if spec_is is not None and spec_fields(default_spec(m)) != spec_is:
+        return f"the default spec is {spec_fields(default_spec(m))}, not {spec_is}"
+    if order_is is not None and order_fields(default_order(m)) != order_is:
+        return f"the default order is {order_fields(default_order(m))}, not {order_is}"
+    return None
 
 
 def _uuid(loaded: dict | None) -> Any:
@@ -339,9 +362,7 @@ def check_schema_conflicts(t: SemRun) -> Verdict:
                 [req("assert-table-uuid", uuid=uuid), req("assert-current-schema-id", current_schema_id=0)],
                 "updateTable (stale assert-current-schema-id)")
     _, after = load_result(t, ns, name)
-    e, s = refused(t, ex, before, after, "stale assert-current-schema-id")
-    effects += [e] if e else []
-    statuses.append(s)
+    tally(effects, statuses, refused(t, ex, before, after, "stale assert-current-schema-id"))
     # a concurrent column added (field id 3 taken): assert-last-assigned-field-id no longer holds
     name2, created2 = t.table(ns)
     uuid2 = _uuid(created2)
@@ -351,9 +372,7 @@ def check_schema_conflicts(t: SemRun) -> Verdict:
                  [req("assert-table-uuid", uuid=uuid2), req("assert-last-assigned-field-id", last_assigned_field_id=2)],
                  "updateTable (stale assert-last-assigned-field-id)")
     _, after2 = load_result(t, ns, name2)
-    e2, s2 = refused(t, ex2, before2, after2, "stale assert-last-assigned-field-id")
-    effects += [e2] if e2 else []
-    statuses.append(s2)
+    tally(effects, statuses, refused(t, ex2, before2, after2, "stale assert-last-assigned-field-id"))
     return judge(t, "a schema update on a stale base answers 409 CommitFailedException and the table keeps the "
                     "concurrent change", effects, statuses,
                  "stale assert-current-schema-id and assert-last-assigned-field-id each answered 409 "
@@ -363,18 +382,12 @@ def check_schema_conflicts(t: SemRun) -> Verdict:
 @semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"),
           rck=("CatalogTests.testUpdateTableSchemaServerSideRetry",))
 def check_schema_server_side_retry(t: SemRun) -> Verdict:
-    def landed(m: dict) -> str | None:
-        if columns(current_schema(m)) != BASE_FIELDS + [(3, "new_col", "long")]:
-            return f"the current schema is {columns(current_schema(m))}, without new_col"
-        if spec_fields(default_spec(m)) != [SHARD]:
-            return f"the default spec is {spec_fields(default_spec(m))}, not the concurrent bucket spec"
-        return None
-
     return _stale_then_retry(t, "evo_schema_retry", [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
                              req("assert-default-spec-id", default_spec_id=0),
                              [add_schema(NEW_COL, 3), set_current_schema()],
                              [req("assert-current-schema-id", current_schema_id=0),
-                              req("assert-last-assigned-field-id", last_assigned_field_id=2)], landed, "a schema update")
+                              req("assert-last-assigned-field-id", last_assigned_field_id=2)],
+                             lambda m: lacks(m, (3, "new_col", "long"), spec_is=[SHARD]), "a schema update")
 
 
 @semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"),
@@ -433,9 +446,7 @@ def check_spec_conflicts(t: SemRun) -> Verdict:
         ex = commit(t, ns, name, [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
                     [req("assert-table-uuid", uuid=uuid), req(kind, **value)], f"updateTable (stale {kind})")
         _, after = load_result(t, ns, name)
-        e, s = refused(t, ex, before, after, f"stale {kind}")
-        effects += [e] if e else []
-        statuses.append(s)
+        e = tally(effects, statuses, refused(t, ex, before, after, f"stale {kind}"))
         if e:
             break
     return judge(t, "a spec update on a stale base answers 409 CommitFailedException and the table keeps the "
@@ -447,19 +458,13 @@ def check_spec_conflicts(t: SemRun) -> Verdict:
 @semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"),
           rck=("CatalogTests.testUpdateTableSpecServerSideRetry",))
 def check_spec_server_side_retry(t: SemRun) -> Verdict:
-    def landed(m: dict) -> str | None:
-        if columns(current_schema(m)) != BASE_FIELDS + [(3, "another_col", "string")]:
-            return f"the current schema is {columns(current_schema(m))}, without the concurrent column"
-        if spec_fields(default_spec(m)) != [SHARD]:
-            return f"the default spec is {spec_fields(default_spec(m))}, not the bucket spec"
-        return None
-
     return _stale_then_retry(t, "evo_spec_retry",
                              [add_schema(with_column(3, "another_col", "string"), 3), set_current_schema()],
                              req("assert-current-schema-id", current_schema_id=0),
                              [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
                              [req("assert-default-spec-id", default_spec_id=0),
-                              req("assert-last-assigned-partition-id", last_assigned_partition_id=999)], landed,
+                              req("assert-last-assigned-partition-id", last_assigned_partition_id=999)],
+                             lambda m: lacks(m, (3, "another_col", "string"), spec_is=[SHARD]),
                              "a spec update")
 
 
@@ -546,19 +551,12 @@ def check_sort_order_update_and_revert(t: SemRun) -> Verdict:
           rck=("CatalogTests.testUpdateTableSortOrderServerSideRetry",))
 def check_sort_order_server_side_retry(t: SemRun) -> Verdict:
     want = order_fields(order(*BUCKET_THEN_ID))
-
-    def landed(m: dict) -> str | None:
-        if columns(current_schema(m)) != BASE_FIELDS + [(3, "another_col", "string")]:
-            return f"the current schema is {columns(current_schema(m))}, without the concurrent column"
-        if order_fields(default_order(m)) != want:
-            return f"the default order is {order_fields(default_order(m))}, not {want}"
-        return None
-
     return _stale_then_retry(t, "evo_order_retry",
                              [add_schema(with_column(3, "another_col", "string"), 3), set_current_schema()],
                              req("assert-current-schema-id", current_schema_id=0),
                              [add_order(order(*BUCKET_THEN_ID)), set_default_order()],
-                             [req("assert-default-sort-order-id", default_sort_order_id=0)], landed,
+                             [req("assert-default-sort-order-id", default_sort_order_id=0)],
+                             lambda m: lacks(m, (3, "another_col", "string"), order_is=want),
                              "a sort order update")
 
 
@@ -647,9 +645,8 @@ def check_appends_and_refs(t: SemRun) -> Verdict:
     statuses: list[str | None] = []
     stale = t.send("POST", b.path, b.body, label="updateTable (append B on the stale empty base)")
     _, after_b = load_result(t, ns, name, "read: the table after the stale append")
-    e, s = refused(t, stale, one, after_b, "an append asserting main is absent, on a table whose main exists")
-    effects += [e] if e else []
-    statuses.append(s)
+    e = tally(effects, statuses, refused(t, stale, one, after_b,
+                                         "an append asserting main is absent, on a table whose main exists"))
     if after_b is None or e:
         return judge(t, "a concurrent append on a stale base is refused (409)", effects, statuses, "")
     c, d = stage(t, ns, name, after_b, "c"), stage(t, ns, name, after_b, "d")
@@ -664,9 +661,7 @@ def check_appends_and_refs(t: SemRun) -> Verdict:
                         f"main {main_of(m2)} (appended {c.snapshot_id}), its parent {parent} (first {a.snapshot_id})")
     stale2 = t.send("POST", d.path, d.body, label="updateTable (append D on the stale non-empty base)")
     _, after_d = load_result(t, ns, name, "read: the table after the second stale append")
-    e, s = refused(t, stale2, two, after_d, "an append on a stale non-empty base")
-    effects += [e] if e else []
-    statuses.append(s)
+    e = tally(effects, statuses, refused(t, stale2, two, after_d, "an append on a stale non-empty base"))
     if e or after_d is None:
         return judge(t, "a concurrent append on a stale base is refused (409)", effects, statuses, "")
     refs = commit(t, ns, name, [{"action": "set-snapshot-ref", "ref-name": "ctk_tag", "type": "tag",

@@ -73,6 +73,15 @@ def rename(t: SemRun, src: tuple[tuple[str, ...], str], dst: tuple[tuple[str, ..
     return t.send("POST", "tables/rename", {"source": ident(*src), "destination": ident(*dst)}, label=label)
 
 
+def renamed_table(t: SemRun, stem: str) -> tuple[tuple[str, ...], str, dict, str, Exchange]:
+    """A table created (and loaded back) in a fresh namespace, then renamed: (namespace, its first name, its load
+    result, the name it was renamed to, the rename's exchange)."""
+    ns = t.namespace(stem)
+    src, loaded = t.table(ns)
+    dst = t.unique("renamed")
+    return ns, src, loaded, dst, rename(t, (ns, src), (ns, dst))
+
+
 def drop(t: SemRun, ns: tuple[str, ...], name: str, purge: bool | None = None, label: str = "dropTable") -> Exchange:
     params = None if purge is None else {"purgeRequested": "true" if purge else "false"}
     return t.send("DELETE", table_path(ns, name), params=params, label=label)
@@ -115,7 +124,8 @@ def check_create_table(t: SemRun) -> Verdict:
         problems.append(f"createTable answered table-uuid {answered.get('table-uuid')}, the load "
                         f"{m.get('table-uuid')}")
     if columns(current_schema(m), NAME_TYPE_REQUIRED) != KIT_COLUMNS:
-        problems.append(f"the loaded schema has columns {columns(current_schema(m), NAME_TYPE_REQUIRED)}, requested {KIT_COLUMNS}")
+        problems.append(f"the loaded schema has columns {columns(current_schema(m), NAME_TYPE_REQUIRED)}, "
+                        f"requested {KIT_COLUMNS}")
     if not m.get("location"):
         problems.append("the loaded metadata has no location")
     if problems:
@@ -483,10 +493,7 @@ def check_load_missing_metadata_file(t: SemRun) -> Verdict:
 @semantic("TBL-06", "renameTable", uses=("createTable", "loadTable"), baseline=True,
           rck=("CatalogTests.testRenameTable",))
 def check_rename_table(t: SemRun) -> Verdict:
-    ns = t.namespace("trename")
-    src, loaded = t.table(ns)
-    dst = t.unique("renamed")
-    ex = rename(t, (ns, src), (ns, dst))
+    ns, src, loaded, dst, ex = renamed_table(t, "trename")
     if not acknowledged(ex):
         return t.not_acknowledged(ex, "renameTable")
     old = load(t, ns, src, "read: the source after the rename")
@@ -509,10 +516,7 @@ def check_rename_table(t: SemRun) -> Verdict:
 def check_drop_after_rename(t: SemRun) -> Verdict:
     """Table a renamed to b, a new table created as a, then b dropped with purge: a still loads, and (where the
     kit reaches the storage) its metadata file is still there."""
-    ns = t.namespace("tdropren")
-    first, _ = t.table(ns)
-    moved = t.unique("renamed")
-    ex = rename(t, (ns, first), (ns, moved))
+    ns, first, _, moved, ex = renamed_table(t, "tdropren")
     if not acknowledged(ex):
         return t.inconclusive(f"renameTable answered {describe(ex)}: nothing to build on")
     _, again = t.table(ns, first)
@@ -755,10 +759,7 @@ def check_table_names_with_dot_or_slash(t: SemRun) -> Verdict:
 @semantic("TBL-11", "createTable", uses=("renameTable", "loadTable"),
           rck=("CatalogTests.createTableInUniqueLocation",))
 def check_unique_location(t: SemRun) -> Verdict:
-    ns = t.namespace("tunique")
-    first, _ = t.table(ns)
-    moved = t.unique("renamed")
-    ex = rename(t, (ns, first), (ns, moved))
+    ns, first, _, moved, ex = renamed_table(t, "tunique")
     if not acknowledged(ex):
         return t.inconclusive(f"renameTable answered {describe(ex)}: nothing to build on")
     _, again = t.table(ns, first)

@@ -30,7 +30,7 @@ from ctk.checks.semantics.evolution import (BASE_FIELDS, NO_TABLE, SHARD, add_or
                                             columns, commit, current_schema, default_order, default_spec, field,
                                             judge, load_result, location, main_of, meta, order, order_fields, refused, req,
                                             set_current_schema, set_default_order, set_default_spec, spec,
-                                            spec_fields, stage, struct, with_column)
+                                            spec_fields, stage, struct, tally, with_column)
 from ctk.checks.semantics.harness import SemRun
 from ctk.checks.semantics.registry import semantic
 
@@ -367,10 +367,8 @@ def check_concurrent_replaces(t: SemRun) -> Verdict:
     other = struct(field(1, "id", "long"), field(3, "second", "long"), schema_id=1)
     second = replace_commit(t, ns, name, base, other, None, None, {}, "updateTable (second replace, stale base)")
     _, after_second = load_result(t, ns, name, "read: the table after the stale replace")
-    e, s = refused(t, second, after_first or {}, after_second, "a replace whose assert-last-assigned-field-id no "
-                                                               "longer holds")
-    effects += [e] if e else []
-    statuses.append(s)
+    e = tally(effects, statuses, refused(t, second, after_first or {}, after_second,
+                                         "a replace whose assert-last-assigned-field-id no longer holds"))
     if e or after_second is None:
         return judge(t, "of two replaces on one base the stale one is refused (409)", effects, statuses, "")
     other = struct(field(1, "id", "long"), field(4, "second", "long"), schema_id=1)     # the id a client assigns
@@ -393,10 +391,8 @@ def check_concurrent_replaces(t: SemRun) -> Verdict:
     if spec_first.status != 200:
         effects.append(f"a replace with a new spec answered {describe(spec_first)}")
     else:
-        e, s = refused(t, spec_second, after_spec or {}, after_spec2,
-                       "a replace whose assert-last-assigned-partition-id no longer holds")
-        effects += [e] if e else []
-        statuses.append(s)
+        tally(effects, statuses, refused(t, spec_second, after_spec or {}, after_spec2,
+                       "a replace whose assert-last-assigned-partition-id no longer holds"))
     # sort order: replaces assert nothing of the order, so the later one wins
     base3 = after_spec2 or {}
     by_id, by_name = order((1, "identity")), order((3, "identity"))
