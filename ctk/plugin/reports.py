@@ -262,6 +262,13 @@ class VerdictCollector:
                 out.append((f"  {str(d.get('status')).upper()} {d.get('requirement')} {nodeid}: {reason[:200]}", {}))
             if len(hits) > FAIL_ON_SHOWN:
                 out.append((f"  ... and {len(hits) - FAIL_ON_SHOWN} more in conformance.html", {}))
+        gaps = getattr(rep, "gaps_judged", None) if rep is not None else None
+        if gaps is not None and self.fail_on_hits.get("new"):
+            out.append((f"{_checks(self.fail_on_hits['new'], 'new finding')} (not in {gaps.gaps.path}) fail the run",
+                        {"red": True}))
+        if gaps is not None and self.fail_on_hits.get("stale"):
+            out.append((f"--ctk-fail-on stale counted: {_checks(self.fail_on_hits['stale'], 'stale known gap')} "
+                        f"(fixed: remove them from {gaps.gaps.path})", {"red": True}))
         cert = getattr(rep, "certification", None) if rep is not None else None
         if cert and cert.get("requested"):
             from ctk.reporting.certification import line as certification_line

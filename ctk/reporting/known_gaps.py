@@ -179,8 +179,11 @@ def load(path: str | Path) -> KnownGaps:
                     key=lambda e: _line_of(node, e.absolute_path) or 0)
     if errors:
         err = errors[0]
+        at = list(err.absolute_path)
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):   # the line of the key
+            at += [k for k in err.instance if k not in (err.schema.get("properties") or {})][:1]
         where = "/".join(str(p) for p in err.absolute_path) or "(top)"
-        raise KnownGapsError(f"--ctk-known-gaps {path}:{_line_of(node, err.absolute_path)}: {where}: "
+        raise KnownGapsError(f"--ctk-known-gaps {path}:{_line_of(node, at)}: {where}: "
                              f"{err.message[:300]} (the file holds `capabilities:` and `gaps:` only; "
                              "docs/known-gaps.md)")
     caps: dict[Capability, bool] = {}
