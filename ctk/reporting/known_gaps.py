@@ -140,17 +140,18 @@ def _line_of(node: yaml.Node | None, path: Iterable[Any]) -> int | None:
         return None
     line = node.start_mark.line + 1
     for step in path:
-        child = None
+        child, at = None, None
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 if getattr(key, "value", None) == step:
-                    child = value
+                    child, at = value, key.start_mark.line + 1     # a key's line (its value may start below)
                     break
         elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
             child = node.value[step]
-        if child is None:
+            at = child.start_mark.line + 1
+        if child is None or at is None:
             break
-        node, line = child, child.start_mark.line + 1
+        node, line = child, at
     return line
 
 
