@@ -7,7 +7,8 @@ or a catalog URL; reports in reports/ (junit.xml, report.html, conformance.json,
     ctk run --ctk-strict -- -k idempotency -n 2      # anything after -- goes to pytest as is
 
 Exit status (ctk.plugin.exits): 0 no MUST broken, 1 a MUST broken (or a status --ctk-fail-on names),
-2 interrupted, 4 usage error, 5 no tests selected, 6 the target is unusable.
+2 interrupted, 4 usage error, 5 no tests selected, 6 the target is unusable, 7 a MUST left undecided,
+8 not a certified run (--ctk-certify).
 
 SIGINT and SIGTERM are passed on to the pytest child (and its xdist workers) as SIGTERM, which the plugin
 handles like Ctrl-C (SIGTERM, because a shell starts background jobs with SIGINT ignored, and that carries
