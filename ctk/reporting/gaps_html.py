@@ -42,7 +42,7 @@ def section(known_gaps: dict[str, Any] | None, new_findings: list[dict[str, Any]
     return "".join(out)
 
 
-def _link(link: Any, esc: Callable[[Any], str]) -> str:
+def _link(link: str | None, esc: Callable[[Any], str]) -> str:
     if not link:
         return ""
     text = esc(link)
