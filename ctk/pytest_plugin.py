@@ -57,6 +57,8 @@ def pytest_configure(config: pytest.Config) -> None:
     interrupts.install()
     config.stash[INTERRUPTS_KEY] = interrupts
     config.pluginmanager.register(lifeline.Lifeline(config, lambda: interrupts.received is not None), "ctk-lifeline")
+    if options.known_gaps is not None:
+        config.pluginmanager.register(_KnownGapIds(), "ctk-known-gap-ids")
     run_id, worker = worker_identity(config)
     config.stash[SESSION_KEY] = CtkSession(options, run_id=run_id, worker=worker)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
@@ -114,13 +116,21 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         add_keywords(item)
 
 
-@pytest.hookimpl(tryfirst=True)     # before -k deselects: the file's checks are held to every check of the kit
+class _KnownGapIds:
+    """Registered with --ctk-known-gaps: its check ids held to every check collected, before -k deselects."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        options = get_options(config)
+        if options is not None and options.active and options.known_gaps is not None:
+            _check_known_gap_ids(config, items, options.known_gaps)
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     options = get_options(config)
     if options is None or not options.active:
         return
-    if options.known_gaps is not None:
-        _check_known_gap_ids(config, items, options.known_gaps)
     select_requirements(config, items, list(options.requirements))
     scheduling.order_items(items, spark=options.spark)
     has_timeout = config.pluginmanager.hasplugin("timeout")
@@ -587,7 +597,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         from hypothesis.configuration import set_hypothesis_home_dir
 
         set_hypothesis_home_dir(home[1])
-    for name in (REPORTS_PLUGIN, FINAL_SUMMARY_PLUGIN):
+    for name in (REPORTS_PLUGIN, FINAL_SUMMARY_PLUGIN, "ctk-known-gap-ids"):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin)
