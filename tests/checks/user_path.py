@@ -78,12 +78,14 @@ class KitRun:
         return {str(r["worker"]) for r in self.results if r.get("worker")}
 
 
-def run_kit(url: str, reports: Path, workers: int | None = None, limit: float = RUN_LIMIT) -> KitRun:
-    """`ctk run --catalog-url URL` (the runner's default workers unless `workers` is given); its conformance.json."""
+def run_kit(url: str, reports: Path, workers: int | None = None, limit: float = RUN_LIMIT,
+            pytest_args: tuple[str, ...] = ()) -> KitRun:
+    """`ctk run --catalog-url URL` (the runner's default workers unless `workers` is given; `pytest_args` after
+    the kit's own, e.g. a -k selection); its conformance.json."""
     cmd = [sys.executable, "-m", "ctk", "run", "--catalog-url", url, "--ctk-reports", str(reports)]
     if workers is not None:
         cmd += ["--workers", str(workers)]
-    cmd += ["--", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
+    cmd += ["--", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", *pytest_args]
     t0 = time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=limit,
                           env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})

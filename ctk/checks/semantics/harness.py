@@ -131,8 +131,9 @@ class SemRun(Run):
 
     # -- requests ---------------------------------------------------------------------------------------------
     def send(self, method: str, path: str, json: Any = None, params: dict | None = None,
-             label: str = "semantic") -> Exchange:
-        return self.client.request(method, path, json=json, params=params, label=label)
+             label: str = "semantic", invalid: str | None = None) -> Exchange:
+        """One plain request; ``invalid`` says what is invalid in a body sent so on purpose (X-Ctk-Invalid)."""
+        return self.client.request(method, path, json=json, params=params, label=label, invalid=invalid)
 
     def expect(self, ex: Exchange, statuses: Iterable[int], types: Iterable[str] = ()) -> str | None:
         """None when ``ex`` answered one of ``statuses`` and, where a client reads the error ``type`` of that
