@@ -176,8 +176,7 @@ def normalize_variant_type(doc: dict[str, Any]) -> list[str]:
     and another is a plain string schema. Changed in place."""
     schemas = (doc.get("components") or {}).get("schemas") or {}
     node = schemas.get("Type")
-    alts = node.get("oneOf") if isinstance(node, dict) else None
-    if not isinstance(alts, list):
+    if not isinstance(node, dict) or not isinstance(alts := node.get("oneOf"), list):
         return []
     targets = [schemas.get(str(a.get("$ref", "")).rsplit("/", 1)[-1]) if isinstance(a, dict) else None for a in alts]
     const = any(isinstance(t, dict) and t.get("type") == "string" and isinstance(t.get("const"), str) for t in targets)
