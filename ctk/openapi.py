@@ -437,6 +437,18 @@ class RequestValidator:
         return out
 
 
+def forbidden(method: str, url: str, payload: Any, specs: Sequence[Spec] = ()) -> str | None:
+    """What the request schemas (the kit's own document and ``specs``) forbid in a JSON ``payload`` about to be
+    sent, for X-Ctk-Invalid where the sender explores (the generated checks); None for a valid one or no body."""
+    if payload is None:
+        return None
+    import json
+
+    own = load_spec(None)
+    problems = RequestValidator([own, *[s for s in specs if s is not own]]).problems(method, url, json.dumps(payload))
+    return "generated: " + problems[0].split("request: ", 1)[-1][:200] if problems else None
+
+
 def request_validator(extra: Sequence[str | Path] = ()) -> RequestValidator:
     """The kit's own document and the documents at ``extra`` (e.g. the merged upstream one)."""
     return RequestValidator([load_spec(None)] + [load_spec(p) for p in extra])

@@ -313,8 +313,8 @@ class CatalogClient:
             hdrs.append((header_name, idempotency_key))
         if raw_headers:
             hdrs += list(raw_headers)
-        if invalid:
-            hdrs.append((INVALID_HEADER, invalid))
+        if invalid:     # one header line of printable ASCII, whatever the text names
+            hdrs.append((INVALID_HEADER, " ".join(invalid.encode("ascii", "backslashreplace").decode().split())))
         url = self.url_for(path, query=params)
         try:
             token = self.authenticate()
