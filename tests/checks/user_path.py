@@ -79,10 +79,10 @@ class KitRun:
 
 
 def run_kit(url: str, reports: Path, workers: int | None = None, limit: float = RUN_LIMIT,
-            pytest_args: tuple[str, ...] = ()) -> KitRun:
-    """`ctk run --catalog-url URL` (the runner's default workers unless `workers` is given; `pytest_args` after
-    the kit's own, e.g. a -k selection); its conformance.json."""
-    cmd = [sys.executable, "-m", "ctk", "run", "--catalog-url", url, "--ctk-reports", str(reports)]
+            options: tuple[str, ...] = (), pytest_args: tuple[str, ...] = ()) -> KitRun:
+    """`ctk run --catalog-url URL [options]` (the runner's default workers unless `workers` is given;
+    `pytest_args` after the kit's own, e.g. a -k selection); its conformance.json."""
+    cmd = [sys.executable, "-m", "ctk", "run", "--catalog-url", url, "--ctk-reports", str(reports), *options]
     if workers is not None:
         cmd += ["--workers", str(workers)]
     cmd += ["--", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", *pytest_args]
