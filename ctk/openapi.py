@@ -3,8 +3,14 @@
     spec = load_spec(path_or_None)        # --openapi-spec, else the kit's open-api/ctk-openapi.yaml
     op = spec.operation("POST", "http://127.0.0.1:8181/v1/namespaces")   # -> Operation or None
     problems = spec.validate(exchange)    # [] when the response is declared and its body matches
+    spec.request_problems("POST", url, body_text)   # [] when the request body matches its declared schema
+    RequestValidator([spec, other]).problems(method, url, body_text, headers)   # every document's problems
 
-Works with OpenAPI 3.1 (JSON Schema 2020-12) and with 3.0 documents (``nullable`` is translated). Paths are
+Works with OpenAPI 3.1 (JSON Schema 2020-12) and with 3.0 documents (``nullable`` is translated, in a 3.1
+document too, where the upstream document still writes it: ``assert-ref-snapshot-id``'s null ``snapshot-id``).
+Request bodies are validated with the ``discriminator`` honoured: a schema whose discriminator maps the instance's
+property value to a shape holds the instance to that shape too (the upstream ``TableRequirement`` and ``BaseUpdate``
+declare their shapes only through the mapping), and a value outside a closed mapping is no declared shape. Paths are
 matched with and without the ``{prefix}`` segment, since a catalog without a prefix serves ``/v1/namespaces``.
 Known slips of the upstream document are normalised (`normalize_upstream_quirks`; `spec.normalized` lists
 what changed). A oneOf with a ``discriminator`` is explained by the alternative its property selects.
@@ -15,12 +21,14 @@ from __future__ import annotations
 import copy
 import functools
 import re
+import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
@@ -157,9 +165,32 @@ def normalize_primitive_value(doc: dict[str, Any]) -> list[str]:
     return [f"schema {PRIMITIVE_VALUE}: oneOf of overlapping scalar encodings read as anyOf"]
 
 
+def normalize_variant_type(doc: dict[str, Any]) -> list[str]:
+    """Read the upstream ``Type`` ``oneOf`` as ``anyOf`` where its ``VariantType`` overlaps ``PrimitiveType``;
+    returns what changed.
+
+    Quirk (upstream Iceberg REST document): ``Type`` is a ``oneOf`` of VariantType (the string const
+    ``"variant"``), PrimitiveType (any string), StructType, ListType and MapType. ``"variant"`` is valid under the
+    first two, so ``oneOf`` (exactly one) forbids every variant column (its own comment only orders the
+    alternatives for a generated client). Narrow: only that schema, only when an alternative is a string const
+    and another is a plain string schema. Changed in place."""
+    schemas = (doc.get("components") or {}).get("schemas") or {}
+    node = schemas.get("Type")
+    if not isinstance(node, dict) or not isinstance(alts := node.get("oneOf"), list):
+        return []
+    targets = [schemas.get(str(a.get("$ref", "")).rsplit("/", 1)[-1]) if isinstance(a, dict) else None for a in alts]
+    const = any(isinstance(t, dict) and t.get("type") == "string" and isinstance(t.get("const"), str) for t in targets)
+    plain = any(isinstance(t, dict) and t.get("type") == "string" and not ({"const", "enum", "pattern"} & set(t))
+                for t in targets)
+    if not (const and plain):
+        return []
+    node["anyOf"] = node.pop("oneOf")
+    return ["schema Type: oneOf whose VariantType (\"variant\") is also a PrimitiveType read as anyOf"]
+
+
 def normalize_upstream_quirks(doc: dict[str, Any]) -> list[str]:
     """Every normalisation of known upstream slips (in place); returns what changed."""
-    return normalize_error_responses(doc) + normalize_primitive_value(doc)
+    return normalize_error_responses(doc) + normalize_primitive_value(doc) + normalize_variant_type(doc)
 
 
 def _discriminated(error: Any) -> bool:
@@ -176,7 +207,11 @@ def _explain(error: Any) -> str:
     disc = schema.get("discriminator") if error.validator in ("oneOf", "anyOf") else None
     inst = error.instance
     if not isinstance(disc, dict) or not isinstance(disc.get("propertyName"), str) or not isinstance(inst, dict):
-        return error.message
+        # an anyOf of shapes each selected by a discriminator of their own (the upstream TableUpdate): the errors
+        # of the shape the instance's property selected
+        picked = [c for c in error.context or [] if c.validator == "discriminator" or
+                  c.message.startswith("as ")] if error.validator in ("oneOf", "anyOf") else []
+        return min(picked, key=lambda c: len(c.message)).message if picked else error.message
     prop, mapping = disc["propertyName"], disc.get("mapping") or {}
     if prop not in inst:
         return f"{prop!r} is a required property (it selects the shape: {', '.join(map(str, mapping))})"
@@ -202,8 +237,7 @@ class Spec:
         self.source = source
         self.version = str(document.get("openapi", ""))
         doc = copy.deepcopy(document)
-        if self.version.startswith("3.0"):
-            _nullable_to_31(doc)
+        _nullable_to_31(doc)
         self.normalized = normalize_upstream_quirks(doc)
         self.document = doc
         self.registry = Registry().with_resource(SPEC_URI, Resource.from_contents(doc, default_specification=DRAFT202012))
@@ -293,6 +327,131 @@ class Spec:
         response = self._resolve(self.document["paths"][template][method.lower()]["responses"][key])
         schema = _absolutize(copy.deepcopy(response["content"]["application/json"]["schema"]))
         return Draft202012Validator(schema, registry=self.registry)
+
+
+    def request_schema(self, op: Operation) -> tuple[bool, Any]:
+        """(required, the JSON schema) of an operation's request body; (False, None) where it declares none."""
+        item = self.document["paths"][op.template][op.method.lower()]
+        body = self._resolve(item.get("requestBody")) if isinstance(item, dict) else None
+        if not isinstance(body, dict):
+            return False, None
+        media = (body.get("content") or {}).get("application/json")
+        if not isinstance(media, dict) or "schema" not in media:
+            return False, None
+        return bool(body.get("required")), media["schema"]
+
+    def request_problems(self, method: str, url: str, body_text: str | bytes | None) -> list[str]:
+        """Problems of one request body against the JSON request schema the document declares for its operation
+        (the discriminators honoured); [] for a valid body, an operation the document does not know or one
+        without a JSON request body."""
+        op = self.operation(method, url)
+        if op is None:
+            return []
+        required, schema = self.request_schema(op)
+        if schema is None:
+            return []
+        where = f"{method.upper()} {urlsplit(url).path} ({op.operation_id or op.template}) request"
+        text = body_text.decode("utf-8", "replace") if isinstance(body_text, bytes) else body_text
+        if not text:
+            return [f"{where}: no body where the document requires one"] if required else []
+        import json
+
+        try:
+            body = json.loads(text)
+        except ValueError:
+            return [f"{where}: body is not JSON: {text[:120]!r}"]
+        validator = self._request_validator(op.template, op.method)
+        errors = sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
+        return [f"{where}: {'/'.join(map(str, e.absolute_path)) or '(body)'}: {_explain(e)[:300]}" for e in errors[:5]]
+
+    @functools.lru_cache(maxsize=256)  # noqa: B019 - one Spec per run
+    def _request_validator(self, template: str, method: str) -> Any:
+        _required, schema = self.request_schema(Operation(method, template, None, {}))
+        return DiscriminatingValidator(_absolutize(copy.deepcopy(schema)), registry=self.registry)
+
+
+_IN_SHAPE = threading.local()
+
+
+def _discriminator(validator: Any, disc: Any, instance: Any, schema: Any) -> Any:
+    """The OpenAPI ``discriminator`` as a keyword where no oneOf/anyOf stands beside it (the upstream
+    TableRequirement, BaseUpdate: the mapping is the only place their shapes are declared): the instance must
+    match the shape its property selects, and a value outside the mapping is no declared shape. Beside a
+    oneOf/anyOf, the alternatives judge (and `_explain` names the errors of the one the property selects)."""
+    from jsonschema.exceptions import ValidationError
+
+    if not isinstance(disc, dict) or not isinstance(instance, dict) or not isinstance(disc.get("propertyName"), str):
+        return
+    if any(k in schema for k in ("oneOf", "anyOf")):
+        return                                   # the alternatives judge; `_explain` names the selected one's errors
+    prop, mapping = disc["propertyName"], disc.get("mapping") or {}
+    if prop not in instance:
+        return                                   # `required` says so where the schema asks for it
+    target = mapping.get(str(instance[prop]))
+    if target is None:
+        if mapping:
+            yield ValidationError(f"{prop} {instance[prop]!r} is not one of {', '.join(map(repr, mapping))}")
+        return
+    ref = target if target.startswith(SPEC_URI) else SPEC_URI + target
+    busy = getattr(_IN_SHAPE, "busy", None)
+    if busy is None:
+        busy = _IN_SHAPE.busy = set()
+    key = (id(instance), ref)
+    if key in busy:                              # the shape's own allOf leads back here: judged once
+        return
+    busy.add(key)
+    try:
+        for error in validator.descend(instance, {"$ref": ref}):
+            error.message = f"as {prop} {instance[prop]!r} ({ref.rsplit('/', 1)[-1]}): {error.message}"
+            yield error
+    finally:
+        busy.discard(key)
+
+
+DiscriminatingValidator: Any = validators.extend(Draft202012Validator, {"discriminator": _discriminator})
+
+
+def invalid_on_purpose(headers: Any) -> str | None:
+    """The ``X-Ctk-Invalid`` value of a request's headers (a dict or (name, value) pairs): what the kit says is
+    invalid in a body it sends on purpose; None when it says nothing."""
+    from ctk.client.transport import INVALID_HEADER
+
+    items = headers.items() if isinstance(headers, dict) else (headers or [])
+    for k, v in items:
+        if str(k).lower() == INVALID_HEADER.lower():
+            return str(v)
+    return None
+
+
+class RequestValidator:
+    """Request bodies held to every given document (the merged upstream one, the kit's own): a body is valid only
+    when no document that declares its operation's request finds a problem."""
+
+    def __init__(self, specs: Sequence[Spec]) -> None:
+        self.specs = list(specs)
+
+    def problems(self, method: str, url: str, body_text: str | bytes | None) -> list[str]:
+        out: list[str] = []
+        for spec in self.specs:
+            out += [f"{p} [{Path(spec.source).name}]" for p in spec.request_problems(method, url, body_text)]
+        return out
+
+
+def forbidden(method: str, url: str, payload: Any, specs: Sequence[Spec] = ()) -> str | None:
+    """What the request schemas (the kit's own document and ``specs``) forbid in a JSON ``payload`` about to be
+    sent, for X-Ctk-Invalid where the sender explores (the generated checks); None for a valid one or no body."""
+    if payload is None:
+        return None
+    import json
+
+    own = load_spec(None)
+    problems = RequestValidator([own, *[s for s in specs if s is not own]]).problems(method, url, json.dumps(payload))
+    return "generated: " + problems[0].split("request: ", 1)[-1][:200] if problems else None
+
+
+def request_validator(extra: Sequence[str | Path] = ()) -> RequestValidator:
+    """The kit's own document and the documents at ``extra`` (e.g. the merged upstream one)."""
+    return RequestValidator([load_spec(None)] + [load_spec(p) for p in extra])
 
 
 def _absolutize(node: Any) -> Any:

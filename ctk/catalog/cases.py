@@ -155,6 +155,7 @@ class Req:
     path: str                              # relative to /v1/{prefix}
     json: Any = None
     params: dict[str, Any] | None = None
+    invalid: str | None = None             # what is invalid in a body sent so on purpose (X-Ctk-Invalid)
 
     def describe(self) -> str:
         return f"{self.method} {self.path}"
@@ -213,7 +214,7 @@ class Case:
         r = req or self.request
         return client.request(r.method, r.path, json=r.json, params=r.params, idempotency_key=key,
                               header_name=header_name, label=label or f"{self.endpoint.operation}",
-                              timeout=timeout, raw_headers=raw_headers)
+                              timeout=timeout, raw_headers=raw_headers, invalid=r.invalid)
 
 
 @dataclass

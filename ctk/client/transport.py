@@ -35,6 +35,8 @@ import httpx
 from ctk.core.exchange import Exchange
 from ctk.client.config import TargetConfig
 
+INVALID_HEADER = "X-Ctk-Invalid"     # what is invalid in a request body the kit sends so on purpose
+
 Namespace = Sequence[str] | str
 
 DEFAULT_SEPARATOR = "%1F"
@@ -279,7 +281,7 @@ class CatalogClient:
                 headers: dict[str, str] | None = None, idempotency_key: str | None = None,
                 header_name: str = "Idempotency-Key", label: str | None = None, timeout: float | None = None,
                 params: dict[str, Any] | None = None,
-                raw_headers: Sequence[tuple[str, str]] | None = None) -> Exchange:
+                raw_headers: Sequence[tuple[str, str]] | None = None, invalid: str | None = None) -> Exchange:
         """Send one request and return its recorded `Exchange`; never raises for transport errors.
 
         json            body serialized as JSON (Content-Type application/json)
@@ -290,6 +292,9 @@ class CatalogClient:
         label           what the kit meant by the request, kept on the exchange
         timeout         seconds for this request instead of ``target.timeout``
         params          query parameters (None values left out)
+        invalid         what is invalid in a body sent so on purpose (to see it refused): sent as the header
+                        ``X-Ctk-Invalid`` (and so in the recorded exchange); every other body the kit sends is valid
+                        against the OpenAPI request schemas
         """
         hdrs: list[tuple[str, str]] = [("Accept", "application/json")]
         hdrs += list(self.target.headers.items()) + list(self.bound_headers.items())
@@ -308,6 +313,8 @@ class CatalogClient:
             hdrs.append((header_name, idempotency_key))
         if raw_headers:
             hdrs += list(raw_headers)
+        if invalid:     # one header line of printable ASCII, whatever the text names
+            hdrs.append((INVALID_HEADER, " ".join(invalid.encode("ascii", "backslashreplace").decode().split())))
         url = self.url_for(path, query=params)
         try:
             token = self.authenticate()

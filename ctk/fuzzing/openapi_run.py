@@ -39,6 +39,7 @@ from ctk.catalog.state import current
 from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
 from ctk.fuzzing.backstop import Progress
+from ctk.openapi import forbidden
 from ctk.checks.common import PLAIN_BROKEN, baseline_blocked
 from ctk.checks.context import CheckContext
 
@@ -498,8 +499,11 @@ def _run_operation(ctx: CheckContext, schema: Any, op_id: str, method: str, temp
         payload = case.body if operation.body else None
         key = new_key()
         mark = len(client.exchanges)
+        # the generated cases explore: a body the request schemas forbid (steered names, a case the generator
+        # drew outside them) says so on the request, as every body the kit sends invalid on purpose (best effort)
+        invalid = forbidden(method, path, payload, [spec] if spec is not None else [])
         first = client.request(method, path, json=payload, params=query or None, idempotency_key=key,
-                               label=f"generated {op_id}")
+                               label=f"generated {op_id}", invalid=invalid)
         res.examples += 1
         res.statuses[first.status or 0] = res.statuses.get(first.status or 0, 0) + 1
 
@@ -517,7 +521,7 @@ def _run_operation(ctx: CheckContext, schema: Any, op_id: str, method: str, temp
         c0 = ctx.faults.executions() if counters else None
         s0 = arena_state(client, arena) if c0 is None else None
         again = client.request(method, path, json=payload, params=query or None, idempotency_key=key,
-                               label=f"generated {op_id}: replay with the same key")
+                               label=f"generated {op_id}: replay with the same key", invalid=invalid)
         c1 = ctx.faults.executions() if c0 is not None else None
         problem = _schema_problems(case, again, spec)
         if problem and len(res.schema_problems) < 5:

@@ -35,6 +35,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.middleware import Middleware
 from starlette.routing import Route
 
+from ctk.openapi import request_validator
 from ctk.reference import catalog, planning, store, views
 from ctk.reference.catalog import CatalogError, Context, error_response, namespace_param
 from ctk.reference.pipeline import Pipeline
@@ -214,6 +215,7 @@ def create_app(settings) -> Starlette:
     pipeline.resolve_ref = catalog.metadata_json
     ctx = Context(engine, settings, pipeline)
     auth = Auth(settings)
+    requests = request_validator([settings.request_spec] if settings.request_spec else [])
 
     def wrap(handler: Handler, reads_body: bool):
         async def endpoint(request: Request) -> Response:
@@ -230,6 +232,10 @@ def create_app(settings) -> Starlette:
                     params["name"] = params.pop("table")
                 if reads_body:
                     params["body"] = await read_body(request, settings.max_body_bytes)
+                    forbidden = requests.problems(request.method, str(request.url), params["body"])
+                    if forbidden:      # as strict catalogs do: a body the spec forbids is refused, nothing done
+                        raise CatalogError(400, "BadRequestException",
+                                           "Invalid request body: " + "; ".join(forbidden[:3]))
                 return await handler(ctx, request, **params)
             except CatalogError as exc:
                 return error_response(exc)

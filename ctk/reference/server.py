@@ -137,6 +137,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a statement that failed on a lost database connection is silently run again on a "
                              "fresh connection, its transaction replayed first, up to N times (as some JDBC pools "
                              "do; with --database-url; default 0)")
+    parser.add_argument("--request-spec", default=None, metavar="PATH",
+                        help="an OpenAPI document (e.g. the merged Iceberg REST one) whose request schemas every "
+                             "request body must match too, besides the kit's own; a body either forbids is "
+                             "answered 400 BadRequestException")
 
 
 def settings_from_args(args: argparse.Namespace) -> ReferenceSettings:
@@ -148,7 +152,8 @@ def settings_from_args(args: argparse.Namespace) -> ReferenceSettings:
         in_flight=args.in_flight, deviation=args.deviation, variant=getattr(args, "variant", None),
         control_api=args.control_api, token=args.token,
         planning_mode=getattr(args, "planning_mode", None), plan_task_size=getattr(args, "plan_task_size", None),
-        db_statement_retries=getattr(args, "db_statement_retries", None))
+        db_statement_retries=getattr(args, "db_statement_retries", None),
+        request_spec=getattr(args, "request_spec", None))
     if disable:
         settings.idempotency_lifetime = None
     return settings

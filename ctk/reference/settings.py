@@ -49,6 +49,9 @@ class ReferenceSettings:
                                                 # again on a fresh one (the open transaction replayed first), up
                                                 # to this many times, silently (ctk.reference.retrying_pool);
                                                 # a server database (database_url) only
+    request_spec: str | None = None             # an OpenAPI document whose request schemas a body must match too
+                                                # (e.g. the merged upstream one); the kit's own always applies:
+                                                # a body either forbids is answered 400 BadRequestException
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -79,13 +79,13 @@ class KitRun:
 
 
 def run_kit(url: str, reports: Path, workers: int | None = None, limit: float = RUN_LIMIT,
-            options: tuple[str, ...] = ()) -> KitRun:
-    """`ctk run --catalog-url URL [options]` (the runner's default workers unless `workers` is given); its
-    conformance.json."""
+            options: tuple[str, ...] = (), pytest_args: tuple[str, ...] = ()) -> KitRun:
+    """`ctk run --catalog-url URL [options]` (the runner's default workers unless `workers` is given;
+    `pytest_args` after the kit's own, e.g. a -k selection); its conformance.json."""
     cmd = [sys.executable, "-m", "ctk", "run", "--catalog-url", url, "--ctk-reports", str(reports), *options]
     if workers is not None:
         cmd += ["--workers", str(workers)]
-    cmd += ["--", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
+    cmd += ["--", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", *pytest_args]
     t0 = time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=limit,
                           env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})

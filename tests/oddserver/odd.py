@@ -21,6 +21,8 @@ differently; each rule is one of the oddities seen on real catalogs:
 * `delete_missing_namespace_ok`  dropping a namespace that does not exist answers 200 (not 404)
 * `dot_path_namespaces`      '.' in a namespace's path segment (or ``parent``) separates levels, ``%1F`` does not
 * `ignore_namespace_drops`   dropping a namespace whose path matches a pattern answers 200 and drops nothing
+* `validate_requests`        changes nothing: records every request whose body the OpenAPI request schemas forbid,
+                             with what the kit's ``X-Ctk-Invalid`` header says of it (None: invalid unannounced)
 
 A rule is an object with ``before(req) -> Answer | None`` (answer without asking the upstream) and/or
 ``after(req, answer) -> Answer | None`` (replace the upstream's answer). ``hits`` counts what it changed,
@@ -341,6 +343,35 @@ class ignore_namespace_drops(Rule):
             self.hit()
             return Answer(200, [], b"")
         return None
+
+
+class validate_requests(Rule):
+    """Answers nothing itself: every request body is held to the request schemas of ``validator``
+    (`ctk.openapi.RequestValidator`); ``invalid`` lists each body that fails as (method, path, problems, what its
+    ``X-Ctk-Invalid`` header says or None), ``checked`` counts the bodies validated."""
+
+    def __init__(self, validator: Any) -> None:
+        super().__init__()
+        self.validator = validator
+        self.checked = 0
+        self.invalid: list[tuple[str, str, list[str], str | None]] = []
+
+    def before(self, req: Req) -> Answer | None:
+        from ctk.openapi import invalid_on_purpose
+
+        url = "http://catalog" + req.path
+        problems = self.validator.problems(req.method, url, req.body) if req.body or req.method == "POST" else []
+        with self.lock:
+            self.checked += bool(req.body)
+            if problems:
+                self.invalid.append((req.method, req.path, problems, invalid_on_purpose(req.headers)))
+                self.hits += 1
+        return None
+
+    def unannounced(self) -> list[tuple[str, str, list[str], str | None]]:
+        """The invalid bodies the kit sent without saying so (no X-Ctk-Invalid)."""
+        with self.lock:
+            return [x for x in self.invalid if x[3] is None]
 
 
 class OddServer:

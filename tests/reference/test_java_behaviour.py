@@ -153,7 +153,7 @@ def test_table_and_view_with_slash(client):
     assert client.delete("/namespaces/db/tables/tab%2Fle").status_code == 204
     assert client.head("/namespaces/db/tables/tab%2Fle").status_code == 404
 
-    ok(client.post("/namespaces/db/views", json={"name": "vi/ew", "schema": SCHEMA, "view-version": VIEW_VERSION}))
+    ok(client.post("/namespaces/db/views", json={"name": "vi/ew", "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}}))
     assert ok(client.get("/namespaces/db/views/vi%2Few"))["metadata"]["current-version-id"] == 1
     assert client.delete("/namespaces/db/views/vi%2Few").status_code == 204
 
@@ -216,7 +216,7 @@ def test_commit_that_changes_nothing_writes_no_metadata(client):
 
 def test_new_view_schema_is_zero(client):
     body = ok(client.post("/namespaces/db/views", json={"name": "v", "schema": {**SCHEMA, "schema-id": 5},
-                                                        "view-version": VIEW_VERSION}))
+                                                        "view-version": VIEW_VERSION, "properties": {}}))
     meta = body["metadata"]
     assert [s["schema-id"] for s in meta["schemas"]] == [0]
     assert meta["versions"][0]["schema-id"] == 0 and meta["current-version-id"] == 1
@@ -224,7 +224,7 @@ def test_new_view_schema_is_zero(client):
 
 def test_view_schema_reused_and_minus_one(client):
     meta = ok(client.post("/namespaces/db/views", json={"name": "v", "schema": SCHEMA,
-                                                        "view-version": VIEW_VERSION}))["metadata"]
+                                                        "view-version": VIEW_VERSION, "properties": {}}))["metadata"]
     version = {**VIEW_VERSION, "schema-id": -1,
                "representations": [{"type": "sql", "sql": "select 2 as id", "dialect": "spark"}]}
     other = {**SCHEMA, "schema-id": 9, "fields": SCHEMA["fields"][:1]}
@@ -244,11 +244,11 @@ def test_view_schema_reused_and_minus_one(client):
 def test_two_queries_for_one_dialect_are_refused(client):
     twice = {**VIEW_VERSION, "representations": [{"type": "sql", "sql": "select 1", "dialect": "trino"},
                                                  {"type": "sql", "sql": "select 2", "dialect": "Trino"}]}
-    err(client.post("/namespaces/db/views", json={"name": "v", "schema": SCHEMA, "view-version": twice}),
+    err(client.post("/namespaces/db/views", json={"name": "v", "schema": SCHEMA, "view-version": twice, "properties": {}}),
         400, "IllegalArgumentException", "Invalid view version: Cannot add multiple queries for dialect trino")
     assert client.head("/namespaces/db/views/v").status_code == 404
 
-    ok(client.post("/namespaces/db/views", json={"name": "v", "schema": SCHEMA, "view-version": VIEW_VERSION}))
+    ok(client.post("/namespaces/db/views", json={"name": "v", "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}}))
     err(client.post("/namespaces/db/views/v", json={"requirements": [], "updates": [
         {"action": "add-view-version", "view-version": {**twice, "schema-id": 0}},
         {"action": "set-current-view-version", "view-version-id": -1}]}),
@@ -287,11 +287,11 @@ def test_requirement_failures_are_worded_as_java(client):
 
 def test_name_conflicts_are_worded_as_java(client):
     create(client, name="t")
-    ok(client.post("/namespaces/db/views", json={"name": "v", "schema": SCHEMA, "view-version": VIEW_VERSION}))
-    ok(client.post("/namespaces/db/views", json={"name": "w", "schema": SCHEMA, "view-version": VIEW_VERSION}))
+    ok(client.post("/namespaces/db/views", json={"name": "v", "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}}))
+    ok(client.post("/namespaces/db/views", json={"name": "w", "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}}))
     err(client.post("/namespaces/db/tables", json={"name": "v", "schema": SCHEMA}),
         409, "AlreadyExistsException", "View with same name already exists: db.v")
-    err(client.post("/namespaces/db/views", json={"name": "t", "schema": SCHEMA, "view-version": VIEW_VERSION}),
+    err(client.post("/namespaces/db/views", json={"name": "t", "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}}),
         409, "AlreadyExistsException", "Table with same name already exists: db.t")
     # a create transaction over a view
     err(commit(client, "v", [{"action": "upgrade-format-version", "format-version": 2},
@@ -317,7 +317,7 @@ def test_name_conflicts_are_worded_as_java(client):
 
 def test_view_uuid_requirement_wording(client):
     meta = ok(client.post("/namespaces/db/views", json={"name": "v", "schema": SCHEMA,
-                                                        "view-version": VIEW_VERSION}))["metadata"]
+                                                        "view-version": VIEW_VERSION, "properties": {}}))["metadata"]
     other = "00000000-0000-0000-0000-000000000001"
     err(client.post("/namespaces/db/views/v", json={
         "requirements": [{"type": "assert-view-uuid", "uuid": other}],

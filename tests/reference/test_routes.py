@@ -442,13 +442,13 @@ def test_view_lifecycle(client):
     created = mk_view(client)
     meta = created["metadata"]
     assert meta["current-version-id"] == 1 and "/db/v/metadata/00001-" in created["metadata-location"]
-    err(client.post("/namespaces/db/views", json={"name": "v", "schema": SCHEMA, "view-version": VIEW_VERSION}),
+    err(client.post("/namespaces/db/views", json={"name": "v", "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}}),
         409, "AlreadyExistsException")
     mk_table(client, name="tv")
-    err(client.post("/namespaces/db/views", json={"name": "tv", "schema": SCHEMA, "view-version": VIEW_VERSION}),
+    err(client.post("/namespaces/db/views", json={"name": "tv", "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}}),
         409, "AlreadyExistsException")
     err(client.post("/namespaces/db/tables", json={"name": "v", "schema": SCHEMA}), 409, "AlreadyExistsException")
-    err(client.post("/namespaces/zz/views", json={"name": "v", "schema": SCHEMA, "view-version": VIEW_VERSION}),
+    err(client.post("/namespaces/zz/views", json={"name": "v", "schema": SCHEMA, "view-version": VIEW_VERSION, "properties": {}}),
         404, "NoSuchNamespaceException")
     err(client.post("/namespaces/db/views", json={"name": "w", "schema": SCHEMA}), 400, "BadRequestException")
     assert client.get("/namespaces/db/views").json() == {"identifiers": [{"namespace": ["db"], "name": "v"}]}

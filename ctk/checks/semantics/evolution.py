@@ -148,6 +148,28 @@ def order_fields(the_order: dict) -> list[tuple[Any, Any, Any, Any]]:
             for f in the_order.get("fields") or [] if isinstance(f, dict)]
 
 
+def state_id(loaded: dict | None, key: str, requirement: str) -> int:
+    """The integer ``key`` of a table's metadata as it loaded, for a ``requirement`` built from the catalog's own
+    state. A load without an integer one leaves nothing valid to assert: PrerequisiteError (inconclusive)."""
+    value = meta(loaded).get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        from ctk.catalog import PrerequisiteError
+
+        raise PrerequisiteError(f"the table's metadata has no integer {key} (got {value!r}): no valid {requirement} "
+                                "can be built from it")
+    return value
+
+
+def last_partition_id(loaded: dict | None) -> int:
+    """``last-partition-id`` as the table loaded (Java starts an unpartitioned table at 999, other catalogs at 0:
+    never assumed)."""
+    return state_id(loaded, "last-partition-id", "assert-last-assigned-partition-id")
+
+
+def last_column_id(loaded: dict | None) -> int:
+    return state_id(loaded, "last-column-id", "assert-last-assigned-field-id")
+
+
 def location(loaded: dict | None) -> Any:
     return (loaded or {}).get("metadata-location")
 
@@ -220,13 +242,16 @@ def _uuid(loaded: dict | None) -> Any:
 
 
 def _stale_then_retry(t: SemRun, stem: str, concurrent: list[dict], stale: dict, own: list[dict],
-                      own_requirements: list[dict], landed: Any, what: str) -> Verdict:
+                      own_requirements: list[dict] | Callable[[dict], list[dict]], landed: Any, what: str) -> Verdict:
     """The compatibility kit's "server side retry" tests: ``concurrent`` (an unrelated change) lands first; the
     commit of ``own`` asserting the whole base (``stale``) is refused and changes nothing; the same updates with
     the requirements of what they change only (``own_requirements``, which the concurrent change left true) land
-    on the new base. ``landed(meta) -> str | None`` names what is missing of both changes."""
+    on the new base (given as a function of the created table's load where they carry its values).
+    ``landed(meta) -> str | None`` names what is missing of both changes."""
     ns = t.namespace(stem)
     name, created = t.table(ns)
+    if callable(own_requirements):
+        own_requirements = own_requirements(created)
     uuid = _uuid(created)
     after_concurrent = t.commit_ok(ns, name, concurrent, [req("assert-table-uuid", uuid=uuid)],
                                    label="setup: a concurrent change")
@@ -430,7 +455,7 @@ def check_spec_update_and_revert(t: SemRun) -> Verdict:
     uuid = _uuid(created)
     ex = commit(t, ns, name, [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
                 [req("assert-table-uuid", uuid=uuid), req("assert-default-spec-id", default_spec_id=0),
-                 req("assert-last-assigned-partition-id", last_assigned_partition_id=999)],
+                 req("assert-last-assigned-partition-id", last_assigned_partition_id=last_partition_id(created))],
                 "updateTable (add a bucket partition field)")
     if ex.status != 200:
         return t.not_acknowledged(ex, "a spec update")
@@ -464,7 +489,8 @@ def check_spec_conflicts(t: SemRun) -> Verdict:
     effects: list[str] = []
     statuses: list[str | None] = []
     for kind, value in (("assert-default-spec-id", {"default_spec_id": 0}),
-                        ("assert-last-assigned-partition-id", {"last_assigned_partition_id": 999})):
+                        ("assert-last-assigned-partition-id",
+                         {"last_assigned_partition_id": last_partition_id(created)})):
         ex = commit(t, ns, name, [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
                     [req("assert-table-uuid", uuid=uuid), req(kind, **value)], f"updateTable (stale {kind})")
         _, after = load_result(t, ns, name)
@@ -484,8 +510,9 @@ def check_spec_server_side_retry(t: SemRun) -> Verdict:
                              [add_schema(with_column(3, "another_col", "string"), 3), set_current_schema()],
                              req("assert-current-schema-id", current_schema_id=0),
                              [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
-                             [req("assert-default-spec-id", default_spec_id=0),
-                              req("assert-last-assigned-partition-id", last_assigned_partition_id=999)],
+                             lambda created: [req("assert-default-spec-id", default_spec_id=0),
+                                              req("assert-last-assigned-partition-id",
+                                                  last_assigned_partition_id=last_partition_id(created))],
                              lambda m: lacks(m, (3, "another_col", "string"), spec_is=[SHARD]),
                              "a spec update")
 

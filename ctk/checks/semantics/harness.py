@@ -138,8 +138,9 @@ class SemRun(Run):
 
     # -- requests ---------------------------------------------------------------------------------------------
     def send(self, method: str, path: str, json: Any = None, params: dict | None = None,
-             label: str = "semantic") -> Exchange:
-        return self.client.request(method, path, json=json, params=params, label=label)
+             label: str = "semantic", invalid: str | None = None) -> Exchange:
+        """One plain request; ``invalid`` says what is invalid in a body sent so on purpose (X-Ctk-Invalid)."""
+        return self.client.request(method, path, json=json, params=params, label=label, invalid=invalid)
 
     def send_valid(self, method: str, path: str, json: Any = None, params: dict | None = None,
                    label: str = "semantic") -> Exchange:

@@ -28,7 +28,7 @@ from ctk.core.verdicts import Verdict
 from ctk.checks.common import describe
 from ctk.checks.semantics.evolution import (BASE_FIELDS, NO_TABLE, SHARD, add_order, add_schema, add_spec,
                                             columns, commit, current_schema, default_order, default_spec, field,
-                                            judge, load_result, location, main_of, meta, order, order_fields, refused, req,
+                                            judge, last_column_id, last_partition_id, load_result, location, main_of, meta, order, order_fields, refused, req,
                                             set_current_schema, set_default_order, set_default_spec, spec,
                                             spec_fields, stage, struct, tally, with_column)
 from ctk.checks.semantics.harness import SemRun
@@ -228,15 +228,14 @@ def replace_commit(t: SemRun, ns: tuple[str, ...], name: str, base: dict, schema
     if have is None:
         last = max(int(m.get("last-column-id") or 0), *[f["id"] for f in schema["fields"]])
         updates += [add_schema(schema, last), set_current_schema()]
-        requirements.append(req("assert-last-assigned-field-id", last_assigned_field_id=m.get("last-column-id")))
+        requirements.append(req("assert-last-assigned-field-id", last_assigned_field_id=last_column_id(base)))
     elif have != m.get("current-schema-id"):
         updates.append(set_current_schema(have))
     wanted_spec = the_spec if the_spec is not None else spec()
     have = _equal_id(m.get("partition-specs") or [], "spec-id", spec_fields(wanted_spec), spec_fields)
     if have is None:
         updates += [add_spec(wanted_spec), set_default_spec()]
-        requirements.append(req("assert-last-assigned-partition-id",
-                                last_assigned_partition_id=m.get("last-partition-id")))
+        requirements.append(req("assert-last-assigned-partition-id", last_assigned_partition_id=last_partition_id(base)))
     elif have != m.get("default-spec-id"):
         updates.append(set_default_spec(have))
     if the_order is not None:
@@ -326,13 +325,16 @@ def check_replace_keeps_snapshot_log(t: SemRun) -> Verdict:
 
 # ------------------------------------------------------------------------------------------------ TXN-04
 
-@semantic("TXN-04", "updateTable", uses=("loadTable",), rck=("CatalogTests.testReplaceTransactionRequiresTableExists",))
+@semantic("TXN-04", "updateTable", uses=("createTable", "loadTable"),
+          rck=("CatalogTests.testReplaceTransactionRequiresTableExists",))
 def check_replace_missing_table(t: SemRun) -> Verdict:
     ns = t.namespace("txn_replace_missing")
     name = t.unique("missing")
     got = t.send("GET", table_path(ns, name), label="loadTable (the table to replace does not exist)")
-    fake = {"metadata": {"table-uuid": "00000000-0000-4000-8000-000000000000", "last-column-id": 0}}
-    ex = replace_commit(t, ns, name, fake, REPLACED, None, None, {}, "updateTable (replace a missing table)")
+    # the replace a client would send on a table as this catalog makes it (a sibling's metadata: its uuid, its
+    # last-column-id and last-partition-id), so that the request is valid and only the missing table is wrong
+    _, sibling = t.table(ns)
+    ex = replace_commit(t, ns, name, sibling, REPLACED, None, None, {}, "updateTable (replace a missing table)")
     after = t.send("GET", table_path(ns, name), label="read: nothing was created")
     if after.status == 200:
         return t.broken("a replace of a table that does not exist creates nothing",

@@ -141,8 +141,9 @@ def missing_ns(t: SemRun, stem: str = "absent") -> tuple[str, ...]:
 
 
 def commit(t: SemRun, ns: tuple[str, ...], name: str, uuid: str | None, updates: Sequence[Any],
-           label: str = "replaceView") -> Exchange:
-    return t.send("POST", view_path(ns, name), commit_body(ns, name, uuid, updates), label=label)
+           label: str = "replaceView", invalid: str | None = None) -> Exchange:
+    """A replaceView; ``invalid`` names what the OpenAPI request schema forbids in a body sent so on purpose."""
+    return t.send("POST", view_path(ns, name), commit_body(ns, name, uuid, updates), label=label, invalid=invalid)
 
 
 def uuid_of(body: dict) -> str | None:
@@ -304,16 +305,19 @@ def check_create_view_errors(t: SemRun) -> Verdict:
     del no_schema["schema"]
     no_default_ns = create_body(ns, name)
     del no_default_ns["view-version"]["default-namespace"]
-    cases = [
-        ("without a schema", no_schema),
-        ("without a default namespace", no_default_ns),
-        ("with two queries for dialect trino", create_body(ns, name, [rep("trino"), rep("trino")])),
+    # (what, body, what the OpenAPI request schema forbids in it: sent as X-Ctk-Invalid; None: a valid body that
+    # only the view spec's rules refuse)
+    cases: list[tuple[str, dict, str | None]] = [
+        ("without a schema", no_schema, "createView without the required schema"),
+        ("without a default namespace", no_default_ns, "view-version without the required default-namespace"),
+        ("with two queries for dialect trino", create_body(ns, name, [rep("trino"), rep("trino")]), None),
         ("with queries for dialects spark and SPARK (dialects compare case-insensitively)",
-         create_body(ns, name, [rep("spark"), rep("SPARK", SQL + " using X")])),
-        ("with a representation without a dialect", create_body(ns, name, [rep(None)])),
+         create_body(ns, name, [rep("spark"), rep("SPARK", SQL + " using X")]), None),
+        ("with a representation without a dialect", create_body(ns, name, [rep(None)]),
+         "a SQL representation without the required dialect"),
     ]
-    tries: list[Try] = [(f"createView {what}", t.send("POST", views, b, label=f"createView {what}"), (400,),
-                         BAD_ARGUMENT) for what, b in cases]
+    tries: list[Try] = [(f"createView {what}", t.send("POST", views, b, label=f"createView {what}", invalid=bad),
+                         (400,), BAD_ARGUMENT) for what, b, bad in cases]
     absent = missing_ns(t)
     nowhere = t.send("POST", f"namespaces/{ns_path(absent)}/views", create_body(absent, name),
                      label="createView in a missing namespace")
@@ -882,20 +886,26 @@ def check_replace_view_errors(t: SemRun) -> Verdict:
     u = uuid_of(before)
     set_current = {"action": "set-current-view-version", "view-version-id": -1}
     no_default_ns = version(None, [rep("trino")], 2, 0, operation="replace")
-    cases: list[tuple[str, list[dict]]] = [
+    # (what, updates, what the OpenAPI request schema forbids in them: sent as X-Ctk-Invalid; None: a valid body
+    # that only the view's state or the view spec's rules refuse)
+    cases: list[tuple[str, list[dict], str | None]] = [
         ("a version on a schema that does not exist",
-         [{"action": "add-view-version", "view-version": version(ns, [rep("trino")], 2, 99)}, set_current]),
+         [{"action": "add-view-version", "view-version": version(ns, [rep("trino")], 2, 99)}, set_current], None),
         ("a version without a default namespace",
-         [{"action": "add-view-version", "view-version": no_default_ns}, set_current]),
+         [{"action": "add-view-version", "view-version": no_default_ns}, set_current],
+         "view-version without the required default-namespace"),
         ("a version with two queries for dialect trino",
          [{"action": "add-view-version", "view-version": version(ns, [rep("trino"), rep("trino")], 2, 0)},
-          set_current]),
-        ("set-properties with a null value", [{"action": "set-properties", "updates": {"key1": None}}]),
-        ("remove-properties of a null key", [{"action": "remove-properties", "removals": [None]}]),
-        ("set-location to null", [{"action": "set-location", "location": None}]),
+          set_current], None),
+        ("set-properties with a null value", [{"action": "set-properties", "updates": {"key1": None}}],
+         "set-properties with a null value (values are strings)"),
+        ("remove-properties of a null key", [{"action": "remove-properties", "removals": [None]}],
+         "remove-properties of a null key (keys are strings)"),
+        ("set-location to null", [{"action": "set-location", "location": None}],
+         "set-location to null (a location is a string)"),
     ]
-    tries: list[Try] = [(f"replaceView with {what}", commit(t, ns, name, u, ups, f"replaceView with {what}"), (400,),
-              BAD_ARGUMENT) for what, ups in cases]
+    tries: list[Try] = [(f"replaceView with {what}", commit(t, ns, name, u, ups, f"replaceView with {what}", bad),
+                         (400,), BAD_ARGUMENT) for what, ups, bad in cases]
     gone = t.unique("absent")
     tries.append(("replaceView of a view that does not exist",
                   commit(t, ns, gone, None, new_version_updates(ns, [rep("trino")]), "replaceView of a missing view"),
