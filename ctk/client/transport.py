@@ -3,6 +3,11 @@
 * ``request()`` never raises for transport errors: a timeout, reset or refused connection gives an
   `Exchange` with ``status=None`` and ``error`` text that starts with its kind (``timeout:``, ``reset:``,
   ``refused:``, ``protocol:``, ``auth:``, ``transport:``); see `error_kind()`.
+* A read (GET, HEAD) lost on a connection the server dropped before answering (an idle keep-alive connection it
+  closed as the request went out, or one it closes after a 500 without saying so: `dropped_connection()`) is
+  sent again on a fresh connection, at most ``READ_RETRIES`` times (``request(..., read_retries=N)`` changes the
+  bound, 0 turns it off); the exchange is recorded once, its lost tries in ``Exchange.dropped``. Mutations are
+  never sent again here (their lost answers are the retrying client's and the idempotency checks' matter).
 * Every exchange is appended to ``client.exchanges`` (thread-safe); secrets are redacted only when an
   exchange is rendered or serialized (`Exchange.to_dict()` / `render()`), never stored in repr.
 * Paths are relative to ``/v1/{prefix}``: ``client.request("GET", "namespaces")`` goes to
@@ -132,6 +137,19 @@ def _classify(exc: BaseException) -> str:
     return f"{kind}: {type(exc).__name__}: {exc}".rstrip(": ")
 
 
+READ_METHODS = frozenset({"GET", "HEAD"})
+
+
+def dropped_connection(exc: BaseException) -> bool:
+    """Whether ``exc`` says the server dropped the connection before any answer to the request (closed or reset
+    it: an idle keep-alive connection it closed as the request went out, or one it closes after an error
+    without saying so). A timeout is not one: the server may be working on it."""
+    if isinstance(exc, httpx.RemoteProtocolError):
+        text = str(exc).lower()
+        return "without sending" in text or "disconnected" in text
+    return isinstance(exc, (httpx.ReadError, httpx.WriteError)) and not isinstance(exc, httpx.TimeoutException)
+
+
 def _headers_dict(items: Iterable[tuple[str, str]]) -> dict[str, str]:
     """Header pairs as a dict; a header that occurs more than once keeps all values joined by ", "."""
     out: dict[str, str] = {}
@@ -153,6 +171,8 @@ class CatalogClient:
     ``prefix`` is ``target.prefix`` until `discover()` (or `set_prefix()`) applies a config override.
     Use as a context manager or call ``close()``.
     """
+
+    READ_RETRIES = 2        # a read lost on a dropped connection is sent again this many times at most (`_send`)
 
     def __init__(self, target: TargetConfig, transport: httpx.BaseTransport | None = None,
                  max_connections: int = 64) -> None:
@@ -282,6 +302,8 @@ class CatalogClient:
                 header_name: str = "Idempotency-Key", label: str | None = None, timeout: float | None = None,
                 params: dict[str, Any] | None = None,
                 raw_headers: Sequence[tuple[str, str]] | None = None, invalid: str | None = None) -> Exchange:
+                raw_headers: Sequence[tuple[str, str]] | None = None,
+                read_retries: int | None = None) -> Exchange:
         """Send one request and return its recorded `Exchange`; never raises for transport errors.
 
         json            body serialized as JSON (Content-Type application/json)
@@ -295,6 +317,9 @@ class CatalogClient:
         invalid         what is invalid in a body sent so on purpose (to see it refused): sent as the header
                         ``X-Ctk-Invalid`` (and so in the recorded exchange); every other body the kit sends is valid
                         against the OpenAPI request schemas
+        read_retries    a GET/HEAD lost on a connection the server dropped is sent again on a fresh one at most
+                        this many times (default ``READ_RETRIES``; 0: never); the lost tries are listed in the
+                        exchange's ``dropped``. Mutations are never sent again here.
         """
         hdrs: list[tuple[str, str]] = [("Accept", "application/json")]
         hdrs += list(self.target.headers.items()) + list(self.bound_headers.items())
@@ -325,7 +350,8 @@ class CatalogClient:
             return ex
         if token and not any(k.lower() == "authorization" for k, _ in hdrs):
             hdrs.append(("Authorization", f"Bearer {token}"))
-        return self._send(method, url, content=body, headers=hdrs, label=label, timeout=timeout)
+        return self._send(method, url, content=body, headers=hdrs, label=label, timeout=timeout,
+                          read_retries=read_retries)
 
     @staticmethod
     def _delegates(method: str, path: str) -> bool:
@@ -335,21 +361,32 @@ class CatalogClient:
         return bool((m == "GET" and _LOAD_TABLE.search(rel)) or (m == "POST" and _CREATE_TABLE.search(rel)))
 
     def _send(self, method: str, url: str, content: bytes | None, headers: list[tuple[str, str]],
-              label: str | None, timeout: float | None) -> Exchange:
+              label: str | None, timeout: float | None, read_retries: int | None = None) -> Exchange:
+        """One recorded exchange. A read (GET, HEAD: idempotent) lost on a connection the server dropped
+        (`dropped_connection`) is sent again on a fresh connection, at most ``read_retries`` times (default
+        ``READ_RETRIES``); the lost tries are kept on the exchange (``dropped``), which is recorded once."""
         started = time.time()
         t0 = time.monotonic()
         ex = Exchange(method.upper(), url, _headers_dict(headers),
                       content.decode("utf-8", "replace") if content else None, started_at=started, label=label)
-        try:
-            resp = self._http.request(method.upper(), url, content=content, headers=headers,
-                                      timeout=self._timeout(timeout))
-            ex.status = resp.status_code
-            ex.response_headers = _headers_dict(resp.headers.multi_items())
-            ex.response_body = resp.text if resp.content else None
-        except httpx.HTTPError as exc:
-            ex.error = _classify(exc)
-        except OSError as exc:  # pragma: no cover - httpx normally wraps these
-            ex.error = f"transport: {type(exc).__name__}: {exc}"
+        retries = (self.READ_RETRIES if read_retries is None else read_retries) \
+            if method.upper() in READ_METHODS else 0
+        for _ in range(retries + 1):
+            ex.error = None
+            try:
+                resp = self._http.request(method.upper(), url, content=content, headers=headers,
+                                          timeout=self._timeout(timeout))
+                ex.status = resp.status_code
+                ex.response_headers = _headers_dict(resp.headers.multi_items())
+                ex.response_body = resp.text if resp.content else None
+            except httpx.HTTPError as exc:
+                ex.error = _classify(exc)
+                if dropped_connection(exc) and len(ex.dropped) < retries:
+                    ex.dropped.append(ex.error)
+                    continue
+            except OSError as exc:  # pragma: no cover - httpx normally wraps these
+                ex.error = f"transport: {type(exc).__name__}: {exc}"
+            break
         ex.elapsed_ms = (time.monotonic() - t0) * 1000.0
         self._record(ex)
         return ex

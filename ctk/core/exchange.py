@@ -54,12 +54,13 @@ class Exchange:
     started_at: float = 0.0                   # time.time()
     elapsed_ms: float = 0.0
     label: str | None = None                  # what the kit meant by it, e.g. "first attempt"
+    dropped: list[str] = field(default_factory=list)  # earlier tries of this read lost on a dropped connection
 
     def redacted(self) -> "Exchange":
         return Exchange(
             self.method, self.url, redact_headers(self.request_headers), redact_text(self.request_body),
             self.status, redact_headers(self.response_headers), redact_text(self.response_body),
-            self.error, self.started_at, self.elapsed_ms, self.label,
+            self.error, self.started_at, self.elapsed_ms, self.label, list(self.dropped),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,6 +79,7 @@ class Exchange:
         """Human-readable, redacted text for failure messages."""
         e = self.redacted()
         out = [f"--> {e.method} {e.url}" + (f"   [{e.label}]" if e.label else "")]
+        out += [f"    (sent again: try {i} lost on a dropped connection: {why})" for i, why in enumerate(e.dropped, 1)]
         out += [f"    {k}: {v}" for k, v in e.request_headers.items()]
         if e.request_body:
             out.append("    " + _clip(e.request_body, limit))
