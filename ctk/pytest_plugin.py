@@ -334,6 +334,7 @@ def _check_target_first(config: pytest.Config, items: list[pytest.Item] | None =
             problem = trial.error
         finally:
             trial.stop()
+            collector.cleanup_problems += list(trial.cleanup_problems)    # what the trial left is said too
     else:
         if not any(item.get_closest_marker("ctk") for item in items):
             return

@@ -303,7 +303,8 @@ class CtkSession:
             self.cleanup_problems.append(f"cleanup failed: {type(exc).__name__}: {exc}")
         finally:
             turn.close()
-            self.cleanup_problems = list(self.leftovers) + [p for p in self.cleanup_problems if p not in self.leftovers]
+            left = list(dict.fromkeys([*self.leftovers, *(self.placement.left if self.placement is not None else [])]))
+            self.cleanup_problems = left + [p for p in self.cleanup_problems if p not in left]
             for closer in (getattr(self.context, "close", None), getattr(self.client, "close", None)):
                 if callable(closer):
                     with contextlib.suppress(Exception):
@@ -327,7 +328,13 @@ class CtkSession:
         budget of requests (a count, not a time: a loaded catalog is cleaned as far as a quiet one); what is still
         there after (read back) is a problem."""
         budget = nsmod.Budget(nsmod.CLEANUP_REQUESTS)
-        problems = nsmod.drop_tree(self.client, list(self.namespace_parts), budget=budget)
+        problems: list[str] = []
+        if self.placement is not None and self.placement.absents:
+            # first what a lenient catalog stored in the namespaces the kit used as missing ones (listed nowhere;
+            # they may also keep the run namespace from being dropped)
+            problems += nsmod.drop_strays(self.client, self.namespace_parts, self.placement.absents, budget,
+                                          self.placement.nested)
+        problems += nsmod.drop_tree(self.client, list(self.namespace_parts), budget=budget)
         if self.placement is not None and self.placement.siblings:
             problems += nsmod.drop_siblings(self.client, list(self.placement.siblings), budget=budget)
         return problems

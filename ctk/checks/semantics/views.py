@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from ctk.catalog.capabilities import Capability
 from ctk.catalog.cases import spec_operation
+from ctk.client.placement import STRAY
 from ctk.client.transport import ns_path, table_path, view_path
 from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
@@ -148,12 +149,6 @@ def offers(t: SemRun, operation: str) -> bool:
         return True
     op = spec_operation(operation)
     return d.supports(op.method.upper(), op.template)
-
-
-def missing_ns(t: SemRun, stem: str = "absent") -> tuple[str, ...]:
-    placement = getattr(t.client, "placement", None)
-    name = t.unique(stem)
-    return placement.child(name) if placement is not None else tuple(t.ctx.namespace) + (name,)
 
 
 def commit(t: SemRun, ns: tuple[str, ...], name: str, uuid: str | None, updates: Sequence[Any],
@@ -332,9 +327,9 @@ def check_create_view_errors(t: SemRun) -> Verdict:
     ]
     tries: list[Try] = [(f"createView {what}", t.send("POST", views, b, label=f"createView {what}"), (400,),
                          BAD_ARGUMENT) for what, b in cases]
-    absent = missing_ns(t)
+    absent = t.absent_namespace()
     tries.append(("createView in a namespace that does not exist",
-                  t.send("POST", f"namespaces/{ns_path(absent)}/views", create_body(absent, name),
+                  t.send("POST", f"namespaces/{ns_path(absent)}/views", create_body(absent, STRAY),
                          label="createView in a missing namespace"), (404,), NO_NS))
     after = load_view(t, ns, name, "read: nothing was created")
     accepted = [what for what, ex, _, _ in tries if ex.status is not None and 200 <= ex.status < 300]
@@ -580,10 +575,10 @@ def check_rename_view_errors(t: SemRun) -> Verdict:
     ns = t.namespace("view_rename_err")
     one, b1 = t.view(ns)
     two, b2 = t.view(ns)
-    absent_ns = missing_ns(t)
+    absent_ns = t.absent_namespace()
     gone = t.unique("absent")
     tries: list[Try] = [
-        ("to a namespace that does not exist", _rename(t, ns, one, absent_ns, t.unique("x"),
+        ("to a namespace that does not exist", _rename(t, ns, one, absent_ns, STRAY,
                                                        "renameView to a missing namespace"), (404,), NO_NS),
         ("of a view that does not exist", _rename(t, ns, gone, ns, t.unique("x"), "renameView of a missing view"),
          (404,), NO_VIEW),
@@ -637,11 +632,11 @@ def check_drop_view(t: SemRun) -> Verdict:
 @semantic("VIEW-05", "loadView", uses=("viewExists",), needs=VIEWS,
           rck=("ViewCatalogTests.loadViewWithNonExistingNamespace",))
 def check_load_view_missing_namespace(t: SemRun) -> Verdict:
-    ns = missing_ns(t)
-    got = load_view(t, ns, "view", "loadView in a namespace that does not exist")
+    ns = t.absent_namespace()
+    got = load_view(t, ns, STRAY, "loadView in a namespace that does not exist")
     tries: list[Try] = [("loadView", got, (404,), NO_VIEW)]
     if offers(t, "viewExists"):
-        tries.append(("viewExists", t.send("HEAD", view_path(ns, "view"), label="viewExists in a missing namespace"),
+        tries.append(("viewExists", t.send("HEAD", view_path(ns, STRAY), label="viewExists in a missing namespace"),
                       (404,), ()))
     if got.status == 200:
         return t.broken("a view in a namespace that does not exist does not load", "loadView answered 200")
