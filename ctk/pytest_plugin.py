@@ -434,12 +434,33 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     own = get_session(config)
     if own is not None and own.cleanup_problems:
         collector.cleanup_problems += list(own.cleanup_problems)
+    _sweep_after_workers(config, collector, own)
     collector.write(config.stash[OPTIONS_KEY].reports)
     code, hits, undecided = exits.decide(int(session.exitstatus), collector.report, exits.fail_on(config))
     collector.fail_on_hits = hits if code == exits.EXIT_MUST_BROKEN and session.exitstatus == exits.EXIT_OK else {}
     collector.undecided_musts = undecided
     session.exitstatus = code
     collector.exit_code = code
+
+
+def _sweep_after_workers(config: pytest.Config, collector: VerdictCollector, own: Any) -> None:
+    """The xdist controller, after an interrupt or a worker that did not hand back its cleanup's outcome: what
+    the run's processes left is removed here, read back, and what stays is a cleanup problem (a worker stopped
+    before its cleanup finished said nothing: a run stopped with Ctrl-C over a database link left its run
+    namespace with 1579 tables and no cleanup problem, issue 34)."""
+    life = config.pluginmanager.get_plugin("ctk-lifeline")
+    if own is None or life is None or not getattr(life, "nodes", None) or not _xdist_controller(config):
+        return
+    unfinished = life.unfinished()
+    if not unfinished and not collector.interrupted:
+        return
+    removed, problems = own.sweep([*life.run_ids(), own.run_id])
+    if unfinished and (removed or problems):
+        collector.cleanup_problems.append(
+            f"workers {', '.join(unfinished)} stopped before their cleanup finished; the run's controller "
+            + (f"removed what they left ({', '.join(removed)}, read back)" if removed else "looked for what they left")
+            + (", and some stays (below)" if problems else ""))
+    collector.cleanup_problems += [p for p in problems if p not in collector.cleanup_problems]
 
 
 TRAFFIC_KEY = pytest.StashKey[list]()

@@ -137,6 +137,21 @@ def still_listed(client: Any, leftovers: list[Leftover], parent: tuple[str, ...]
     return sorted(wanted & listed)
 
 
+def sweep_run(client: Any, prefix: str, parent: tuple[str, ...], run_ids: list[str],
+              budget: int = CLEANUP_REQUESTS) -> tuple[list[str], list[str]]:
+    """What a run's own processes left (the xdist controller, once its workers ended: a worker stopped before its
+    cleanup finished leaves its run namespace): the namespaces of these run ids still listed are removed like
+    `ctk cleanup` removes them, read back. Returns (what was removed, what stays: problems naming it)."""
+    leftovers = [lo for lo in find_leftovers(client, prefix, parent) if lo.run_id in run_ids]
+    if not leftovers:
+        return [], []
+    problems = remove_leftovers(client, leftovers, budget)
+    left = set(still_listed(client, leftovers, parent))
+    gone = [".".join(lo.namespace) for lo in leftovers if lo.namespace not in left]
+    problems += [f"namespace {'.'.join(ns)} of this run still listed after its removal" for ns in sorted(left)]
+    return gone, problems
+
+
 # --- the command -----------------------------------------------------------------------------------
 
 

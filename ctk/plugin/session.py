@@ -287,6 +287,11 @@ class CtkSession:
         for end in self.before_stop:
             with contextlib.suppress(Exception):
                 end()
+        db = getattr(getattr(self.context, "faults", None), "db", None)
+        disarm = getattr(db, "disarm_all", None)
+        if self.options.db_link and callable(disarm):
+            with contextlib.suppress(Exception):
+                disarm()      # a fault an interrupted check armed on the link: gone before the cleanup
         turn = contextlib.ExitStack()
         turn.enter_context(self._link_turn())   # cleanup, too, while no other process has a link fault armed
         try:
@@ -338,6 +343,25 @@ class CtkSession:
         if self.placement is not None and self.placement.siblings:
             problems += nsmod.drop_siblings(self.client, list(self.placement.siblings), budget=budget)
         return problems
+
+    def sweep(self, run_ids: list[str]) -> tuple[list[str], list[str]]:
+        """The xdist controller, once its workers ended (a URL target): remove what the run's processes left
+        (``ctk.plugin.leftovers.sweep_run``) in a turn on the database link when there is one; (removed, problems).
+        This session creates nothing: a client on the target, discovery for its prefix and separator."""
+        from ctk.plugin.leftovers import sweep_run
+
+        o = self.options
+        if not o.catalog_url:
+            return [], []
+        target = TargetConfig(url=o.catalog_url, prefix=o.catalog_prefix, warehouse=o.warehouse, token=o.catalog_token,
+                              credential=o.catalog_credential, headers=dict(o.catalog_headers), timeout=o.timeout,
+                              connect_timeout=min(o.timeout, 5.0), allow_remote=o.allow_remote)
+        try:
+            with self._link_turn(), CatalogClient(target) as client:
+                client.set_namespace_separator(advertised_separator(discover(client)))
+                return sweep_run(client, o.namespace_prefix, tuple(o.parent_namespace), run_ids)
+        except Exception as exc:  # noqa: BLE001 - said, not raised: the reports are still written
+            return [], [f"what the run's workers left could not be looked for: {type(exc).__name__}: {exc}"]
 
     # -- health ----------------------------------------------------------------------------------------
 

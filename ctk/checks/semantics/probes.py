@@ -33,8 +33,9 @@ def _leave_nothing(ctx: CheckContext, who: str, tables: tuple[tuple[str, ...], l
                    namespace: tuple[str, ...] | None = None) -> None:
     """Remove at once what a probe made (its tables by name, a namespace however the catalog named it), reading
     each back; what stays is noted on the run's placement, named exactly, for the run's cleanup problems."""
-    problems = [p for name in (tables[1] if tables else [])
-                if (p := drop_named(ctx.client, "table", tables[0], name, label=f"probe: {who}")) is not None]
+    where, names = tables if tables is not None else ((), [])
+    problems = [p for name in names
+                if (p := drop_named(ctx.client, "table", where, name, label=f"probe: {who}")) is not None]
     if namespace is not None:
         problems += drop_as_named(ctx.client, namespace)[1]
     placement = getattr(ctx.client, "placement", None)
