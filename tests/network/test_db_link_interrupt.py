@@ -30,7 +30,22 @@ def _run_namespaces(url: str) -> list[str]:
     return [ns[0] for ns in r.json()["namespaces"] if ns[0].startswith("ctk_")]
 
 
-def test_ctrl_c_with_a_link_fault_armed_leaves_nothing_unsaid(pg, tmp_path):
+def _tables(url: str) -> int:
+    """Tables in the run namespaces and their children (one level down)."""
+    n = 0
+    for name in _run_namespaces(url):
+        kids = httpx.get(f"{url}/v1/namespaces", params={"parent": name}, timeout=30).json().get("namespaces") or []
+        for ns in [[name], *kids]:
+            r = httpx.get(f"{url}/v1/namespaces/{'%1F'.join(ns)}/tables", timeout=30)
+            n += len(r.json().get("identifiers") or []) if r.status_code == 200 else 0
+    return n
+
+
+@pytest.mark.parametrize("slow_database", [False, True], ids=["link-fault-armed", "slow-database"])
+def test_ctrl_c_over_a_database_link_leaves_nothing_unsaid(pg, tmp_path, slow_database):
+    """``link-fault-armed``: Ctrl-C while a check has a fault armed on the link. ``slow-database``: Ctrl-C once the
+    run namespaces hold tables, the database answering slowly from then on (a latency of the test's own on the
+    link): the workers' cleanup outlasts the controller's grace for them, and they are stopped before it ends."""
     started: list[procs.Started] = []
     try:
         db = procs.interposer(f"{pg.host}:{pg.port}", "--name", "catalog-db", "--protocol", "tcp")
@@ -48,16 +63,26 @@ def test_ctrl_c_with_a_link_fault_armed_leaves_nothing_unsaid(pg, tmp_path):
         deadline = time.monotonic() + BOUND_S
         try:
             # the moment that matters: a check has a fault armed on the link (a toxic, or the link taken down)
-            while not (proxy.toxics() or not proxy.check().get("enabled", True)):
+            def ready() -> bool:
+                if slow_database:
+                    return _tables(catalog.url) >= 40
+                return bool(proxy.toxics() or not proxy.check().get("enabled", True))
+
+            while not ready():
                 assert proc.poll() is None, out_file.read_text()[-3000:]
-                assert time.monotonic() < deadline, "no link fault was armed within the bound"
-                time.sleep(0.05)
+                assert time.monotonic() < deadline, "not ready within the bound"
+                time.sleep(0.05 if not slow_database else 0.5)
+            if slow_database:
+                proxy.add_toxic("test-slow-database", type="latency", stream="downstream",
+                                attributes={"latency": 400, "jitter": 0})
             proc.send_signal(signal.SIGINT)
             proc.wait(BOUND_S)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+        for toxic in proxy.toxics():
+            proxy.remove_toxic(toxic["name"])
         left = _run_namespaces(catalog.url)
     finally:
         for p in reversed(started):
@@ -68,4 +93,5 @@ def test_ctrl_c_with_a_link_fault_armed_leaves_nothing_unsaid(pg, tmp_path):
     unsaid = [ns for ns in left if ns not in problems]
     assert unsaid == [], (left, data["cleanup_problems"], out[-3000:])
     assert all(ns in out for ns in left), out[-3000:]
-    print(f"stopped with a link fault armed: {len(left)} run namespaces left, all named: {left}")
+    print(f"stopped ({'slow database' if slow_database else 'link fault armed'}): {len(left)} run namespaces left, "
+          f"all named: {left}")
