@@ -454,7 +454,9 @@ def _sweep_after_workers(config: pytest.Config, collector: VerdictCollector, own
     unfinished = life.unfinished()
     if not unfinished and not collector.interrupted:
         return
-    removed, problems = own.sweep([*life.run_ids(), own.run_id])
+    # interrupted: the user wants the run to end, so what stays is named (`ctk cleanup` removes it); a worker that
+    # ended on its own without handing back its cleanup: what it left is removed here
+    removed, problems = own.sweep([*life.run_ids(), own.run_id], remove=not collector.interrupted)
     if unfinished and (removed or problems):
         collector.cleanup_problems.append(
             f"workers {', '.join(unfinished)} stopped before their cleanup finished; the run's controller "

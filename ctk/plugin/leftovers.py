@@ -138,13 +138,17 @@ def still_listed(client: Any, leftovers: list[Leftover], parent: tuple[str, ...]
 
 
 def sweep_run(client: Any, prefix: str, parent: tuple[str, ...], run_ids: list[str],
-              budget: int = CLEANUP_REQUESTS) -> tuple[list[str], list[str]]:
+              budget: int = CLEANUP_REQUESTS, remove: bool = True) -> tuple[list[str], list[str]]:
     """What a run's own processes left (the xdist controller, once its workers ended: a worker stopped before its
     cleanup finished leaves its run namespace): the namespaces of these run ids still listed are removed like
-    `ctk cleanup` removes them, read back. Returns (what was removed, what stays: problems naming it)."""
+    `ctk cleanup` removes them, read back (``remove`` False: only named). Returns (what was removed, what stays:
+    problems naming it)."""
     leftovers = [lo for lo in find_leftovers(client, prefix, parent) if lo.run_id in run_ids]
     if not leftovers:
         return [], []
+    if not remove:
+        return [], [f"namespace {'.'.join(lo.namespace)} of this run left behind (its worker stopped before its "
+                     "cleanup finished); remove it with ctk cleanup" for lo in leftovers]
     problems = remove_leftovers(client, leftovers, budget)
     left = set(still_listed(client, leftovers, parent))
     gone = [".".join(lo.namespace) for lo in leftovers if lo.namespace not in left]

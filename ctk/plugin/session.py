@@ -344,7 +344,7 @@ class CtkSession:
             problems += nsmod.drop_siblings(self.client, list(self.placement.siblings), budget=budget)
         return problems
 
-    def sweep(self, run_ids: list[str]) -> tuple[list[str], list[str]]:
+    def sweep(self, run_ids: list[str], remove: bool = True) -> tuple[list[str], list[str]]:
         """The xdist controller, once its workers ended (a URL target): remove what the run's processes left
         (``ctk.plugin.leftovers.sweep_run``) in a turn on the database link when there is one; (removed, problems).
         This session creates nothing: a client on the target, discovery for its prefix and separator."""
@@ -359,7 +359,7 @@ class CtkSession:
         try:
             with self._link_turn(), CatalogClient(target) as client:
                 client.set_namespace_separator(advertised_separator(discover(client)))
-                return sweep_run(client, o.namespace_prefix, tuple(o.parent_namespace), run_ids)
+                return sweep_run(client, o.namespace_prefix, tuple(o.parent_namespace), run_ids, remove=remove)
         except Exception as exc:  # noqa: BLE001 - said, not raised: the reports are still written
             return [], [f"what the run's workers left could not be looked for: {type(exc).__name__}: {exc}"]
 
