@@ -285,8 +285,11 @@ def still_there(client: Any, ns: Namespace, budget: Budget | None = None) -> str
         return None                      # the parent is gone, and with it what was below it
     if budget is not None and not budget.take():
         return f"unreadable ({budget.used_up})"
-    if client.request("GET", f"namespaces/{ns_path(ns)}", label="cleanup: read back").status == 200:
+    status = client.request("GET", f"namespaces/{ns_path(ns)}", label="cleanup: read back").status
+    if status == 200:
         return "loadable"
+    if status == 404:
+        return None                      # the listing did not say, the load does: gone
     return f"unreadable ({why})"
 
 
