@@ -16,6 +16,7 @@ from ctk.core.requirements import REQUIREMENTS
 from ctk.reporting.behaviour import STYLE as BP_STYLE
 from ctk.reporting.behaviour import behaviour_profile
 from ctk.reporting.behaviour import render_section as render_behaviour
+from ctk.reporting.gaps_html import section as gaps_section
 from ctk.reporting.capabilities import capability_section
 from ctk.reporting.capabilities import html as render_capabilities
 from ctk.core.exchange import render_exchanges
@@ -273,6 +274,7 @@ def render_conformance(report: RunReport) -> str:
         "</header>"
     )
     out.append(_run_state(report))
+    out.append(gaps_section(report.known_gaps, report.new_findings, report.certification, esc))  # gaps_html.py
     out.append(_root_causes(report, findings, anchor))
     out.append(_undecided(report))
     attention = "".join(

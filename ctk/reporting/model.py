@@ -525,6 +525,11 @@ class RunReport:
     problem: str | None = None               # why the target was unusable
     selection: dict[str, Any] = field(default_factory=dict)   # -k / -m / paths / deselected: a subset run
     cleanup_problems: list[str] = field(default_factory=list)
+    # --ctk-known-gaps / --ctk-certify (ctk.reporting.known_gaps, ctk.reporting.certification): the records
+    known_gaps: dict[str, Any] | None = None          # {"file", "sha256", "entries": [... "state"]}
+    new_findings: list[dict[str, Any]] | None = None  # findings the file does not list (None: no file)
+    certification: dict[str, Any] | None = None       # {"requested", "certified", "why_not", ...}
+    gaps_judged: Any = field(default=None, repr=False, compare=False)   # the live judgement (not serialised)
     _kinds: dict[tuple, int] = field(default_factory=dict, repr=False, compare=False)   # findings per kind
 
     def __post_init__(self) -> None:
@@ -692,10 +697,13 @@ class RunReport:
                                  "counted them neither as win nor as conflict"})
         return notes
 
-    def undecided_musts(self) -> list[str]:
+    def undecided_musts(self, skip: Iterable[int] = ()) -> list[str]:
         """MUST requirements with an inconclusive result that names nothing this setup lacks (a setup that
-        failed, a missing storage setting): the run's exit code is 7 for them when nothing failed."""
-        return sorted({r.requirement for r in self.results if r.kind == "inconclusive" and r.level == "MUST"})
+        failed, a missing storage setting): the run's exit code is 7 for them when nothing failed. ``skip``:
+        indexes of results not counted (known gaps)."""
+        left = set(skip)
+        return sorted({r.requirement for i, r in enumerate(self.results)
+                       if r.kind == "inconclusive" and r.level == "MUST" and i not in left})
 
     def not_run_reason(self, requirement: str) -> str:
         """Why no check of `requirement` has a result here (ctk.reporting.judged)."""
@@ -845,6 +853,9 @@ class RunReport:
                 for rid, s in summary.items()
             },
             "matrix": self.matrix(),
+            "known_gaps": self.known_gaps,
+            "new_findings": self.new_findings,
+            "certification": self.certification,
             "behaviour_profile": behaviour_profile(self.results),
             "results": [r.to_dict(compact=True) for r in self.results],
         }
@@ -866,6 +877,8 @@ class RunReport:
             kit_version=data.get("kit_version") or "", options=data.get("options") or {},
             state=data.get("state") or "complete", problem=data.get("problem"),
             selection=data.get("selection") or {}, cleanup_problems=data.get("cleanup_problems") or [],
+            known_gaps=data.get("known_gaps"), new_findings=data.get("new_findings"),
+            certification=data.get("certification"),
         )
         rep.results = [Result.from_dict(r) for r in data.get("results") or []]
         return rep
