@@ -382,6 +382,7 @@ def _check_target_first(config: pytest.Config, items: list[pytest.Item] | None =
             problem = trial.error
         finally:
             trial.stop()
+            collector.cleanup_problems += list(trial.cleanup_problems)    # what the trial left is said too
     else:
         if not any(item.get_closest_marker("ctk") for item in items):
             return
@@ -481,6 +482,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     own = get_session(config)
     if own is not None and own.cleanup_problems:
         collector.cleanup_problems += list(own.cleanup_problems)
+    _sweep_after_workers(config, collector, own)
     if collector.usage_problems:     # the known-gaps file names a check this kit does not have (xdist workers)
         for problem in collector.usage_problems:
             sys.stderr.write(f"ERROR: ctk: {problem}\n")
@@ -492,6 +494,28 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     collector.undecided_musts = undecided
     session.exitstatus = code
     collector.exit_code = code
+
+
+def _sweep_after_workers(config: pytest.Config, collector: VerdictCollector, own: Any) -> None:
+    """The xdist controller, after an interrupt or a worker that did not hand back its cleanup's outcome: what
+    the run's processes left is removed here, read back, and what stays is a cleanup problem (a worker stopped
+    before its cleanup finished said nothing: a run stopped with Ctrl-C over a database link left its run
+    namespace with 1579 tables and no cleanup problem, issue 34)."""
+    life = config.pluginmanager.get_plugin("ctk-lifeline")
+    if own is None or life is None or not getattr(life, "nodes", None) or not _xdist_controller(config):
+        return
+    unfinished = life.unfinished()
+    if not unfinished and not collector.interrupted:
+        return
+    # interrupted: the user wants the run to end, so what stays is named (`ctk cleanup` removes it); a worker that
+    # ended on its own without handing back its cleanup: what it left is removed here
+    removed, problems = own.sweep([*life.run_ids(), own.run_id], remove=not collector.interrupted)
+    if unfinished and (removed or problems):
+        collector.cleanup_problems.append(
+            f"workers {', '.join(unfinished)} stopped before their cleanup finished; the run's controller "
+            + (f"removed what they left ({', '.join(removed)}, read back)" if removed else "looked for what they left")
+            + (", and some stays (below)" if problems else ""))
+    collector.cleanup_problems += [p for p in problems if p not in collector.cleanup_problems]
 
 
 TRAFFIC_KEY = pytest.StashKey[list]()

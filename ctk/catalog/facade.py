@@ -243,7 +243,7 @@ def drop_tree(client: Any, parts: Namespace, keep_root: bool = False, budget: Bu
             return problems + [f"namespace {'.'.join(parts)}: {budget.used_up}"]
         ex = client.request("DELETE", f"namespaces/{enc}", label="cleanup: drop namespace")
         if ex.status not in (200, 204, 404):
-            problems.append(f"namespace {'.'.join(parts)}: {ex.error or ex.status}")
+            problems.append(f"namespace {'.'.join(parts)}: DELETE answered {said(ex)}")
         else:
             still = still_there(client, parts, budget)
             if still:
@@ -257,11 +257,14 @@ def _drop_child(client: Any, child: tuple[str, ...], budget: Budget, depth: int)
     """Drop a listed nested namespace; when the read-back shows it still there, address it the other ways a
     catalog may read its name (`address_forms`: e.g. its levels joined by '.'), reading back after each."""
     problems = drop_tree(client, list(child), False, budget, depth)
+    if not problems:
+        return []
     for form in address_forms(client, child)[1:]:
-        if not problems or still_there(client, child, budget) is None:
+        if still_there(client, child, budget) is None:
             return []
-        problems = drop_tree(client, list(form), False, budget, depth) and problems
-    return [] if problems and still_there(client, child, budget) is None else problems
+        # (a form the catalog does not have answers nothing wrong: what decides is whether the child is gone)
+        drop_tree(client, list(form), False, budget, depth)
+    return [] if still_there(client, child, budget) is None else problems
 
 
 def still_there(client: Any, ns: Namespace, budget: Budget | None = None) -> str | None:
@@ -269,17 +272,101 @@ def still_there(client: Any, ns: Namespace, budget: Budget | None = None) -> str
     it), None (gone: the listing was read and does not have it, or its parent is gone), else from a load:
     "loadable" (200) or "unreadable (...)". The listing comes first: some catalogs answer a load of any name 200."""
     ns = ns_tuple(ns)
-    items, why = pages(client, "namespaces", "namespaces", "cleanup: read back", parent_param(ns[:-1]),
+    parent = ns[:-1]
+    items, why = pages(client, "namespaces", "namespaces", "cleanup: read back", parent_param(parent),
                        budget=budget)
-    if why is None:
-        return "listed" if any(isinstance(i, list) and tuple(i) == ns for i in items) else None
+    if why is None and any(isinstance(i, list) and tuple(i) == ns for i in items):
+        return "listed"
+    if why is None and all(isinstance(i, list) and len(i) == len(ns) and tuple(i[:-1]) == parent for i in items):
+        return None
+    if why is None:      # the listing is not of that parent's children (a catalog that ignores `parent`): load it
+        why = f"the listing of {list(parent)} names other namespaces"
     if why.startswith("HTTP 404") and len(ns) > 1:
         return None                      # the parent is gone, and with it what was below it
     if budget is not None and not budget.take():
         return f"unreadable ({budget.used_up})"
-    if client.request("GET", f"namespaces/{ns_path(ns)}", label="cleanup: read back").status == 200:
+    status = client.request("GET", f"namespaces/{ns_path(ns)}", label="cleanup: read back").status
+    if status == 200:
         return "loadable"
+    if status == 404:
+        return None                      # the listing did not say, the load does: gone
     return f"unreadable ({why})"
+
+
+def said(ex: Exchange) -> str:
+    """An answer in a few words, for a cleanup problem: its status (or transport error) and the error's type and
+    message when it has an error body."""
+    if ex.status is None:
+        return f"no answer ({ex.error})"
+    body = ex.json()
+    err = body.get("error") if isinstance(body, dict) else None
+    if isinstance(err, dict) and (err.get("type") or err.get("message")):
+        message = " ".join(str(err.get("message") or "").split())[:160]
+        return f"{ex.status} {err.get('type') or ''}".rstrip() + (f" ({message})" if message else "")
+    return str(ex.status)
+
+
+def drop_named(client: Any, kind: str, ns: Namespace, name: str, budget: Budget | None = None,
+               label: str = "cleanup") -> str | None:
+    """Drop the table or view ``name`` in ``ns`` by its name (a table purged) and read it back: None when it is
+    gone (or was never there); else what is still there, with what its DELETE and the read-back answered. The
+    read-back is the namespace's listing when it can be read (a name the catalog stores but cannot load, such
+    as one holding '/', is still listed), else a load."""
+    budget = _budget(budget)
+    ns = ns_tuple(ns)
+    path = table_path(ns, name) if kind == "table" else view_path(ns, name)
+    shown = f"{kind} {'.'.join(ns)}.{name!r}" if any(c in name for c in "./") else f"{kind} {'.'.join(ns)}.{name}"
+    if not budget.take():
+        return f"{shown}: not dropped: {budget.used_up}"
+    ex = client.request("DELETE", path, label=f"{label}: drop {kind}",
+                        params={"purgeRequested": "true"} if kind == "table" else None)
+    listing = f"namespaces/{ns_path(ns)}/{kind}s"
+    items, why = pages(client, listing, "identifiers", f"{label}: read back", budget=budget)
+    if why is None:
+        if name not in _names(items):
+            return None
+        return f"{shown}: still listed after its DELETE answered {said(ex)}"
+    if not budget.take():
+        return f"{shown}: whether it is gone could not be read: {budget.used_up}"
+    got = client.request("GET", path, label=f"{label}: read back")
+    if got.status == 404:
+        return None
+    if got.status == 200:
+        return f"{shown}: still loads after its DELETE answered {said(ex)}"
+    return f"{shown}: DELETE answered {said(ex)}; whether it is gone could not be read (load {said(got)}, list {why})"
+
+
+def drop_strays(client: Any, run: Namespace, count: int, budget: Budget | int | None = None,
+                nested: bool | None = None) -> list[str]:
+    """Drop the table and the view named ``STRAY`` (``ctk.client.placement``) in each of the first ``count``
+    namespaces the kit used as missing ones below ``run`` (``ctk_absent_{n}``: as children, or - ``nested``
+    False - as siblings of ``run``; None: both), by name: a catalog that stores a table in a namespace that does
+    not exist lists it nowhere (issue 34). What answered its DELETE other than 404 is read back (a load); the
+    answer is what still loads."""
+    from ctk.client.placement import ABSENT, STRAY
+
+    budget = _budget(budget)
+    run = ns_tuple(run)
+    problems: list[str] = []
+    for n in range(1, count + 1):
+        name = f"{ABSENT}_{n}"
+        forms = ([run + (name,)] if nested is not False else []) \
+            + ([run[:-1] + (f"{run[-1]}_{name}",)] if nested is not True else [])
+        for ns in forms:
+            for kind in ("table", "view"):
+                path = table_path(ns, STRAY) if kind == "table" else view_path(ns, STRAY)
+                if not budget.take():
+                    return problems + [f"{kind}s in namespaces that do not exist below {'.'.join(run)}: "
+                                       f"{budget.used_up}"]
+                ex = client.request("DELETE", path, label=f"cleanup: drop a {kind} in a namespace never created",
+                                    params={"purgeRequested": "true"} if kind == "table" else None)
+                if ex.status == 404:
+                    continue            # nothing there
+                got = client.request("GET", path, label="cleanup: read back") if budget.take() else None
+                if got is not None and got.status == 200:
+                    problems.append(f"{kind} {'.'.join(ns)}.{STRAY} (in a namespace that does not exist, created "
+                                    f"there by the catalog): still loads after its DELETE answered {said(ex)}")
+    return problems
 
 
 # --- what the kit created, however the catalog names it -------------------------------------------------------

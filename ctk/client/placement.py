@@ -5,6 +5,13 @@ namespaces checks need besides it.
 target supports nested namespaces, else a sibling of the run namespace whose name starts with the run
 namespace's own (run-unique) name. Siblings are registered (`siblings`) so that cleanup drops exactly them and
 nothing else outside the run namespace.
+
+`Placement.absent()` is a namespace a check needs NOT to exist (a create or rename into a missing namespace): named
+``ctk_absent_{n}`` (n counts from 1 per run namespace), placed like a child, and whatever a catalog makes there
+anyway is named `STRAY`. A lenient catalog may store a table there without the namespace: no listing shows it, so
+the run's cleanup, and `ctk cleanup` after a run that could not clean up, drop `STRAY` by name in each of those
+namespaces (`ctk.catalog.facade.drop_strays`). `left` collects what a step of the run (a probe) made and could not
+remove, for the run's cleanup problems.
 """
 
 from __future__ import annotations
@@ -12,6 +19,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from typing import Any
+
+ABSENT = "ctk_absent"      # the stem of the namespaces the kit needs not to exist (`Placement.absent`)
+STRAY = "ctk_stray"        # the name of a table or view a check creates or renames into such a namespace
+MAX_ABSENT = 16            # the most absent namespaces a run uses (`ctk cleanup` looks at that many)
 
 
 def parse_namespace(text: str | None) -> tuple[str, ...]:
@@ -31,6 +42,8 @@ class Placement:
     nesting_note: str | None = None          # what the probe saw
     siblings: list[tuple[str, ...]] = field(default_factory=list)
     probe: Any = None                        # the probe's full record (ctk.catalog.facade.NestingProbe)
+    absents: int = 0                         # absent namespaces handed out (`absent`)
+    left: list[str] = field(default_factory=list)   # what the run's own steps made and could not remove
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -45,6 +58,21 @@ class Placement:
         with self._lock:
             self.siblings.append(ns)
         return ns
+
+    def absent(self) -> tuple[str, ...]:
+        """A namespace the kit never creates, placed like a child: ``ctk_absent_{n}``, n from 1 (at most
+        MAX_ABSENT; past that the last one again: a check that needs a missing namespace finds it missing either way,
+        and the cleanup looks at every name it may be)."""
+        with self._lock:
+            self.absents = min(self.absents + 1, MAX_ABSENT)
+            n = self.absents
+        return self.child(f"{ABSENT}_{n}")
+
+    def leave(self, problem: str) -> None:
+        """Note what a step of the run made and could not remove (reported with the cleanup problems)."""
+        with self._lock:
+            if problem not in self.left:
+                self.left.append(problem)
 
     def owns(self, ns: tuple[str, ...]) -> bool:
         """Whether ``ns`` is the run namespace, inside it, or a sibling the kit registered."""

@@ -292,6 +292,20 @@ class LinkFaults:
         """What a `db_cut_after_commit` or ``fail_write`` rule cut (its events, with ``sent``)."""
         return [e for e in self.link.events_of(name) if e.get("kind") == "cut_after"]
 
+    def disarm_all(self) -> None:
+        """Remove every fault this object armed and bring the link back up (an interrupted check's fault stays
+        armed otherwise, and the catalog then cannot serve the run's cleanup); the link's turn is given back."""
+        armed = [n for n in self._armed if n != DOWN]
+        if DOWN in self._armed or self._held:
+            try:
+                self.link.enable()
+            except Exception:  # noqa: BLE001 - the proxy is gone: nothing to bring back
+                pass
+        self._held.clear()
+        _remove_rules(self.link, tuple(armed))
+        for n in [*armed, DOWN]:
+            self._disown(n)
+
     def remove(self, *names: str | None) -> None:
         """Remove rules (used up, already gone or None: ignored); the link's turn is given back with the last."""
         _remove_rules(self.link, names)

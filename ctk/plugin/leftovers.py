@@ -7,7 +7,9 @@ A namespace is the kit's when its name is ``{prefix}_{run id}_{worker}`` AND it 
 siblings whose names start with the run namespace's name and an underscore; those go with their marked run
 namespace. A catalog that joins namespace levels with '.' (or its advertised separator) lists a namespace the
 kit created inside a run namespace as one level, ``{run namespace}.{name}``: with the run's marker it is the
-kit's too.
+kit's too. A run namespace's tables and views that a catalog stored in a namespace the run used as a missing one
+(``ctk_absent_{n}``, as a child or a sibling; a lenient catalog keeps them without the namespace, so no listing
+shows them) are dropped by the kit's name for them (``ctk.client.placement.STRAY``) before the run namespace.
 
 Names of that shape whose marker is missing (a catalog that drops namespace properties, a probe of an older
 kit) are listed as unmarked and removed only with ``--include-unmarked``: the user confirms they are the kit's.
@@ -25,8 +27,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctk.catalog.facade import (CLEANUP_REQUESTS, Budget, address_forms, drop_as_named, level_separators, pages,
-                                parent_param)
+from ctk.catalog.facade import (CLEANUP_REQUESTS, Budget, address_forms, drop_as_named, drop_strays,
+                                level_separators, pages, parent_param)
+from ctk.client.placement import MAX_ABSENT
 from ctk.client.transport import ns_path
 from ctk.plugin.namespace import MARKER
 
@@ -37,6 +40,7 @@ class Leftover:
     run_id: str
     siblings: list[tuple[str, ...]] = field(default_factory=list)
     marked: bool = True          # False: the name is the kit's shape, but the marker property is missing
+    run: bool = False            # a run namespace (not a nested one the catalog lists joined)
 
 
 def _list_level(client: Any, parent: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -86,10 +90,11 @@ def find_leftovers(client: Any, prefix: str = "ctk", parent: tuple[str, ...] = (
             continue
         run_id = m.group(1) if m.re is run_rx else m.group(2)
         marker = _marker_anywhere(client, ns, run_id)
+        is_run = len(ns) == len(parent) + 1 and m.re is run_rx
         if marker == run_id:
-            found.append(Leftover(ns, run_id))
+            found.append(Leftover(ns, run_id, run=is_run))
         elif marker == "" or (marker is None and len(ns) > len(parent) + 1):   # another run's marker: never
-            found.append(Leftover(ns, run_id, marked=False))
+            found.append(Leftover(ns, run_id, marked=False, run=is_run))
     runs = {lo.namespace[-1] for lo in found if lo.marked and len(lo.namespace) == len(parent) + 1
             and run_rx.match(lo.namespace[-1])}
     for leftover in found:
@@ -113,6 +118,8 @@ def remove_leftovers(client: Any, leftovers: list[Leftover], budget: int = CLEAN
     shared = Budget(budget)
     problems: list[str] = []
     for leftover in leftovers:
+        if leftover.run:     # first what a catalog stored in the namespaces the run used as missing ones (unlisted)
+            problems += drop_strays(client, leftover.namespace, MAX_ABSENT, shared)
         for ns in [*leftover.siblings, leftover.namespace]:
             problems += drop_as_named(client, ns, shared, names=[ns])[1]
     return problems
@@ -128,6 +135,25 @@ def still_listed(client: Any, leftovers: list[Leftover], parent: tuple[str, ...]
     except RuntimeError:
         return sorted(wanted)
     return sorted(wanted & listed)
+
+
+def sweep_run(client: Any, prefix: str, parent: tuple[str, ...], run_ids: list[str],
+              budget: int = CLEANUP_REQUESTS, remove: bool = True) -> tuple[list[str], list[str]]:
+    """What a run's own processes left (the xdist controller, once its workers ended: a worker stopped before its
+    cleanup finished leaves its run namespace): the namespaces of these run ids still listed are removed like
+    `ctk cleanup` removes them, read back (``remove`` False: only named). Returns (what was removed, what stays:
+    problems naming it)."""
+    leftovers = [lo for lo in find_leftovers(client, prefix, parent) if lo.run_id in run_ids]
+    if not leftovers:
+        return [], []
+    if not remove:
+        return [], [f"namespace {'.'.join(lo.namespace)} of this run left behind (its worker stopped before its "
+                     "cleanup finished); remove it with ctk cleanup" for lo in leftovers]
+    problems = remove_leftovers(client, leftovers, budget)
+    left = set(still_listed(client, leftovers, parent))
+    gone = [".".join(lo.namespace) for lo in leftovers if lo.namespace not in left]
+    problems += [f"namespace {'.'.join(ns)} of this run still listed after its removal" for ns in sorted(left)]
+    return gone, problems
 
 
 # --- the command -----------------------------------------------------------------------------------

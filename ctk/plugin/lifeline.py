@@ -112,6 +112,16 @@ class Lifeline:
         node.workerinput[PARENT_KEY] = os.getpid()
         self.nodes.append(node)
 
+    def run_ids(self) -> list[str]:
+        """The run ids the workers name their run namespaces by (ctk.plugin.session.worker_identity)."""
+        return list(dict.fromkeys(str(n.workerinput.get("testrunuid"))[:8] for n in self.nodes
+                                  if n.workerinput.get("testrunuid")))
+
+    def unfinished(self) -> list[str]:
+        """The workers that did not hand their cleanup's outcome back (stopped before their session finished)."""
+        return [str(n.workerinput.get("workerid", "?")) for n in self.nodes
+                if "ctk_cleanup_problems" not in (getattr(n, "workeroutput", None) or {})]
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         FINISHING.set()

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctk.catalog.facade import CLEANUP_REQUESTS, NEST_PROBE, Budget, NestingProbe, drop_tree
+from ctk.catalog.facade import CLEANUP_REQUESTS, NEST_PROBE, Budget, NestingProbe, drop_strays, drop_tree
 from ctk.catalog.facade import probe_nesting as _probe
 from ctk.client.transport import ns_path
 
 __all__ = ["CLEANUP_REQUESTS", "MARKER", "NEST_PROBE", "Budget", "NamespaceError", "NestingProbe", "check_loadable", "check_parent", "create",
-           "drop_siblings", "drop_tree", "exists", "probe_nesting", "run_namespace_name"]
+           "drop_siblings", "drop_strays", "drop_tree", "exists", "probe_nesting", "run_namespace_name"]
 
 
 MARKER = "ctk.run-id"        # the property every namespace the kit creates for a run carries (ctk cleanup reads it)

@@ -287,6 +287,11 @@ class CtkSession:
         for end in self.before_stop:
             with contextlib.suppress(Exception):
                 end()
+        db = getattr(getattr(self.context, "faults", None), "db", None)
+        disarm = getattr(db, "disarm_all", None)
+        if self.options.db_link and callable(disarm):
+            with contextlib.suppress(Exception):
+                disarm()      # a fault an interrupted check armed on the link: gone before the cleanup
         turn = contextlib.ExitStack()
         turn.enter_context(self._link_turn())   # cleanup, too, while no other process has a link fault armed
         try:
@@ -303,7 +308,8 @@ class CtkSession:
             self.cleanup_problems.append(f"cleanup failed: {type(exc).__name__}: {exc}")
         finally:
             turn.close()
-            self.cleanup_problems = list(self.leftovers) + [p for p in self.cleanup_problems if p not in self.leftovers]
+            left = list(dict.fromkeys([*self.leftovers, *(self.placement.left if self.placement is not None else [])]))
+            self.cleanup_problems = left + [p for p in self.cleanup_problems if p not in left]
             for closer in (getattr(self.context, "close", None), getattr(self.client, "close", None)):
                 if callable(closer):
                     with contextlib.suppress(Exception):
@@ -327,10 +333,35 @@ class CtkSession:
         budget of requests (a count, not a time: a loaded catalog is cleaned as far as a quiet one); what is still
         there after (read back) is a problem."""
         budget = nsmod.Budget(nsmod.CLEANUP_REQUESTS)
-        problems = nsmod.drop_tree(self.client, list(self.namespace_parts), budget=budget)
+        problems: list[str] = []
+        if self.placement is not None and self.placement.absents:
+            # first what a lenient catalog stored in the namespaces the kit used as missing ones (listed nowhere;
+            # they may also keep the run namespace from being dropped)
+            problems += nsmod.drop_strays(self.client, self.namespace_parts, self.placement.absents, budget,
+                                          self.placement.nested)
+        problems += nsmod.drop_tree(self.client, list(self.namespace_parts), budget=budget)
         if self.placement is not None and self.placement.siblings:
             problems += nsmod.drop_siblings(self.client, list(self.placement.siblings), budget=budget)
         return problems
+
+    def sweep(self, run_ids: list[str], remove: bool = True) -> tuple[list[str], list[str]]:
+        """The xdist controller, once its workers ended (a URL target): remove what the run's processes left
+        (``ctk.plugin.leftovers.sweep_run``) in a turn on the database link when there is one; (removed, problems).
+        This session creates nothing: a client on the target, discovery for its prefix and separator."""
+        from ctk.plugin.leftovers import sweep_run
+
+        o = self.options
+        if not o.catalog_url:
+            return [], []
+        target = TargetConfig(url=o.catalog_url, prefix=o.catalog_prefix, warehouse=o.warehouse, token=o.catalog_token,
+                              credential=o.catalog_credential, headers=dict(o.catalog_headers), timeout=o.timeout,
+                              connect_timeout=min(o.timeout, 5.0), allow_remote=o.allow_remote)
+        try:
+            with self._link_turn(), CatalogClient(target) as client:
+                client.set_namespace_separator(advertised_separator(discover(client)))
+                return sweep_run(client, o.namespace_prefix, tuple(o.parent_namespace), run_ids, remove=remove)
+        except Exception as exc:  # noqa: BLE001 - said, not raised: the reports are still written
+            return [], [f"what the run's workers left could not be looked for: {type(exc).__name__}: {exc}"]
 
     # -- health ----------------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from ctk.catalog import PrerequisiteError
 from ctk.catalog.bodies import create_table_body, create_view_body
 from ctk.catalog.capabilities import Capability, Known
 from ctk.catalog.cases import spec_operation
+from ctk.client.placement import ABSENT
 from ctk.client.transport import ns_path, table_path, view_path
 from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Status, Verdict
@@ -185,6 +186,13 @@ class SemRun(Run):
         ns = placement.child(name) if placement is not None else tuple(self.ctx.namespace) + (name,)
         self.create_namespace(ns, properties)
         return ns
+
+    def absent_namespace(self) -> tuple[str, ...]:
+        """A namespace placed like the check's own that the kit never creates (`Placement.absent`): a table or
+        view a check creates or renames into it is named STRAY (``ctk.client.placement``), so that the cleanup
+        drops what a lenient catalog stored there anyway, by name."""
+        placement = getattr(self.client, "placement", None)
+        return placement.absent() if placement is not None else tuple(self.ctx.namespace) + (self.unique(ABSENT),)
 
     def create_namespace(self, ns: tuple[str, ...], properties: dict[str, str] | None = None) -> Exchange:
         ex = self.send("POST", "namespaces", {"namespace": list(ns), "properties": dict(properties or {})},

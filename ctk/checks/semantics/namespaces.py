@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ctk.catalog.capabilities import Capability
 from ctk.catalog.facade import parent_param
+from ctk.client.placement import STRAY
 from ctk.client.transport import ns_path
 from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
@@ -146,9 +147,7 @@ def check_update_properties(t: SemRun) -> Verdict:
 def check_missing_namespace(t: SemRun) -> list[Verdict] | Verdict:
     from ctk.catalog.bodies import create_table_body
 
-    placement = getattr(t.client, "placement", None)
-    name = t.unique("missing")
-    ns = placement.child(name) if placement is not None else tuple(t.ctx.namespace) + (name,)
+    ns = t.absent_namespace()
     p = ns_path(ns)
     tries = [
         ("loadNamespaceMetadata", t.send("GET", f"namespaces/{p}", label="load a missing namespace"), NO_NS),
@@ -156,7 +155,7 @@ def check_missing_namespace(t: SemRun) -> list[Verdict] | Verdict:
                                     label="update properties of a missing namespace"), NO_NS),
         ("dropNamespace", t.send("DELETE", f"namespaces/{p}", label="drop a missing namespace"), NO_NS),
         ("listTables", t.send("GET", f"namespaces/{p}/tables", label="list tables of a missing namespace"), NO_NS),
-        ("createTable", t.send("POST", f"namespaces/{p}/tables", create_table_body(t.unique("t")),
+        ("createTable", t.send("POST", f"namespaces/{p}/tables", create_table_body(STRAY),
                                label="create a table in a missing namespace"), NO_NS),
     ]
     head = _exists_status(t, ns)

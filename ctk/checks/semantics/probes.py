@@ -11,6 +11,7 @@ from typing import Callable
 
 from ctk.catalog.bodies import create_table_body
 from ctk.catalog.capabilities import Capability, Known
+from ctk.catalog.facade import drop_as_named, drop_named
 from ctk.client.transport import ns_path, table_path
 from ctk.checks.common import describe
 from ctk.checks.context import CheckContext
@@ -26,6 +27,21 @@ def _probe_namespace(ctx: CheckContext, stem: str, properties: dict[str, str] | 
     if ex.status not in (200, 201, 204):
         return None, f"creating a probe namespace answered {describe(ex)}"
     return ns, ""
+
+
+def _leave_nothing(ctx: CheckContext, who: str, tables: tuple[tuple[str, ...], list[str]] | None = None,
+                   namespace: tuple[str, ...] | None = None) -> None:
+    """Remove at once what a probe made (its tables by name, a namespace however the catalog named it), reading
+    each back; what stays is noted on the run's placement, named exactly, for the run's cleanup problems."""
+    where, names = tables if tables is not None else ((), [])
+    problems = [p for name in names
+                if (p := drop_named(ctx.client, "table", where, name, label=f"probe: {who}")) is not None]
+    if namespace is not None:
+        problems += drop_as_named(ctx.client, namespace)[1]
+    placement = getattr(ctx.client, "placement", None)
+    for p in problems:
+        if placement is not None:
+            placement.leave(f"leftover: {p} (made by {who}); remove it by hand")
 
 
 def namespace_properties(ctx: CheckContext) -> Known:
@@ -55,6 +71,7 @@ def nested_namespaces(ctx: CheckContext) -> Known:
         return Known(False if ex.status is not None and 400 <= ex.status < 500 else None, "probe",
                      f"creating a nested namespace answered {describe(ex)}")
     got = ctx.client.request("GET", f"namespaces/{ns_path(child)}", label="probe: load the nested namespace")
+    _leave_nothing(ctx, "the nested-namespace probe", namespace=child)
     return Known(got.status == 200, "probe", f"a nested namespace was created; loading it answered {describe(got)}")
 
 
@@ -62,17 +79,23 @@ def names_with_dot_or_slash(ctx: CheckContext) -> Known:
     ns, why = _probe_namespace(ctx, "probe_names")
     if ns is None:
         return Known(None, "probe", why)
-    seen = []
-    for name in ("ctk.dot", "ctk/slash"):
-        ex = ctx.client.request("POST", f"namespaces/{ns_path(ns)}/tables", json=create_table_body(name),
-                                label=f"probe: create table {name!r}")
-        if ex.status != 200:
-            return Known(False, "probe", f"creating a table named {name!r} answered {describe(ex)}")
-        got = ctx.client.request("GET", table_path(ns, name), label=f"probe: load table {name!r}")
-        if got.status != 200:
-            return Known(False, "probe", f"a table named {name!r} was created but loading it answered "
-                                         f"{describe(got)}")
-        seen.append(name)
+    seen: list[str] = []
+    made: list[str] = []           # dropped again at once, by name, read back (what stays is reported)
+    try:
+        for name in ("ctk.dot", "ctk/slash"):
+            ex = ctx.client.request("POST", f"namespaces/{ns_path(ns)}/tables", json=create_table_body(name),
+                                    label=f"probe: create table {name!r}")
+            if ex.status is not None and 200 <= ex.status < 300:
+                made.append(name)
+            if ex.status != 200:
+                return Known(False, "probe", f"creating a table named {name!r} answered {describe(ex)}")
+            got = ctx.client.request("GET", table_path(ns, name), label=f"probe: load table {name!r}")
+            if got.status != 200:
+                return Known(False, "probe", f"a table named {name!r} was created but loading it answered "
+                                             f"{describe(got)}")
+            seen.append(name)
+    finally:
+        _leave_nothing(ctx, "the names probe", tables=(ns, made))
     return Known(True, "probe", f"tables named {', '.join(repr(n) for n in seen)} were created and loaded back")
 
 

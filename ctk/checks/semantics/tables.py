@@ -14,6 +14,7 @@ from typing import Any
 from ctk.catalog.bodies import create_table_body, ident, schema
 from ctk.catalog.capabilities import Capability
 from ctk.catalog.facade import pages
+from ctk.client.placement import STRAY
 from ctk.client.transport import ns_path, table_path, view_path
 from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
@@ -91,13 +92,6 @@ def acknowledged(ex: Exchange) -> bool:
     return ex.status is not None and 200 <= ex.status < 300
 
 
-def fresh_namespace_name(t: SemRun, stem: str) -> tuple[str, ...]:
-    """A namespace placed like the check's own, never created."""
-    placement = getattr(t.client, "placement", None)
-    name = t.unique(stem)
-    return placement.child(name) if placement is not None else tuple(t.ctx.namespace) + (name,)
-
-
 # -- TBL-01 ------------------------------------------------------------------------------------------------------
 @semantic("TBL-01", "createTable", uses=("loadTable",), baseline=True,
           rck=("CatalogTests.testBasicCreateTable",))
@@ -154,9 +148,8 @@ def check_create_existing_table(t: SemRun) -> Verdict:
     name, first = t.table(ns, properties={"ctk.mark": "first"})
     again = dict(create_table_body(name, {"ctk.mark": "second"}), schema=schema(extra=True))
     ex = t.send("POST", f"namespaces/{ns_path(ns)}/tables", again, label="createTable (exists)")
-    missing_ns = fresh_namespace_name(t, "absent")
-    other = t.unique("t")
-    nowhere = t.send("POST", f"namespaces/{ns_path(missing_ns)}/tables", create_table_body(other),
+    missing_ns = t.absent_namespace()
+    nowhere = t.send("POST", f"namespaces/{ns_path(missing_ns)}/tables", create_table_body(STRAY),
                      label="createTable in a missing namespace")
     got = load(t, ns, name, "read: the existing table")
     loaded = body_of(got)
@@ -181,7 +174,7 @@ def check_create_existing_table(t: SemRun) -> Verdict:
         return t.broken("a create of an existing table is refused (409): a client told it succeeded expects its "
                         "schema and properties", f"the second create answered {ex.status}; the table still loads "
                         f"with table-uuid {m.get('table-uuid')}, the first create's schema and ctk.mark=first")
-    elsewhere = missing_namespace_create(t, nowhere, missing_ns, other)
+    elsewhere = missing_namespace_create(t, nowhere, missing_ns, STRAY)
     if elsewhere is not None:
         return elsewhere
     problems = [p for p in (t.expect(ex, (409,), EXISTS), t.expect(nowhere, (404,), NO_NS)) if p]
@@ -424,7 +417,7 @@ def check_load_missing_table(t: SemRun) -> Verdict:
     base, _ = t.table(ns)
     missing = load(t, ns, t.unique("absent"), "loadTable of a missing table", judged=True)
     head = exists_status(t, ns, t.unique("absent"))
-    nowhere = load(t, fresh_namespace_name(t, "absent"), "t", "loadTable in a missing namespace", judged=True)
+    nowhere = load(t, t.absent_namespace(), STRAY, "loadTable in a missing namespace", judged=True)
     metadata_table = load(t, ns + (base,), "snapshots", "loadTable of a metadata-table name (base.snapshots)",
                           judged=True)
     fallback = load(t, ns, base, "read: the base table a client falls back to")
@@ -558,8 +551,8 @@ def check_rename_refused(t: SemRun) -> Verdict:
     b, lb = t.table(ns)
     ghost, target = t.unique("absent"), t.unique("target")
     no_source = rename(t, (ns, ghost), (ns, target), "renameTable (missing source)")
-    missing_ns = fresh_namespace_name(t, "absent")
-    no_ns = rename(t, (ns, a), (missing_ns, target), "renameTable (to a missing namespace)")
+    missing_ns = t.absent_namespace()
+    no_ns = rename(t, (ns, a), (missing_ns, STRAY), "renameTable (to a missing namespace)")
     taken = rename(t, (ns, a), (ns, b), "renameTable (onto an existing table)")
     changed = []
     for name, before in ((a, la), (b, lb)):

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from ctk.catalog.capabilities import Capability
 from ctk.catalog.cases import spec_operation
+from ctk.client.placement import STRAY
 from ctk.client.transport import ns_path, table_path, view_path
 from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
@@ -132,12 +133,6 @@ def offers(t: SemRun, operation: str) -> bool:
         return True
     op = spec_operation(operation)
     return d.supports(op.method.upper(), op.template)
-
-
-def missing_ns(t: SemRun, stem: str = "absent") -> tuple[str, ...]:
-    placement = getattr(t.client, "placement", None)
-    name = t.unique(stem)
-    return placement.child(name) if placement is not None else tuple(t.ctx.namespace) + (name,)
 
 
 def commit(t: SemRun, ns: tuple[str, ...], name: str, uuid: str | None, updates: Sequence[Any],
@@ -318,8 +313,8 @@ def check_create_view_errors(t: SemRun) -> Verdict:
     ]
     tries: list[Try] = [(f"createView {what}", t.send("POST", views, b, label=f"createView {what}", invalid=bad),
                          (400,), BAD_ARGUMENT) for what, b, bad in cases]
-    absent = missing_ns(t)
-    nowhere = t.send("POST", f"namespaces/{ns_path(absent)}/views", create_body(absent, name),
+    absent = t.absent_namespace()
+    nowhere = t.send("POST", f"namespaces/{ns_path(absent)}/views", create_body(absent, STRAY),
                      label="createView in a missing namespace")
     tries.append(("createView in a namespace that does not exist", nowhere, (404,), NO_NS))
     after = load_view(t, ns, name, "read: nothing was created")
@@ -327,7 +322,7 @@ def check_create_view_errors(t: SemRun) -> Verdict:
     if after.status == 200 and not accepted:
         return t.judge(Kind.REFUSED_CHANGED, "refused creates create nothing",
                        f"every create was refused, yet {name} loads (200)")
-    elsewhere = missing_namespace_create(t, nowhere, absent, name, "view")
+    elsewhere = missing_namespace_create(t, nowhere, absent, STRAY, "view")
     if elsewhere is not None:
         return elsewhere
     problems = status_problems(t, tries)
@@ -576,10 +571,10 @@ def check_rename_view_errors(t: SemRun) -> Verdict:
     ns = t.namespace("view_rename_err")
     one, b1 = t.view(ns)
     two, b2 = t.view(ns)
-    absent_ns = missing_ns(t)
+    absent_ns = t.absent_namespace()
     gone = t.unique("absent")
     tries: list[Try] = [
-        ("to a namespace that does not exist", _rename(t, ns, one, absent_ns, t.unique("x"),
+        ("to a namespace that does not exist", _rename(t, ns, one, absent_ns, STRAY,
                                                        "renameView to a missing namespace"), (404,), NO_NS),
         ("of a view that does not exist", _rename(t, ns, gone, ns, t.unique("x"), "renameView of a missing view"),
          (404,), NO_VIEW),
@@ -635,11 +630,11 @@ def check_drop_view(t: SemRun) -> Verdict:
 @semantic("VIEW-05", "loadView", uses=("viewExists",), needs=VIEWS,
           rck=("ViewCatalogTests.loadViewWithNonExistingNamespace",))
 def check_load_view_missing_namespace(t: SemRun) -> Verdict:
-    ns = missing_ns(t)
-    got = load_view(t, ns, "view", "loadView in a namespace that does not exist", judged=True)
+    ns = t.absent_namespace()
+    got = load_view(t, ns, STRAY, "loadView in a namespace that does not exist", judged=True)
     tries: list[Try] = [("loadView", got, (404,), NO_VIEW)]
     if offers(t, "viewExists"):
-        tries.append(("viewExists", t.send("HEAD", view_path(ns, "view"), label="viewExists in a missing namespace"),
+        tries.append(("viewExists", t.send("HEAD", view_path(ns, STRAY), label="viewExists in a missing namespace"),
                       (404,), ()))
     if got.status == 200:
         return t.broken("a view in a namespace that does not exist does not load", "loadView answered 200")
