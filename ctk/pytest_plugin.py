@@ -524,7 +524,8 @@ def _add_junit_statistics(config: pytest.Config) -> None:
     try:
         from ctk.reporting.junit import finish_junit
 
-        finish_junit(xmlpath, collector.report)   # an unusable target: written even when junitxml wrote nothing
+        # the run's record (an unusable target: written even when junitxml wrote nothing)
+        finish_junit(xmlpath, collector.record if collector.record is not None else collector.report)
     except Exception as exc:  # noqa: BLE001
         collector.errors.append(f"statistics not added to {xmlpath}: {type(exc).__name__}: {exc}")
 
