@@ -16,7 +16,7 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("run", "ctk.runner", "run the conformance kit (pytest with the ctk plugin) and write reports/"),
     ("list", "ctk.plugin.listing", "list the kit's checks with the requirement ids, endpoint and behaviour of each"),
     ("cleanup", "ctk.plugin.leftovers", "remove run namespaces earlier runs left in a catalog (only the kit's own)"),
-    ("report", "ctk.reporting.compare", "put several conformance.json runs side by side (HTML)"),
+    ("report", "ctk.reporting.compare", "write the compatibility matrix of conformance.json runs (matrix.html, matrix.md)"),
     ("requirements", "ctk.reporting.requirements_doc", "print the requirements table (markdown)"),
     ("rck-coverage", "ctk.reporting.rck_coverage", "map every test of Iceberg's REST compatibility kit to the "
                                                    "requirements covering it (markdown)"),
