@@ -388,7 +388,8 @@ class Lakana(Catalog):
 
     def runs(self) -> list[KitRun]:
         return [KitRun("lakana", ["--catalog-url", self.url, "--catalog-prefix", "dev",
-                                  "--catalog-token", self.token, "--ctk-parent-namespace", "bronze"],
+                                  "--catalog-token", self.token, "--ctk-parent-namespace", "bronze",
+                                  "--ctk-catalog-name", "lakana", "--ctk-catalog-version", self.package.version],
                        expectation="lakana")]
 
 
@@ -468,7 +469,9 @@ class SeaweedFS(Catalog):
     def runs(self) -> list[KitRun]:
         return [
             # SeaweedFS serves views without listing endpoints in /v1/config: declared, as its CI would
-            KitRun("seaweedfs", self.base_options() + self.storage_options() + ["--ctk-capability", "views=yes"],
+            KitRun("seaweedfs", self.base_options() + self.storage_options() + [
+                "--ctk-capability", "views=yes", "--ctk-catalog-name", "SeaweedFS",
+                "--ctk-catalog-version", self.package.version],
                    expectation="seaweedfs"),
             # without the storage settings: the kit must stop with a message naming s3.endpoint before any
             # read or write of table files; the concurrency and real-client suites are the ones that write them
