@@ -8,6 +8,8 @@
 #   CTK_CATALOG_URL  required: the catalog under test, e.g. http://127.0.0.1:8181
 #   CTK_OPTIONS      further `ctk run` options, split on whitespace (no quoting), e.g. "--catalog-prefix p"
 #   CTK_FAIL_ON      --ctk-fail-on statuses, e.g. "ci"; empty: the exit code counts fail and error only
+#   CTK_KNOWN_GAPS   the catalog's known-gaps file (--ctk-known-gaps); empty: none
+#   CTK_CERTIFY      "true": --ctk-certify (a certified run, else exit 8)
 #   CTK_REPORTS      where the reports go (default ctk-reports)
 #   CTK_INSTALL      what pip installs: default the kit in this script's repository (the action's own copy);
 #                    a wheel, a "git+https://..." URL or a requirement; "none": the `ctk` already on PATH
@@ -29,6 +31,12 @@ fi
 args=(run --catalog-url "$CTK_CATALOG_URL" --ctk-reports "$reports")
 if [ -n "${CTK_FAIL_ON:-}" ]; then
   args+=(--ctk-fail-on "$CTK_FAIL_ON")
+fi
+if [ -n "${CTK_KNOWN_GAPS:-}" ]; then
+  args+=(--ctk-known-gaps "$CTK_KNOWN_GAPS")
+fi
+if [ "${CTK_CERTIFY:-false}" = true ]; then
+  args+=(--ctk-certify)
 fi
 read -r -a extra <<< "${CTK_OPTIONS:-}"
 echo "ctk action: ctk ${args[*]} ${extra[*]+${extra[*]}}"

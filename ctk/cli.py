@@ -15,6 +15,8 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("interposer", "ctk.interposer.cli", "start the fault-injecting interposer (Toxiproxy-compatible API)"),
     ("run", "ctk.runner", "run the conformance kit (pytest with the ctk plugin) and write reports/"),
     ("list", "ctk.plugin.listing", "list the kit's checks with the requirement ids, endpoint and behaviour of each"),
+    ("known-gaps", "ctk.reporting.known_gaps", "write a known-gaps file (--ctk-known-gaps) from a run's "
+                                               "conformance.json, every finding an entry with reason: TODO"),
     ("cleanup", "ctk.plugin.leftovers", "remove run namespaces earlier runs left in a catalog (only the kit's own)"),
     ("report", "ctk.reporting.compare", "write the compatibility matrix of conformance.json runs (matrix.html, matrix.md)"),
     ("requirements", "ctk.reporting.requirements_doc", "print the requirements table (markdown)"),

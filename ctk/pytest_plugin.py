@@ -57,6 +57,8 @@ def pytest_configure(config: pytest.Config) -> None:
     interrupts.install()
     config.stash[INTERRUPTS_KEY] = interrupts
     config.pluginmanager.register(lifeline.Lifeline(config, lambda: interrupts.received is not None), "ctk-lifeline")
+    if options.known_gaps is not None:
+        config.pluginmanager.register(_KnownGapIds(), "ctk-known-gap-ids")
     run_id, worker = worker_identity(config)
     config.stash[SESSION_KEY] = CtkSession(options, run_id=run_id, worker=worker)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
@@ -114,6 +116,17 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         add_keywords(item)
 
 
+class _KnownGapIds:
+    """Registered with --ctk-known-gaps: its check ids held to every check collected, before -k deselects."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        options = get_options(config)
+        if options is not None and options.active and options.known_gaps is not None:
+            _check_known_gap_ids(config, items, options.known_gaps)
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     options = get_options(config)
     if options is None or not options.active:
@@ -133,6 +146,25 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                 continue
             # a Spark workload is minutes of JVM work (139 s for one on a loaded 2-core machine): a longer backstop
             item.add_marker(pytest.mark.timeout(backstop * (3 if item.get_closest_marker("spark") else 1)))
+
+
+def _check_known_gap_ids(config: pytest.Config, items: list[pytest.Item], gaps: Any) -> None:
+    """An entry of --ctk-known-gaps naming no check of this kit is a usage error (exit 4, the line named). In one
+    process pytest's UsageError; on an xdist worker (whose error would be a crash) the items are dropped and the
+    problem goes to the controller in workeroutput, which ends the run with exit 4 (pytest_sessionfinish)."""
+    from ctk.reporting.known_gaps import check_id, unknown_checks
+
+    problems = unknown_checks(gaps, (check_id(i.nodeid) for i in items))
+    if not problems:
+        return
+    if not hasattr(config, "workerinput"):
+        raise pytest.UsageError("ctk: " + "\nctk: ".join(problems))
+    getattr(config, "workeroutput")[KNOWN_GAPS_PROBLEMS_KEY_NAME] = problems
+    config.hook.pytest_deselected(items=list(items))
+    items[:] = []
+
+
+KNOWN_GAPS_PROBLEMS_KEY_NAME = "ctk_known_gaps_problems"
 
 
 @pytest.hookimpl(wrapper=True)
@@ -235,6 +267,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return
     report = outcome.get_result()
     report.ctk_verdicts = verdicts
+    _known_gap_outcome(item, report, verdicts)
     session = get_session(item.config)
     if session is not None:
         info: dict[str, Any] = {"url": session.url, "server_info": dict(session.server_info)}
@@ -245,6 +278,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         except Exception:  # noqa: BLE001
             pass
         report.ctk_target = info
+
+
+def _known_gap_outcome(item: pytest.Item, report: pytest.TestReport, verdicts: list[dict[str, Any]]) -> None:
+    """--ctk-known-gaps: a test that failed only on known gaps is an expected failure (pytest's xfail: skipped in
+    junit.xml with the reason), so it does not fail the run; the verdicts keep their status in the reports."""
+    options = get_options(item.config)
+    gaps = options.known_gaps if options is not None else None
+    if gaps is None or not report.failed:
+        return
+    from ctk.reporting.known_gaps import check_id, item_covered
+
+    reason = item_covered(gaps, check_id(item.nodeid), verdicts, strict=bool(options and options.strict))
+    if reason is not None:
+        report.outcome = "skipped"
+        report.wasxfail = f"known gap ({gaps.path}): {reason}"
 
 
 FAILURE_TEXT_LIMIT = 1200
@@ -433,6 +481,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     own = get_session(config)
     if own is not None and own.cleanup_problems:
         collector.cleanup_problems += list(own.cleanup_problems)
+    if collector.usage_problems:     # the known-gaps file names a check this kit does not have (xdist workers)
+        for problem in collector.usage_problems:
+            sys.stderr.write(f"ERROR: ctk: {problem}\n")
+        session.exitstatus = collector.exit_code = exits.EXIT_USAGE
+        return
     collector.write(config.stash[OPTIONS_KEY].reports)
     code, hits, undecided = exits.decide(int(session.exitstatus), collector.report, exits.fail_on(config))
     collector.fail_on_hits = hits if code == exits.EXIT_MUST_BROKEN and session.exitstatus == exits.EXIT_OK else {}
@@ -480,6 +533,9 @@ def pytest_testnodedown(node, error) -> None:
     report."""
     _keep_traffic_summary(node)
     collector = node.config.stash.get(COLLECTOR_KEY, None)
+    gap_problems = (getattr(node, "workeroutput", None) or {}).get(KNOWN_GAPS_PROBLEMS_KEY_NAME)
+    if collector is not None and gap_problems:
+        collector.usage_problems = list(dict.fromkeys([*collector.usage_problems, *gap_problems]))
     if collector is not None:
         collector.cleanup_problems += list((getattr(node, "workeroutput", None) or {}).get("ctk_cleanup_problems")
                                            or [])
@@ -542,7 +598,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         from hypothesis.configuration import set_hypothesis_home_dir
 
         set_hypothesis_home_dir(home[1])
-    for name in (REPORTS_PLUGIN, FINAL_SUMMARY_PLUGIN):
+    for name in (REPORTS_PLUGIN, FINAL_SUMMARY_PLUGIN, "ctk-known-gap-ids"):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin)

@@ -3,10 +3,12 @@ or a catalog URL; reports in reports/ (junit.xml, report.html, conformance.json,
 
     ctk run                                          # embedded reference catalog
     ctk run --catalog-url http://127.0.0.1:8181      # your catalog
+    ctk run -k REPLAY-01                             # only the checks -k selects (as pytest's -k)
     ctk run --ctk-strict -- -k idempotency -n 2      # anything after -- goes to pytest as is
 
 Exit status (ctk.plugin.exits): 0 no MUST broken, 1 a MUST broken (or a status --ctk-fail-on names),
-2 interrupted, 4 usage error, 5 no tests selected, 6 the target is unusable.
+2 interrupted, 4 usage error, 5 no tests selected, 6 the target is unusable, 7 a MUST left undecided,
+8 not a certified run (--ctk-certify).
 
 SIGINT and SIGTERM are passed on to the pytest child (and its xdist workers) as SIGTERM, which the plugin
 handles like Ctrl-C (SIGTERM, because a shell starts background jobs with SIGINT ignored, and that carries
@@ -52,6 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                 group.add_argument(o.flag, type=int, metavar=o.metavar, default=o.run_default, help=o.help)
             else:
                 group.add_argument(o.flag, metavar=o.metavar, help=o.help)
+    parser.add_argument("-k", dest="keyword", metavar="EXPRESSION",
+                        help="only the checks this pytest -k expression selects (requirement ids such as REPLAY-01 "
+                             "or REPLAY_01, endpoints, behaviours and test names are keywords; `ctk list -k` shows "
+                             "them); a subset run")
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER,
                         help="further pytest arguments (put them after --, e.g. -- -k keys -n 2)")
 
@@ -96,6 +102,8 @@ def pytest_argv(args: argparse.Namespace) -> list[str]:
     extra = list(getattr(args, "pytest_args", None) or [])
     if extra and extra[0] == "--":
         extra = extra[1:]
+    if getattr(args, "keyword", None):
+        argv += ["-k", args.keyword]
     # The kit's run is its own: pytest would load conftest.py files of the working directory and its test*/
     # folders (a catalog project's own tests/conftest.py, with its fixtures, hooks and exit-status rules); the kit's
     # suites need none
@@ -150,7 +158,7 @@ def check_values(args: argparse.Namespace) -> list[str]:
         unknown = sorted(chosen - set(FAIL_ON_CHOICES))
         if unknown or not chosen:
             raise RunnerError(f"--ctk-fail-on {raw!r}: expected a comma-separated list of "
-                              f"{', '.join(FAIL_ON_CHOICES)} (ci = deviation,inconclusive)"
+                              f"{', '.join(FAIL_ON_CHOICES)} (ci = deviation,inconclusive,stale)"
                               + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
     return notes
 

@@ -61,3 +61,17 @@ def test_script_says_what_is_missing(tmp_path):
     done = subprocess.run(["bash", str(SCRIPT)], cwd=tmp_path, capture_output=True, text=True, timeout=60,
                           env={k: v for k, v in os.environ.items() if k != "CTK_CATALOG_URL"})
     assert done.returncode != 0 and "CTK_CATALOG_URL" in done.stderr, done.stderr
+
+
+def test_known_gaps_and_certify_inputs_reach_the_kit(tmp_path):
+    """The `known-gaps` input is the kit's --ctk-known-gaps (a file naming no requirement of the kit: the kit's
+    usage error, exit 4, with the line), `certify: true` its --ctk-certify; nothing is contacted before that."""
+    gaps = tmp_path / "ctk-known-gaps.yaml"
+    gaps.write_text("gaps:\n  - requirement: NOPE-01\n    reason: x\n", encoding="utf-8")
+    env = {**os.environ, "CTK_CATALOG_URL": "http://127.0.0.1:9", "CTK_KNOWN_GAPS": str(gaps), "CTK_CERTIFY": "true",
+           "CTK_REPORTS": str(tmp_path / "r"), "CTK_INSTALL": "none", "CTK_OPTIONS": "--workers 0",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(SCRIPT)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    out = done.stdout + done.stderr
+    assert done.returncode == 4, out[-3000:]
+    assert f"--ctk-known-gaps {gaps} --ctk-certify" in out and f"{gaps}:2: requirement 'NOPE-01'" in out, out[-3000:]

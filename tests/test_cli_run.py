@@ -104,3 +104,10 @@ def test_plugins_the_kit_does_not_use_stay_off():
 def test_a_plugin_the_user_names_is_left_alone():
     argv = runner.pytest_argv(_args("--", "-p", "anyio"))
     assert "no:anyio" not in argv and "no:schemathesis" in argv
+
+
+def test_k_is_taken_as_pytest_takes_it():
+    """Issue 35: `ctk run -k REPLAY-01`, what a pytest user types first, is a selection, not a usage error."""
+    argv = runner.pytest_argv(_args("-k", "REPLAY-01", "--catalog-url", "http://127.0.0.1:9"))
+    assert argv[argv.index("-k"):argv.index("-k") + 2] == ["-k", "REPLAY-01"], argv
+    assert runner.pytest_argv(_args("--", "-k", "keys")).count("-k") == 1

@@ -148,6 +148,22 @@ def item_requirements(item: pytest.Item) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def item_endpoint_behaviour(item: pytest.Item) -> tuple[str | None, str | None]:
+    """The endpoint (operationId) and behaviour an item exercises: its ``operation`` and ``behaviour`` (or
+    ``scenario``, ``kind``) parameters, else those of the check a parameter is (a semantic check judges one
+    operation, in its area's column)."""
+    params: dict[str, Any] = getattr(getattr(item, "callspec", None), "params", {}) or {}
+    op = params.get("operation")
+    beh = params.get("behaviour") or params.get("scenario") or params.get("kind")
+    for value in params.values():
+        if op is None and isinstance(getattr(value, "operation", None), str):
+            op = value.operation
+        if beh is None and getattr(value, "behaviour", None) is not None:
+            beh = value.behaviour
+    beh = getattr(beh, "value", beh)
+    return (str(op) if op else None), (str(beh) if beh else None)
+
+
 def item_keywords(item: pytest.Item) -> list[str]:
     """What -k matches beside pytest's own names: each requirement id (also with '_' for '-': REPLAY_01), the
     endpoint (operationId) and the behaviour the item exercises."""
@@ -155,10 +171,7 @@ def item_keywords(item: pytest.Item) -> list[str]:
     for rid in item_requirements(item):
         words += [rid, rid.replace("-", "_")]
     params = getattr(getattr(item, "callspec", None), "params", {}) or {}
-    for name in ("operation", "behaviour", "scenario", "kind"):
-        value = getattr(params.get(name), "value", params.get(name))    # a Behaviour: its name in the report
-        if isinstance(value, str):
-            words.append(value)
+    words += [w for w in item_endpoint_behaviour(item) if w]
     for value in params.values():
         reg = getattr(value, "ctk_check", None)
         if reg is not None:

@@ -15,8 +15,14 @@ Exit codes (the same for `pytest --catalog-url ...` and `ctk run`):
     7  no MUST broken, but a MUST was left undecided although this setup could decide it: a setup step failed,
        a storage setting is missing (OCC and history checks need to write table files), the outcome was
        unclear. The terminal's last lines name the requirements and what to change.
+    8  --ctk-certify: the run passed, but it does not qualify as a certified run (a subset, known gaps,
+       declared capabilities, a finding); the terminal's last lines say which condition failed
 
---ctk-fail-on (comma-separated): deviation, inconclusive, unsupported; ``ci`` = deviation,inconclusive: the
+With --ctk-known-gaps FILE a finding the file lists does not fail the run (its test is an expected failure,
+its status is left out of --ctk-fail-on and of the undecided MUSTs); a finding it does not list is new.
+
+--ctk-fail-on (comma-separated): deviation, inconclusive, unsupported, stale (a known gap whose checks now
+pass); ``ci`` = deviation,inconclusive,stale: the
 strictness docs/verdicts.md recommends for CI: the reference catalog and every allowed variant pass, every
 deviation profile the setup can observe fails (results this setup cannot decide, "needs ...", do not).
 """
@@ -38,9 +44,10 @@ EXIT_INTERRUPTED = 2
 EXIT_USAGE = 4
 EXIT_UNUSABLE_TARGET = 6
 EXIT_MUST_UNDECIDED = 7
+EXIT_NOT_CERTIFIED = 8
 
-FAIL_ON_CHOICES = ("deviation", "inconclusive", "unsupported", "ci")
-FAIL_ON_ALIASES = {"ci": ("deviation", "inconclusive")}
+FAIL_ON_CHOICES = ("deviation", "inconclusive", "unsupported", "stale", "ci")
+FAIL_ON_ALIASES = {"ci": ("deviation", "inconclusive", "stale")}
 
 MEANING = {
     0: "no MUST broken, and every MUST this setup can decide was decided",
@@ -50,6 +57,7 @@ MEANING = {
     5: "no tests collected",
     6: "the target is unusable",
     EXIT_MUST_UNDECIDED: MUST_UNDECIDED,
+    EXIT_NOT_CERTIFIED: "--ctk-certify: the run does not qualify as a certified run (why above)",
 }
 
 
@@ -66,7 +74,7 @@ def fail_on(config: pytest.Config) -> frozenset[str]:
     unknown = sorted(chosen - set(FAIL_ON_CHOICES))
     if unknown or not chosen:
         raise pytest.UsageError(f"ctk: --ctk-fail-on {raw!r}: expected a comma-separated list of "
-                                f"{', '.join(FAIL_ON_CHOICES)} (ci = deviation,inconclusive)")
+                                f"{', '.join(FAIL_ON_CHOICES)} (ci = deviation,inconclusive,stale)")
     for alias, statuses in FAIL_ON_ALIASES.items():
         if alias in chosen:
             chosen = (chosen - {alias}) | set(statuses)
@@ -75,16 +83,29 @@ def fail_on(config: pytest.Config) -> frozenset[str]:
 
 def decide(current: int, report: Any, chosen: frozenset[str]) -> tuple[int, dict[str, int], list[str]]:
     """The run's exit code from pytest's (``current``) and the run report: (code, --ctk-fail-on hits, undecided
-    MUSTs). Only a run pytest would end 0 changes: to 1 for a result --ctk-fail-on names, else to 7 for a MUST
-    left undecided that this setup could decide (``RunReport.undecided_musts``)."""
-    hits = fail_on_hits((r.status for r in report.results), chosen) if report is not None else {}
-    undecided = report.undecided_musts() if report is not None and report.state != "unusable-target" else []
+    MUSTs). Only a run pytest would end 0 changes: to 1 for a new finding (--ctk-known-gaps) or a result
+    --ctk-fail-on names (a known gap counts for neither; a stale one for ``stale``), else to 7 for a MUST left
+    undecided that this setup could decide (``RunReport.undecided_musts``), else to 8 for a --ctk-certify run
+    that does not qualify."""
+    if report is None:
+        return current, {}, []
+    judged = getattr(report, "gaps_judged", None)
+    covered = set(judged.covered) if judged is not None else set()
+    hits = fail_on_hits((r.status for i, r in enumerate(report.results) if i not in covered), chosen)
+    if judged is not None and "stale" in chosen and judged.stale():
+        hits["stale"] = len(judged.stale())
+    if judged is not None and judged.new:
+        hits["new"] = len(judged.new)
+    undecided = report.undecided_musts(skip=covered) if report.state != "unusable-target" else []
     if current != EXIT_OK:
         return current, hits, undecided
     if hits:
         return EXIT_MUST_BROKEN, hits, undecided
     if undecided:
         return EXIT_MUST_UNDECIDED, hits, undecided
+    cert = getattr(report, "certification", None)
+    if cert and cert.get("requested") and not cert.get("certified"):
+        return EXIT_NOT_CERTIFIED, hits, undecided
     return EXIT_OK, hits, undecided
 
 

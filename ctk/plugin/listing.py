@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from typing import Any
-
 import pytest
 
 
@@ -27,14 +25,11 @@ class _Lister:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
-        from ctk.plugin.collection import item_requirements
+        from ctk.plugin.collection import item_endpoint_behaviour, item_requirements
 
         for item in items:
-            params: dict[str, Any] = getattr(getattr(item, "callspec", None), "params", {}) or {}
-            op = params.get("operation")
-            beh = params.get("behaviour") or params.get("scenario") or params.get("kind")
-            self.rows.append((",".join(item_requirements(item)) or "-", str(op or "-"),
-                              str(getattr(beh, "value", beh) or "-"), item.nodeid))
+            op, beh = item_endpoint_behaviour(item)
+            self.rows.append((",".join(item_requirements(item)) or "-", op or "-", beh or "-", item.nodeid))
         items[:] = []          # listed, not run
 
 
@@ -62,6 +57,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'REQUIREMENTS':<{widths[0]}}  {'ENDPOINT':<{widths[1]}}  BEHAVIOUR / TEST")
     for reqs, op, beh, nodeid in lister.rows:
         print(f"{reqs:<{widths[0]}}  {op:<{widths[1]}}  {beh}  {nodeid}")
-    print(f"{len(lister.rows)} check(s); select with `ctk run --ctk-requirement ID[,ID]` or `ctk run -- -k EXPR`",
+    print(f"{len(lister.rows)} check(s); select with `ctk run --ctk-requirement ID[,ID]` or `ctk run -k EXPR`",
           file=sys.stderr)
     return 0 if lister.rows else 5

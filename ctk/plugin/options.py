@@ -13,6 +13,8 @@ import pytest
 from ctk.catalog.capabilities import Capability, parse_declared
 from ctk.core.requirements import set_profile
 from ctk.plugin.exits import FAIL_ON_CHOICES
+from ctk.reporting.known_gaps import KnownGaps, KnownGapsError
+from ctk.reporting.known_gaps import load as load_known_gaps
 
 GROUP = "ctk"
 
@@ -84,6 +86,15 @@ OPTIONS: list[Option] = [
            "(repeatable or comma-separated; names: namespace-properties, nested-namespaces, views, "
            "names-with-dot-or-slash, pagination, format-v3, storage, ...); the catalog-semantics checks that need "
            "a capability set to no are not applicable", "list", group="judging"),
+    Option("--ctk-known-gaps", "ctk_known_gaps", "ctk_known_gaps",
+           "the catalog's known-gaps file (YAML, docs/known-gaps.md): the capabilities it declares and its known "
+           "gaps, each with a reason; a finding it lists is reported as a known gap and does not fail the run, a "
+           "finding it does not list is new (exit 1), a gap whose checks pass is stale (--ctk-fail-on stale)",
+           "str", metavar="FILE", group="judging"),
+    Option("--ctk-certify", "ctk_certify", "ctk_certify",
+           "a certified run: the whole kit, no known gaps, no declared capabilities, every MUST this setup can "
+           "decide decided and no finding; the reports say \"certified run\" or which condition failed (exit 8)",
+           "bool", False, group="judging"),
     Option("--ctk", "ctk_force", "ctk_autorun",
            "run the kit's suites even without --catalog-url (against the embedded reference catalog)", "bool", False,
            run=False, group="run"),   # `ctk run` adds it itself when no --catalog-url is given
@@ -153,6 +164,16 @@ def _declared_capabilities(values: list[str] | None) -> dict[Capability, bool]:
     try:
         return parse_declared(values)
     except ValueError as exc:
+        raise OptionError(f"ctk: {exc}") from None
+
+
+def _known_gaps(path: object) -> KnownGaps | None:
+    """The --ctk-known-gaps file, checked (a usage error naming its line otherwise); None when not given."""
+    if not path:
+        return None
+    try:
+        return load_known_gaps(str(path))
+    except KnownGapsError as exc:
         raise OptionError(f"ctk: {exc}") from None
 
 
@@ -273,6 +294,8 @@ class CtkOptions:
     requirements: tuple[str, ...] = ()    # --ctk-requirement: only the checks that judge these
     catalog_name: str | None = None       # --ctk-catalog-name (reports and matrix; default the URL)
     catalog_version: str | None = None    # --ctk-catalog-version
+    known_gaps: KnownGaps | None = None   # --ctk-known-gaps FILE, read and checked (ctk.reporting.known_gaps)
+    certify: bool = False                 # --ctk-certify
 
     @property
     def active(self) -> bool:
@@ -303,6 +326,8 @@ class CtkOptions:
             max_wait=float(values["ctk_max_wait"]),
             strict=bool(values["ctk_strict"]),
             capabilities=_declared_capabilities(values["ctk_capability"]),
+            known_gaps=_known_gaps(values["ctk_known_gaps"]),
+            certify=bool(values["ctk_certify"]),
             force=bool(config.getoption("ctk_force", default=None)),
             autorun=bool(_ini_bool(config, "ctk_autorun")),
             reports=str(values["ctk_reports"]),
@@ -323,6 +348,8 @@ class CtkOptions:
             requirements=tuple(_requirement_ids(values["ctk_requirement"])),
             catalog_name=values["ctk_catalog_name"], catalog_version=values["ctk_catalog_version"],
         )
+        if opts.known_gaps is not None:     # the file's capabilities; --ctk-capability wins over it
+            opts.capabilities = {**opts.known_gaps.capabilities, **opts.capabilities}
         opts.validate()
         try:   # the level every verdict is judged by (ctk.core.requirements)
             set_profile(str(values["ctk_profile"]))

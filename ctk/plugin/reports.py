@@ -36,6 +36,7 @@ class VerdictCollector:
         self.undecided_musts: list[str] = []
         self.exit_code: int | None = None
         self.judging: dict[str, Any] = {}                  # --ctk-profile, --ctk-fail-on, workers (run_judging)
+        self.usage_problems: list[str] = []                # a worker found the known-gaps file wrong (exit 4)
 
     def add_report(self, report: pytest.TestReport) -> None:
         for d in getattr(report, "ctk_verdicts", None) or []:
@@ -72,8 +73,23 @@ class VerdictCollector:
             except (ValueError, KeyError, TypeError) as exc:
                 self.errors.append(f"verdict of {nodeid} not recorded: {exc}")
         rep.finish()
+        self._judge_gaps(rep)
         self.report = rep
         return rep
+
+    def _judge_gaps(self, rep: Any) -> None:
+        """--ctk-known-gaps: each result against the file (conformance.json known_gaps, new_findings);
+        the certification record (requested or not: conformance.json certification)."""
+        from ctk.reporting.certification import certification
+        from ctk.reporting.known_gaps import judge
+
+        gaps = self.options.known_gaps
+        if gaps is not None:
+            rep.gaps_judged = judge(gaps, rep.results)
+            rep.known_gaps, rep.new_findings = rep.gaps_judged.record(rep.results)
+        declared = {c.value: v for c, v in self.options.capabilities.items()}
+        rep.certification = certification(rep, self.options.certify, len(gaps.entries) if gaps else 0, declared,
+                                          self.options.openapi_spec)
 
     def write(self, directory: str) -> list[str]:
         os.makedirs(directory, exist_ok=True)
@@ -187,6 +203,7 @@ class VerdictCollector:
             judged = judged_by(rep.get("options"))
             out.append((f"ctk: {overall_text(rep)}" + (f" [judged: {judged}]" if judged else ""),
                         {colour: True, "bold": True}))
+            out += gap_lines(self.report)
             k = rep.get("kinds") or {}
             n, tests = len(rep.get("results") or []), rep.get("tests")
             of = f", from {tests} tests" if isinstance(tests, int) and tests != n else ""
@@ -240,20 +257,80 @@ class VerdictCollector:
                         + (" (every finding's evidence; the failures above are in brief)" if brief else ""), {}))
         for err in self.errors:
             out.append((f"report problem: {err}", {"red": True}))
-        if self.fail_on_hits:
-            out.append(("--ctk-fail-on counted: " + ", ".join(f"{n} {st}" for st, n in self.fail_on_hits.items()),
+        live = self.report                                 # the RunReport: the known-gaps judgement lives on it
+        counted = {st: n for st, n in self.fail_on_hits.items() if st not in ("new", "stale")}
+        if counted:
+            gaps_judged = getattr(live, "gaps_judged", None)
+            known = set(gaps_judged.covered) if gaps_judged is not None else set()
+            out.append(("--ctk-fail-on counted: " + ", ".join(f"{n} {st}" for st, n in counted.items()),
                         {"red": True}))
-            hits = [(d, nodeid) for d, nodeid, *_ in self.results if d.get("status") in self.fail_on_hits]
+            hits = [(r.to_dict(), r.nodeid) for i, r in enumerate(live.results) if r.status in counted
+                    and i not in known] if live is not None else [
+                (d, nodeid) for d, nodeid, *_ in self.results if d.get("status") in counted]
             for d, nodeid in hits[:FAIL_ON_SHOWN]:
                 reason = " ".join(str(d.get("message") or "").split("\n\nexchanges:")[0].split())
                 out.append((f"  {str(d.get('status')).upper()} {d.get('requirement')} {nodeid}: {reason[:200]}", {}))
             if len(hits) > FAIL_ON_SHOWN:
                 out.append((f"  ... and {len(hits) - FAIL_ON_SHOWN} more in conformance.html", {}))
+        gaps = getattr(live, "gaps_judged", None) if live is not None else None
+        if gaps is not None and self.fail_on_hits.get("new"):
+            out.append((f"{_checks(self.fail_on_hits['new'], 'new finding')} (not in {gaps.gaps.path}) fail the run",
+                        {"red": True}))
+        if gaps is not None and self.fail_on_hits.get("stale"):
+            out.append((f"--ctk-fail-on stale counted: {_checks(self.fail_on_hits['stale'], 'stale known gap')} "
+                        f"(fixed: remove them from {gaps.gaps.path})", {"red": True}))
+        cert = getattr(live, "certification", None) if live is not None else None
+        if cert and cert.get("requested"):
+            from ctk.reporting.certification import line as certification_line
+
+            out.append((certification_line(cert), {"green" if cert.get("certified") else "red": True, "bold": True}))
         if self.undecided_musts and exit_code == exits.EXIT_MUST_UNDECIDED:
             out.append(("MUSTs left undecided: " + ", ".join(self.undecided_musts), {"yellow": True}))
         colour = "green" if exit_code == 0 else ("yellow" if exit_code == exits.EXIT_MUST_UNDECIDED else "red")
         out.append((f"exit {exit_code}: {exits.meaning(exit_code)} (docs/verdicts.md)", {colour: True, "bold": True}))
         return out
+
+
+KNOWN_GAPS_SHOWN = 10
+
+
+def gap_lines(rep: Any) -> list[tuple[str, dict]]:
+    """--ctk-known-gaps in the verdict block, new findings first: each new finding (status, requirement, check),
+    then how many findings the file explains (with each entry's reason), then each stale entry ("fixed: remove
+    it from FILE")."""
+    judged = getattr(rep, "gaps_judged", None)
+    if judged is None:
+        return []
+    out: list[tuple[str, dict]] = []
+    path = judged.gaps.path
+    if judged.new:
+        out.append((f"NEW findings ({len(judged.new)}; not in {path}: they fail the run):", {"red": True, "bold": True}))
+        for i in judged.new[:KNOWN_GAPS_SHOWN]:
+            r = rep.results[i]
+            msg = " ".join(str(r.message or "").split("\n\nexchanges:")[0].split())
+            on = f" on {r.endpoint}" if r.endpoint else ""
+            out.append((f"  NEW {r.status.upper()} {r.requirement}{on} {r.nodeid}: {msg[:200]}", {"red": True}))
+        if len(judged.new) > KNOWN_GAPS_SHOWN:
+            out.append((f"  ... and {len(judged.new) - KNOWN_GAPS_SHOWN} more new findings in conformance.json "
+                        "(new_findings)", {}))
+    else:
+        out.append((f"no new findings: every finding is a known gap of {path}", {"green": True}))
+    per_entry: dict[int, int] = {}
+    for at in judged.covered.values():
+        per_entry[at] = per_entry.get(at, 0) + 1
+    if per_entry:
+        out.append((f"known gaps ({sum(per_entry.values())} finding(s) under {len(per_entry)} entr"
+                     f"{'y' if len(per_entry) == 1 else 'ies'} of {path}; they do not fail the run):", {}))
+        for at, n in sorted(per_entry.items())[:KNOWN_GAPS_SHOWN]:
+            e = judged.gaps.entries[at]
+            out.append((f"  {e.names()}: {n}x, known gap: {e.reason}" + (f" ({e.link})" if e.link else ""), {}))
+        if len(per_entry) > KNOWN_GAPS_SHOWN:
+            out.append((f"  ... and {len(per_entry) - KNOWN_GAPS_SHOWN} more entries in conformance.json "
+                        "(known_gaps)", {}))
+    for e in judged.stale():
+        out.append((f"STALE known gap {e.names()} (line {e.line}): its checks pass now: fixed: remove it from "
+                    f"{path}", {"yellow": True, "bold": True}))
+    return out
 
 
 #: where the run keeps its collector (pytest's config stash; ctk.plugin.state keeps the other per-run objects)
@@ -286,6 +363,16 @@ class FinalSummary:
 
         if self.collector.unusable and self.collector.report is None:
             return    # said where it was found (ctk.pytest_plugin._check_target_first)
+        if self.collector.usage_problems:    # the known-gaps file is wrong: no verdicts, the lines that are
+            from ctk.plugin import exits
+
+            tr = self.config.pluginmanager.get_plugin("terminalreporter")
+            for problem in [*self.collector.usage_problems, f"exit {exits.EXIT_USAGE}: {exits.meaning(exits.EXIT_USAGE)}"]:
+                if tr is not None:
+                    tr.write_line(problem, red=True)
+                else:
+                    print(problem)
+            return
         own = get_session(self.config)
         # every process's cleanup problems (an xdist worker's come through the collector, the controller has no
         # run namespace of its own): what was left is said in the verdict block, as in every report
@@ -371,7 +458,8 @@ def _options_dict(o: CtkOptions) -> dict[str, Any]:
         "openapi_spec": o.openapi_spec, "scenarios": o.scenarios, "namespace_prefix": o.namespace_prefix,
         "timeout": o.timeout, "max_wait": o.max_wait, "strict": o.strict, "embedded": o.embedded,
         "catalog_name": o.catalog_name, "catalog_version": o.catalog_version,
-        "capabilities": {str(getattr(k, "value", k)): v for k, v in o.capabilities.items()},
+        "capabilities": {c.value: v for c, v in o.capabilities.items()},
         "requirements": list(o.requirements), "examples": o.examples, "steps": o.steps, "seed": o.seed,
         "db_link": o.db_link,
+        "known_gaps": o.known_gaps.path if o.known_gaps is not None else None, "certify": o.certify,
     }

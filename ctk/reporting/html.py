@@ -14,6 +14,7 @@ from typing import Any, Iterable
 from ctk.core.behaviours import column_order, display_name
 from ctk.reporting.behaviour import STYLE as BP_STYLE
 from ctk.reporting.behaviour import render_section as render_behaviour
+from ctk.reporting.gaps_html import section as gaps_section
 from ctk.reporting.capabilities import html as render_capabilities
 from ctk.core.exchange import render_exchanges
 from ctk.reporting.judged import judged_by
@@ -327,9 +328,7 @@ def render_conformance(report: RunReport | dict[str, Any]) -> str:
         "</header>"
     )
     out.append(_run_state(rec))
-    out.append(_certification(rec))
-    out.append(_new_findings(rec))
-    out.append(_known_gaps(rec))
+    out.append(gaps_section(rec.get("known_gaps"), rec.get("new_findings"), rec.get("certification"), esc))  # gaps_html.py
     out.append(_changes(rec))
     out.append(_root_causes(rec, anchor))
     attention = "".join(
@@ -534,73 +533,6 @@ def _undecided(rec: dict[str, Any]) -> str:
     more = f"<li>… and {len(groups) - 15} more reasons below</li>" if len(groups) > 15 else ""
     return (f'<section id="undecided-top"><h3>Undecided, and what would decide it</h3>'
             f'<ul class="glance">{"".join(items)}{more}</ul></section>')
-
-
-def _certification(rec: dict[str, Any]) -> str:
-    """The certified-run block, where the run asked for one (the record's ``certification``)."""
-    c = rec.get("certification")
-    if not isinstance(c, dict) or not c.get("requested"):
-        return ""
-    facts = " · ".join(esc(f"{k.replace('_', ' ')} {c[k]}") for k in ("kit_version", "spec_version", "spec_sha256",
-                                                                     "target", "date") if c.get(k))
-    if c.get("certified"):
-        return (f'<section class="banner s-pass" id="certification"><b>Certified run.</b> '
-                f'<span class="small">{facts}</span></section>')
-    why = "".join(f"<li>{esc(w)}</li>" for w in c.get("why_not") or [])
-    return (f'<section class="banner s-fail" id="certification"><b>Not a certified run</b>: '
-            f'<ul>{why}</ul><span class="small">{facts}</span></section>')
-
-
-def _item_text(item: Any) -> tuple[str | None, str]:
-    """(status, text) of an entry of ``new_findings``: a result-like dict, or anything else as text."""
-    if not isinstance(item, dict):
-        return None, esc(item)
-    where = " · ".join(str(x) for x in (item.get("endpoint"), item.get("behaviour")) if x)
-    what = item.get("message") or item.get("reason") or item.get("line") or ""
-    check = item.get("check") or item.get("nodeid")
-    return item.get("status"), (f'<b>{esc(item.get("requirement") or "")}</b> {esc(where)}'
-                                + (f" <code>{esc(check)}</code>" if check else "")
-                                + (f": {_what_happened(str(what))}" if what else ""))
-
-
-def _new_findings(rec: dict[str, Any]) -> str:
-    """Findings the known-gaps file does not list (the record's ``new_findings``): what fails the run, first."""
-    items = rec.get("new_findings")
-    if items is None:
-        return ""
-    if not items:
-        return ('<section id="new-findings"><h3>New findings (0)</h3><p class="small">Every finding is a known gap '
-                "of the file.</p></section>")
-    lines = []
-    for item in items:
-        status, text = _item_text(item)
-        lines.append(f"<li>{badge(status) if status else ''} {text}</li>")
-    return (f'<section class="banner s-fail" id="new-findings"><h3>New findings ({len(items)})</h3>'
-            '<p class="small">Not in the known-gaps file: these fail the run.</p>'
-            f'<ul class="glance">{"".join(lines)}</ul></section>')
-
-
-GAP_STATE = {"known": "known gap", "stale": "stale: fixed, remove it from the file",
-             "unmatched": "unmatched: names nothing this run judged"}
-
-
-def _known_gaps(rec: dict[str, Any]) -> str:
-    """The known gaps of the catalog's file (the record's ``known_gaps``), each with its reason and state."""
-    gaps = rec.get("known_gaps")
-    if not isinstance(gaps, dict):
-        return ""
-    entries = gaps.get("entries") or []
-    rows = "".join(
-        f'<tr data-state="{esc(e.get("state"))}"><td>{esc(e.get("check") or e.get("requirement"))}</td>'
-        f'<td>{esc(e.get("endpoint") or "")}</td><td>{esc(e.get("reason") or "")}'
-        + (f' <span class="small">({esc(e["link"])})</span>' if e.get("link") else "")
-        + f'</td><td class="{"s-deviation" if e.get("state") == "stale" else ""}">'
-        f'{esc(GAP_STATE.get(str(e.get("state")), e.get("state")))}</td></tr>' for e in entries)
-    sha = f' <code title="sha256">{esc(str(gaps.get("sha256") or "")[:12])}</code>' if gaps.get("sha256") else ""
-    table = ("<table class=\"known-gaps\"><thead><tr><th>check or requirement</th><th>endpoint</th><th>reason</th>"
-             f"<th>state</th></tr></thead><tbody>{rows}</tbody></table>" if rows else "<p>None listed.</p>")
-    return (f'<section id="known-gaps"><h3>Known gaps ({len(entries)}) of <code>{esc(gaps.get("file"))}</code>{sha}'
-            f"</h3>{table}</section>")
 
 
 def _changes(rec: dict[str, Any]) -> str:

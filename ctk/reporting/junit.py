@@ -132,6 +132,33 @@ def statistics(report: RunReport | dict[str, Any]) -> list[tuple[str, str]]:
                   (f"{PREFIX}root_cause.{i}.rule", str(rc.get("rule")))]
     # what the run's cleanup left behind, as the verdict block and conformance.json/html say it
     pairs += [(f"{PREFIX}cleanup_problem.{i}", p) for i, p in enumerate(rec.get("cleanup_problems") or [], 1)]
+    pairs += gap_and_certification_pairs(rec)
+    return pairs
+
+
+def gap_and_certification_pairs(report: RunReport | dict[str, Any]) -> list[tuple[str, str]]:
+    """--ctk-known-gaps (ctk.known_gaps.file/.sha256, ctk.known_gap.N with its state, ctk.new_finding.N) and
+    --ctk-certify (ctk.certification: "certified run" or "not certified", with kit, spec, target and date)."""
+    rec = as_record(report)
+    pairs: list[tuple[str, str]] = []
+    gaps = rec.get("known_gaps")
+    if gaps:
+        pairs += [(PREFIX + "known_gaps.file", str(gaps.get("file"))), (PREFIX + "known_gaps.sha256",
+                                                                         str(gaps.get("sha256")))]
+        for i, e in enumerate(gaps.get("entries") or [], 1):
+            what = e.get("check") or e.get("requirement") or "?"
+            if e.get("check") and e.get("requirement"):
+                what += f" ({e['requirement']})"
+            what += f" on {e['endpoint']}" if e.get("endpoint") else ""
+            pairs.append((f"{PREFIX}known_gap.{i}", f"{e.get('state')}: {what}: {e.get('reason')}"))
+        for i, f in enumerate(rec.get("new_findings") or [], 1):
+            pairs.append((f"{PREFIX}new_finding.{i}", f"{f.get('status')} {f.get('requirement')} {f.get('check')}"))
+    cert = rec.get("certification")
+    if cert and cert.get("requested"):
+        pairs.append((PREFIX + "certification", "certified run" if cert.get("certified") else "not certified"))
+        pairs += [(f"{PREFIX}certification.{k}", str(cert.get(k))) for k in
+                  ("kit_version", "spec_version", "spec_sha256", "target", "date")]
+        pairs += [(f"{PREFIX}certification.why_not.{i}", w) for i, w in enumerate(cert.get("why_not") or [], 1)]
     return pairs
 
 

@@ -566,10 +566,11 @@ class RunReport:
     catalog_version: str | None = None       # --ctk-catalog-version, else what /v1/config says (catalog_record)
     spec: dict[str, Any] = field(default_factory=dict)        # {version, sha256, file} of the OpenAPI document used
     changes: dict[str, Any] | None = None    # what changed since the last run in the same reports directory
-    # computed by the known-gaps and certification code of the plugin; the record carries them where set
-    known_gaps: dict[str, Any] | None = None
-    new_findings: list[Any] | None = None
-    certification: dict[str, Any] | None = None
+    # --ctk-known-gaps / --ctk-certify (ctk.reporting.known_gaps, ctk.reporting.certification): the records
+    known_gaps: dict[str, Any] | None = None          # {"file", "sha256", "entries": [... "state"]}
+    new_findings: list[dict[str, Any]] | None = None  # findings the file does not list (None: no file)
+    certification: dict[str, Any] | None = None       # {"requested", "certified", "why_not", ...}
+    gaps_judged: Any = field(default=None, repr=False, compare=False)   # the live judgement (not serialised)
     _kinds: dict[tuple, int] = field(default_factory=dict, repr=False, compare=False)   # findings per kind
 
     def __post_init__(self) -> None:
@@ -737,10 +738,13 @@ class RunReport:
                                  "counted them neither as win nor as conflict"})
         return notes
 
-    def undecided_musts(self) -> list[str]:
+    def undecided_musts(self, skip: Iterable[int] = ()) -> list[str]:
         """MUST requirements with an inconclusive result that names nothing this setup lacks (a setup that
-        failed, a missing storage setting): the run's exit code is 7 for them when nothing failed."""
-        return sorted({r.requirement for r in self.results if r.kind == "inconclusive" and r.level == "MUST"})
+        failed, a missing storage setting): the run's exit code is 7 for them when nothing failed. ``skip``:
+        indexes of results not counted (known gaps)."""
+        left = set(skip)
+        return sorted({r.requirement for i, r in enumerate(self.results)
+                       if r.kind == "inconclusive" and r.level == "MUST" and i not in left})
 
     def not_run_reason(self, requirement: str) -> str:
         """Why no check of `requirement` has a result here (ctk.reporting.judged)."""
@@ -911,6 +915,9 @@ class RunReport:
                 for rid, s in summary.items()
             },
             "matrix": self.matrix(),
+            "known_gaps": self.known_gaps,
+            "new_findings": self.new_findings,
+            "certification": self.certification,
             "behaviour_profile": behaviour_profile(self.results),
             "results": [{**r.to_dict(compact=True), "kind": r.kind} for r in self.results],
         }

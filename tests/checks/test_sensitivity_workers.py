@@ -68,8 +68,8 @@ def _reference_once(tmp_path_factory) -> KitRun:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if saved.exists():
             return KitRun(**json.loads(saved.read_text(encoding="utf-8")))
-        with serve() as url:
-            run = run_kit(url, tmp_path_factory.mktemp("reference") / "reports")
+        with serve() as url:     # asked to certify (issue 35): the reference is a certified run
+            run = run_kit(url, tmp_path_factory.mktemp("reference") / "reports", options=("--ctk-certify",))
         saved.write_text(json.dumps(dataclasses.asdict(run)), encoding="utf-8")
         return run
 
@@ -177,3 +177,14 @@ def summary() -> str:
         return ""
     return ("SENSITIVITY UNDER WORKERS (ctk serve --control-api + ctk run, default workers)\n"
             + "\n".join(f"{name:<28} | {row}" for name, row in MATRIX.items()))
+
+
+def test_the_reference_is_a_certified_run(reference_run):
+    """Issue 35 item 2: `ctk run --ctk-certify` against `ctk serve --control-api`, the whole kit, says "certified
+    run" with the kit version, the OpenAPI document's version and hash, the target and the date; exit 0."""
+    run = reference_run()
+    cert = run.report.get("certification") or {}
+    assert cert.get("requested") and cert.get("certified"), (cert.get("why_not"), run.log[-3000:])
+    assert cert["spec_version"] and len(cert["spec_sha256"]) == 64 and cert["target"] and cert["date"]
+    assert cert["kit_version"] == run.report["kit_version"]
+    assert "certified run: ctk " in run.log and run.exit_code == 0, run.log[-3000:]

@@ -78,9 +78,11 @@ class KitRun:
         return {str(r["worker"]) for r in self.results if r.get("worker")}
 
 
-def run_kit(url: str, reports: Path, workers: int | None = None, limit: float = RUN_LIMIT) -> KitRun:
-    """`ctk run --catalog-url URL` (the runner's default workers unless `workers` is given); its conformance.json."""
-    cmd = [sys.executable, "-m", "ctk", "run", "--catalog-url", url, "--ctk-reports", str(reports)]
+def run_kit(url: str, reports: Path, workers: int | None = None, limit: float = RUN_LIMIT,
+            options: tuple[str, ...] = ()) -> KitRun:
+    """`ctk run --catalog-url URL [options]` (the runner's default workers unless `workers` is given); its
+    conformance.json."""
+    cmd = [sys.executable, "-m", "ctk", "run", "--catalog-url", url, "--ctk-reports", str(reports), *options]
     if workers is not None:
         cmd += ["--workers", str(workers)]
     cmd += ["--", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]

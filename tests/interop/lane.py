@@ -121,12 +121,61 @@ def split_options(options: list[str], flags: set[str]) -> tuple[list[str], list[
     return kept, direct, unknown
 
 
+def known_gaps_file(run: KitRun, out: Path, reports: Path) -> Path:
+    """The file `ctk known-gaps` writes from the run ``run.known_gaps_from``'s conformance.json, with
+    ``run.extra_gaps`` appended."""
+    path = reports / "known-gaps.yaml"
+    subprocess.run([sys.executable, "-m", "ctk", "known-gaps", str(out / str(run.known_gaps_from) / "conformance.json"),
+                    "-o", str(path)], cwd=REPO, check=True, capture_output=True, timeout=120)
+    if run.extra_gaps:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(run.extra_gaps)
+    return path
+
+
+def _odd_front(run: KitRun, options: list[str]):
+    """An odd server (tests/oddserver, the rule ``run.odd_rule``) in front of the catalog, and the options with
+    its URL for the catalog's."""
+    sys.path.insert(0, str(REPO / "tests" / "oddserver"))
+    import odd_semantics
+    from odd import OddServer
+
+    at = options.index("--catalog-url") + 1
+    front = OddServer(options[at], [getattr(odd_semantics, str(run.odd_rule))()])
+    url = front.start()
+    return front, options[:at] + [url] + options[at + 1:]
+
+
+def cleanup(options: list[str]) -> None:
+    """`ctk cleanup` straight to the catalog: what a run through an odd server could not remove."""
+    taken = ("--catalog-url", "--catalog-prefix", "--catalog-token", "--ctk-parent-namespace")
+    argv = [a for flag, value in zip(options[::2], options[1::2]) if flag in taken for a in (flag, value)]
+    subprocess.run([sys.executable, "-m", "ctk", "cleanup", *argv], cwd=REPO, capture_output=True, timeout=120)
+
+
 def run_kit(run: KitRun, out: Path, timeout_s: float) -> dict:
     """One ``ctk run`` against the started catalog, traced for connect() when strace is here. Options this
     ``ctk run`` does not forward go to pytest after ``--`` and are reported."""
     reports = out / run.name
     reports.mkdir(parents=True, exist_ok=True)
     options, direct, unknown = split_options(run.options, kit_flags())
+    if run.known_gaps_from:
+        options += ["--ctk-known-gaps", str(known_gaps_file(run, out, reports))]
+    if run.certify:
+        options.append("--ctk-certify")
+    front = None
+    if run.odd_rule:
+        front, options = _odd_front(run, options)
+    try:
+        return _run_kit(run, reports, options, direct, unknown, timeout_s)
+    finally:
+        if front is not None:
+            front.stop()
+            cleanup(run.options)
+
+
+def _run_kit(run: KitRun, reports: Path, options: list[str], direct: list[str], unknown: list[str],
+             timeout_s: float) -> dict:
     argv = [sys.executable, "-m", "ctk", "run", "--workers", "0", *options, "--ctk-reports", str(reports),
             "--", *direct, "-p", "no:cacheprovider", "-q", *run.pytest_args]
     trace = reports / "connect.trace"

@@ -37,7 +37,8 @@ from interop.catalogs import CATALOGS, InstallUnavailable, cache_dir, ensure_ins
 HERE = Path(__file__).resolve().parent
 EXPECTATIONS = HERE / "expectations"
 # start + every kit run of one catalog; the driver cuts its kit runs short at this, the test waits a bit longer
-LANE_DEADLINE_S = {"lakana": 150.0, "seaweedfs": 150.0}   # together the 5 minutes the lane may take
+# (lakana: its whole run, then three -k runs of issue 35's known-gaps file, about 20 s each)
+LANE_DEADLINE_S = {"lakana": 300.0, "seaweedfs": 150.0}   # together the 7.5 minutes the lane may take
 STOP_GRACE_S = 30.0
 PR_SET_PDEATHSIG = 1
 REPORTS_ENV = "CTK_INTEROP_REPORTS"  # where each lane's reports are kept (default reports/interop/)
@@ -343,6 +344,62 @@ def test_seaweedfs_without_storage_settings_stops_and_names_s3_endpoint(seaweedf
                     + f"\n--- kit output (tail) ---\n{seaweedfs.kit_log(name)}", pytrace=False)
     if not run["traced"]:
         _say(f"{name}: strace not found, so connection attempts were not traced ({seaweedfs.confinement.note})")
+
+
+# -- issue 35: lakana's known-gaps file (its CI gate) ----------------------------------------------------------
+
+
+def _gap_run(lane: Lane, name: str) -> tuple[dict, dict, str]:
+    run = lane.run(name)
+    return run, lane.conformance(name), (lane.out / name / "kit.log").read_text(errors="replace")
+
+
+def test_lakana_known_gaps_file_from_its_run_reads_back_green(lakana):
+    """`ctk known-gaps` over lakana's whole run, read back: over that run's results nothing is new and the exit
+    under --ctk-fail-on ci is 0 (judged again here, offline); a -k run with the file and --ctk-fail-on ci exits 0,
+    its findings known gaps."""
+    from ctk.plugin import exits
+    from ctk.reporting import known_gaps as kg
+    from ctk.reporting.model import RunReport
+
+    whole = RunReport.from_dict(lakana.conformance("lakana"))
+    gaps = kg.load(lakana.out / "lakana-known-gaps" / "known-gaps.yaml")
+    assert gaps.entries, "lakana's run has findings, so its file has entries"
+    whole.gaps_judged = kg.judge(gaps, whole.results)
+    assert whole.gaps_judged.new == [] and set(whole.gaps_judged.states) == {"known"}
+    code = exits.decide(0, whole, frozenset(exits.FAIL_ON_ALIASES["ci"]))[0]
+    assert code == exits.EXIT_OK, f"the whole run judged with its own file: exit {code}"
+    run, report, log = _gap_run(lakana, "lakana-known-gaps")
+    known = [e for e in report["known_gaps"]["entries"] if e["state"] == "known"]
+    assert run["rc"] == 0 and report["new_findings"] == [] and known, (
+        f"exit {run['rc']}, new findings {report['new_findings']}\n{lakana.kit_log('lakana-known-gaps')}")
+    assert "no new findings" in log and "known gap: TODO" in log
+
+
+def test_lakana_with_a_drop_that_does_nothing_names_only_that_new_finding(lakana):
+    """The same file and checks, with an odd server in front of lakana whose dropTable answers 204 and keeps the
+    table: exit 1, and the new findings are the drop checks' (TBL-08) only, listed first in the verdict block."""
+    run, report, log = _gap_run(lakana, "lakana-new-finding")
+    new = report["new_findings"]
+    assert run["rc"] == 1, f"exit {run['rc']}\n{lakana.kit_log('lakana-new-finding')}"
+    assert new and {f["requirement"] for f in new} == {"TBL-08"}, new
+    assert all("TBL-08-drop" in f["check"] for f in new), new
+    block = log.split("ctk verdict", 1)[-1].splitlines()
+    assert block[2].startswith("NEW findings") and "TBL-08" in block[3], "\n".join(block[:6])
+
+
+def test_lakana_gap_it_does_not_have_is_stale_and_certify_says_why(lakana):
+    """The file with a gap lakana does not have (NS-01, which passes) and --ctk-certify: the entry is stale
+    ("fixed: remove it from FILE"), which fails under --ctk-fail-on ci; the run is not certified, saying why."""
+    run, report, log = _gap_run(lakana, "lakana-stale-gap")
+    stale = [e for e in report["known_gaps"]["entries"] if e["state"] == "stale"]
+    assert [e["check"] for e in stale] == ["test_semantics.py::test_semantics[NS-01-create-namespace]"], stale
+    assert "fixed: remove it from" in log and run["rc"] == 1, f"exit {run['rc']}\n{lakana.kit_log('lakana-stale-gap')}"
+    cert = report["certification"]
+    assert cert["requested"] and not cert["certified"], cert
+    why = " ".join(cert["why_not"])
+    assert "known-gaps file lists" in why and "subset run" in why, why
+    assert "NOT a certified run" in log
 
 
 REFERENCE_ENV = "CTK_INTEROP_REFERENCE"   # a reference run's conformance.json (default: run `ctk run` here)

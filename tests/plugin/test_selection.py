@@ -55,3 +55,18 @@ def test_ctk_list_prints_each_check_with_its_requirement_ids(tmp_path):
                            timeout=300)
     listed = {rid for line in whole.stdout.splitlines()[1:] for rid in line.split()[0].split(",")}
     assert {"INFLIGHT-01", "INFLIGHT-02", "KEY-01", "DISC-01", "GEN-01", "SCHEMA-01"} <= listed, whole.stdout[-2000:]
+
+
+def test_ctk_list_names_a_semantic_checks_endpoint_and_behaviour(tmp_path):
+    """Issue 35: each catalog-semantics check judges one operation, in its area's column: `ctk list` shows both
+    (not "-"), and -k selects it by that operation."""
+    from ctk.checks.semantics import semantic_checks
+
+    done = subprocess.run([sys.executable, "-m", "ctk", "list", "-k", "test_semantics"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    rows = {line.split()[-1]: line.split()[1:3] for line in done.stdout.splitlines()[1:]}
+    for c in semantic_checks():
+        assert rows[f"test_semantics.py::test_semantics[{c.id}]"] == [c.operation, c.behaviour.value], c.id
+    code, ids, out = _collect(tmp_path, "-k", "test_semantics and dropNamespace")
+    assert ids and all(any(c.id in i and c.operation == "dropNamespace" or c.id in i and "dropNamespace" in c.uses
+                               for c in semantic_checks()) for i in ids), ids

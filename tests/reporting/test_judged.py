@@ -56,7 +56,8 @@ def test_judging_read_from_pytest_configuration():
                              getoption=lambda name, default=None: "ci" if name == "ctk_fail_on" else default)
     previous = rq.set_profile("design")
     try:
-        assert run_judging(config) == {"profile": "design", "fail_on": ["deviation", "inconclusive"], "workers": 3}
+        assert run_judging(config) == {"profile": "design", "fail_on": ["deviation", "inconclusive", "stale"],
+                                       "workers": 3}
     finally:
         rq.set_profile(previous)
 

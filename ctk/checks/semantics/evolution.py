@@ -27,6 +27,7 @@ from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
 from ctk.checks.common import describe
 from ctk.checks.semantics.harness import SemRun
+from ctk.checks.semantics.reading import columns, current_schema, load_result, meta
 from ctk.checks.semantics.registry import semantic
 
 CONFLICT = ("CommitFailedException",)
@@ -127,30 +128,6 @@ def commit(t: SemRun, ns: tuple[str, ...], name: str, updates: list[dict], requi
     return t.send("POST", table_path(ns, name), body, label=label)
 
 
-def load(t: SemRun, ns: tuple[str, ...], name: str, label: str = "read: load table") -> tuple[Exchange, dict | None]:
-    """The LoadTableResult (None: not a 200 with a metadata object)."""
-    ex = t.send("GET", table_path(ns, name), label=label)
-    body = ex.json() if ex.status == 200 else None
-    if not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
-        return ex, None
-    return ex, body
-
-
-def meta(loaded: dict | None) -> dict:
-    m = (loaded or {}).get("metadata")
-    return m if isinstance(m, dict) else {}
-
-
-def current_schema(m: dict) -> dict:
-    return next((s for s in m.get("schemas") or [] if isinstance(s, dict)
-                 and s.get("schema-id") == m.get("current-schema-id")), {})
-
-
-def columns(schema: dict) -> list[tuple[Any, Any, Any]]:
-    """The top-level columns of a schema as (id, name, type)."""
-    return [(f.get("id"), f.get("name"), f.get("type")) for f in schema.get("fields") or [] if isinstance(f, dict)]
-
-
 def default_spec(m: dict) -> dict:
     return next((s for s in m.get("partition-specs") or [] if isinstance(s, dict)
                  and s.get("spec-id") == m.get("default-spec-id")), {})
@@ -193,6 +170,15 @@ def refused(t: SemRun, ex: Exchange, before: dict | None, after: dict | None, wh
     return None, t.expect(ex, statuses, types)
 
 
+def tally(effects: list[str], statuses: list[str | None], found: tuple[str | None, str | None]) -> str | None:
+    """Add what `refused` found to the check's effect and status problems; the effect problem (None: none)."""
+    effect, status = found
+    if effect:
+        effects.append(effect)
+    statuses.append(status)
+    return effect
+
+
 def judge(t: SemRun, expected: str, effects: list[str], statuses: list[str | None], done: str,
           unreadable: list[str | None] | None = None) -> Verdict:
     """The verdict of a check that collected effect problems (MUST) and status problems (documents' level)."""
@@ -205,6 +191,20 @@ def judge(t: SemRun, expected: str, effects: list[str], statuses: list[str | Non
     if wrong:
         return t.status_broken(expected, "; ".join(wrong))
     return t.ok(done)
+
+
+def lacks(m: dict, column: tuple[Any, Any, Any], spec_is: list | None = None, order_is: list | None = None
+          ) -> str | None:
+    """What the metadata ``m`` lacks of the kit's columns plus ``column`` and (where given) the default spec's or
+    sort order's fields (None: it has them all)."""
+    have = columns(current_schema(m))
+    if have != BASE_FIELDS + [column]:
+        return f"the current schema is {have}, without {column[1]}"
+    if spec_is is not None and spec_fields(default_spec(m)) != spec_is:
+        return f"the default spec is {spec_fields(default_spec(m))}, not {spec_is}"
+    if order_is is not None and order_fields(default_order(m)) != order_is:
+        return f"the default order is {order_fields(default_order(m))}, not {order_is}"
+    return None
 
 
 def _uuid(loaded: dict | None) -> Any:
@@ -224,7 +224,7 @@ def _stale_then_retry(t: SemRun, stem: str, concurrent: list[dict], stale: dict,
                                    label="setup: a concurrent change")
     first = commit(t, ns, name, own, [req("assert-table-uuid", uuid=uuid), stale, *own_requirements],
                    label=f"{what} asserting the stale base")
-    _, after_stale = load(t, ns, name, "read: the table after the stale commit")
+    _, after_stale = load_result(t, ns, name, "read: the table after the stale commit")
     effect, status = refused(t, first, after_concurrent, after_stale, f"{what} with a stale `{stale['type']}`")
     if effect:
         return t.broken("a commit whose requirement no longer holds is refused (409) and changes nothing", effect)
@@ -233,7 +233,7 @@ def _stale_then_retry(t: SemRun, stem: str, concurrent: list[dict], stale: dict,
     if retry.status != 200:
         return t.status_broken(f"after a concurrent change that leaves its requirements true, {what} lands",
                         f"it answered {describe(retry)}")
-    _, final = load(t, ns, name, "read: the table after the retried commit")
+    _, final = load_result(t, ns, name, "read: the table after the retried commit")
     if final is None:
         return t.inconclusive(f"{what} answered 200, but loading the table failed")
     if location(final) != (retry.json() or {}).get("metadata-location"):
@@ -261,7 +261,7 @@ def check_commit_read_back(t: SemRun) -> Verdict:
     if ex.status != 200:
         return t.not_acknowledged(ex, "a plain set-properties commit")
     answered = (ex.json() or {}).get("metadata-location")
-    got, loaded = load(t, ns, name, "read: load the committed table")
+    got, loaded = load_result(t, ns, name, "read: load the committed table")
     if loaded is None:
         return t.broken("an acknowledged commit: the table loads with it", f"loading it answered {describe(got)}")
     shown = (meta(loaded).get("properties") or {}).get(MARK)
@@ -293,7 +293,7 @@ def check_transaction_read_back(t: SemRun) -> Verdict:
         return t.not_acknowledged(ex, "a plain two-table commitTransaction")
     problems = []
     for i, (name, _) in enumerate(tables):
-        got, loaded = load(t, ns, name, f"read: load table {i + 1} of the transaction")
+        got, loaded = load_result(t, ns, name, f"read: load table {i + 1} of the transaction")
         shown = (meta(loaded).get("properties") or {}).get(MARK) if loaded else None
         if shown != f"{mark}-{i}":
             problems.append(f"{name}: {MARK}={shown!r} ({describe(got)})")
@@ -321,7 +321,7 @@ def check_schema_update_and_revert(t: SemRun) -> Verdict:
                  req("assert-last-assigned-field-id", last_assigned_field_id=2)], "updateTable (add a column)")
     if ex.status != 200:
         return t.not_acknowledged(ex, "a schema update")
-    _, loaded = load(t, ns, name)
+    _, loaded = load_result(t, ns, name)
     if loaded is None:
         return t.broken("an acknowledged schema update loads back", "loading the table failed")
     m = meta(loaded)
@@ -335,7 +335,7 @@ def check_schema_update_and_revert(t: SemRun) -> Verdict:
                     "updateTable (revert to schema 0)")
     if revert.status != 200:
         return t.status_broken("set-current-schema back to the earlier schema id lands", f"it answered {describe(revert)}")
-    _, back = load(t, ns, name, "read: the reverted table")
+    _, back = load_result(t, ns, name, "read: the reverted table")
     mb = meta(back)
     if mb.get("current-schema-id") != 0 or columns(current_schema(mb)) != BASE_FIELDS:
         return t.broken("after the revert the earlier schema (id 0) is current",
@@ -361,10 +361,8 @@ def check_schema_conflicts(t: SemRun) -> Verdict:
     ex = commit(t, ns, name, [add_schema(NEW_COL, 3), set_current_schema()],
                 [req("assert-table-uuid", uuid=uuid), req("assert-current-schema-id", current_schema_id=0)],
                 "updateTable (stale assert-current-schema-id)")
-    _, after = load(t, ns, name)
-    e, s = refused(t, ex, before, after, "stale assert-current-schema-id")
-    effects += [e] if e else []
-    statuses.append(s)
+    _, after = load_result(t, ns, name)
+    tally(effects, statuses, refused(t, ex, before, after, "stale assert-current-schema-id"))
     # a concurrent column added (field id 3 taken): assert-last-assigned-field-id no longer holds
     name2, created2 = t.table(ns)
     uuid2 = _uuid(created2)
@@ -373,10 +371,8 @@ def check_schema_conflicts(t: SemRun) -> Verdict:
     ex2 = commit(t, ns, name2, [add_schema(NEW_COL, 3), set_current_schema()],
                  [req("assert-table-uuid", uuid=uuid2), req("assert-last-assigned-field-id", last_assigned_field_id=2)],
                  "updateTable (stale assert-last-assigned-field-id)")
-    _, after2 = load(t, ns, name2)
-    e2, s2 = refused(t, ex2, before2, after2, "stale assert-last-assigned-field-id")
-    effects += [e2] if e2 else []
-    statuses.append(s2)
+    _, after2 = load_result(t, ns, name2)
+    tally(effects, statuses, refused(t, ex2, before2, after2, "stale assert-last-assigned-field-id"))
     return judge(t, "a schema update on a stale base answers 409 CommitFailedException and the table keeps the "
                     "concurrent change", effects, statuses,
                  "stale assert-current-schema-id and assert-last-assigned-field-id each answered 409 "
@@ -386,18 +382,12 @@ def check_schema_conflicts(t: SemRun) -> Verdict:
 @semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"),
           rck=("CatalogTests.testUpdateTableSchemaServerSideRetry",))
 def check_schema_server_side_retry(t: SemRun) -> Verdict:
-    def landed(m: dict) -> str | None:
-        if columns(current_schema(m)) != BASE_FIELDS + [(3, "new_col", "long")]:
-            return f"the current schema is {columns(current_schema(m))}, without new_col"
-        if spec_fields(default_spec(m)) != [SHARD]:
-            return f"the default spec is {spec_fields(default_spec(m))}, not the concurrent bucket spec"
-        return None
-
     return _stale_then_retry(t, "evo_schema_retry", [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
                              req("assert-default-spec-id", default_spec_id=0),
                              [add_schema(NEW_COL, 3), set_current_schema()],
                              [req("assert-current-schema-id", current_schema_id=0),
-                              req("assert-last-assigned-field-id", last_assigned_field_id=2)], landed, "a schema update")
+                              req("assert-last-assigned-field-id", last_assigned_field_id=2)],
+                             lambda m: lacks(m, (3, "new_col", "long"), spec_is=[SHARD]), "a schema update")
 
 
 @semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"),
@@ -422,7 +412,7 @@ def check_spec_update_and_revert(t: SemRun) -> Verdict:
                 "updateTable (add a bucket partition field)")
     if ex.status != 200:
         return t.not_acknowledged(ex, "a spec update")
-    _, loaded = load(t, ns, name)
+    _, loaded = load_result(t, ns, name)
     m = meta(loaded)
     if spec_fields(default_spec(m)) != [SHARD]:
         return t.broken(f"the default spec is the one committed {[SHARD]}", f"it is {spec_fields(default_spec(m))}")
@@ -432,7 +422,7 @@ def check_spec_update_and_revert(t: SemRun) -> Verdict:
                     "updateTable (revert to spec 0)")
     if revert.status != 200:
         return t.status_broken("set-default-spec back to the earlier spec id lands", f"it answered {describe(revert)}")
-    _, back = load(t, ns, name, "read: the reverted table")
+    _, back = load_result(t, ns, name, "read: the reverted table")
     mb = meta(back)
     if mb.get("default-spec-id") != 0 or spec_fields(default_spec(mb)):
         return t.broken("after the revert the unpartitioned spec 0 is the default",
@@ -455,10 +445,8 @@ def check_spec_conflicts(t: SemRun) -> Verdict:
                         ("assert-last-assigned-partition-id", {"last_assigned_partition_id": 999})):
         ex = commit(t, ns, name, [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
                     [req("assert-table-uuid", uuid=uuid), req(kind, **value)], f"updateTable (stale {kind})")
-        _, after = load(t, ns, name)
-        e, s = refused(t, ex, before, after, f"stale {kind}")
-        effects += [e] if e else []
-        statuses.append(s)
+        _, after = load_result(t, ns, name)
+        e = tally(effects, statuses, refused(t, ex, before, after, f"stale {kind}"))
         if e:
             break
     return judge(t, "a spec update on a stale base answers 409 CommitFailedException and the table keeps the "
@@ -470,19 +458,13 @@ def check_spec_conflicts(t: SemRun) -> Verdict:
 @semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"),
           rck=("CatalogTests.testUpdateTableSpecServerSideRetry",))
 def check_spec_server_side_retry(t: SemRun) -> Verdict:
-    def landed(m: dict) -> str | None:
-        if columns(current_schema(m)) != BASE_FIELDS + [(3, "another_col", "string")]:
-            return f"the current schema is {columns(current_schema(m))}, without the concurrent column"
-        if spec_fields(default_spec(m)) != [SHARD]:
-            return f"the default spec is {spec_fields(default_spec(m))}, not the bucket spec"
-        return None
-
     return _stale_then_retry(t, "evo_spec_retry",
                              [add_schema(with_column(3, "another_col", "string"), 3), set_current_schema()],
                              req("assert-current-schema-id", current_schema_id=0),
                              [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
                              [req("assert-default-spec-id", default_spec_id=0),
-                              req("assert-last-assigned-partition-id", last_assigned_partition_id=999)], landed,
+                              req("assert-last-assigned-partition-id", last_assigned_partition_id=999)],
+                             lambda m: lacks(m, (3, "another_col", "string"), spec_is=[SHARD]),
                              "a spec update")
 
 
@@ -510,13 +492,13 @@ def _remove_unused(t: SemRun, stem: str, setup: list[dict], setup_label: str, ac
                 f"updateTable ({action} of the unused {noun} 0)")
     if ex.status != 200:
         return t.status_broken(f"{action} of a {noun} no longer {role} lands", f"it answered {describe(ex)}")
-    _, after = load(t, ns, name)
+    _, after = load_result(t, ns, name)
     ids = sorted((s.get(id_field) for s in meta(after).get(list_field) or [] if isinstance(s, dict)), key=str)
     if ids != [kept]:
         return t.broken(f"after {action} [0] only the {role} {noun} {kept} is left", f"{noun} ids {ids}")
     bad_ex = commit(t, ns, name, [{"action": action, ids_key: [kept]}],
                     [req("assert-table-uuid", uuid=uuid)], f"updateTable ({action} of the {role} {noun})")
-    _, final = load(t, ns, name, f"read: the table after removing the {role} {noun} was tried")
+    _, final = load_result(t, ns, name, f"read: the table after removing the {role} {noun} was tried")
     effect, status = refused(t, bad_ex, after, final, f"{action} of the {role} {noun}", (400,))
     return judge(t, f"unused {noun}s are removed; removing the {role} {noun} is refused (400) and changes nothing",
                  [effect] if effect else [], [status],
@@ -536,7 +518,7 @@ def check_sort_order_update_and_revert(t: SemRun) -> Verdict:
                 "updateTable (a sort order)")
     if ex.status != 200:
         return t.not_acknowledged(ex, "a sort order update")
-    _, loaded = load(t, ns, name)
+    _, loaded = load_result(t, ns, name)
     m = meta(loaded)
     want = order_fields(order(*BUCKET_THEN_ID))
     if order_fields(default_order(m)) != want:
@@ -549,7 +531,7 @@ def check_sort_order_update_and_revert(t: SemRun) -> Verdict:
                     "updateTable (revert to the unsorted order 0)")
     if revert.status != 200:
         return t.status_broken("set-default-sort-order back to the unsorted order lands", f"it answered {describe(revert)}")
-    _, back = load(t, ns, name, "read: the reverted table")
+    _, back = load_result(t, ns, name, "read: the reverted table")
     if meta(back).get("default-sort-order-id") != 0:
         return t.broken("after the revert the unsorted order 0 is the default",
                         f"default-sort-order-id {meta(back).get('default-sort-order-id')}")
@@ -557,7 +539,7 @@ def check_sort_order_update_and_revert(t: SemRun) -> Verdict:
                    [req("assert-table-uuid", uuid=uuid),
                     req("assert-default-sort-order-id", default_sort_order_id=new_id)],
                    "updateTable (stale assert-default-sort-order-id)")
-    _, final = load(t, ns, name, "read: the table after the stale commit")
+    _, final = load_result(t, ns, name, "read: the table after the stale commit")
     effect, status = refused(t, stale, back, final, "stale assert-default-sort-order-id")
     return judge(t, "a sort order update loads back, reverting works, a stale assert-default-sort-order-id answers "
                     "409 and changes nothing", [effect] if effect else [], [status],
@@ -569,19 +551,12 @@ def check_sort_order_update_and_revert(t: SemRun) -> Verdict:
           rck=("CatalogTests.testUpdateTableSortOrderServerSideRetry",))
 def check_sort_order_server_side_retry(t: SemRun) -> Verdict:
     want = order_fields(order(*BUCKET_THEN_ID))
-
-    def landed(m: dict) -> str | None:
-        if columns(current_schema(m)) != BASE_FIELDS + [(3, "another_col", "string")]:
-            return f"the current schema is {columns(current_schema(m))}, without the concurrent column"
-        if order_fields(default_order(m)) != want:
-            return f"the default order is {order_fields(default_order(m))}, not {want}"
-        return None
-
     return _stale_then_retry(t, "evo_order_retry",
                              [add_schema(with_column(3, "another_col", "string"), 3), set_current_schema()],
                              req("assert-current-schema-id", current_schema_id=0),
                              [add_order(order(*BUCKET_THEN_ID)), set_default_order()],
-                             [req("assert-default-sort-order-id", default_sort_order_id=0)], landed,
+                             [req("assert-default-sort-order-id", default_sort_order_id=0)],
+                             lambda m: lacks(m, (3, "another_col", "string"), order_is=want),
                              "a sort order update")
 
 
@@ -598,7 +573,7 @@ def check_update_transaction(t: SemRun) -> Verdict:
                  req("assert-default-spec-id", default_spec_id=0)], "updateTable (schema, spec and properties)")
     if ex.status != 200:
         return t.not_acknowledged(ex, "a commit of several updates")
-    _, loaded = load(t, ns, name)
+    _, loaded = load_result(t, ns, name)
     m = meta(loaded)
     props = m.get("properties") or {}
     missing = []
@@ -659,7 +634,7 @@ def check_appends_and_refs(t: SemRun) -> Verdict:
     first = t.send("POST", a.path, a.body, label="updateTable (append A on the empty table)")
     if first.status != 200:
         return t.not_acknowledged(first, "an append")
-    _, one = load(t, ns, name, "read: the table after append A")
+    _, one = load_result(t, ns, name, "read: the table after append A")
     m1 = meta(one)
     logged = [e.get("snapshot-id") for e in m1.get("snapshot-log") or [] if isinstance(e, dict)]
     if m1.get("current-snapshot-id") != a.snapshot_id or main_of(m1) != a.snapshot_id or a.snapshot_id not in logged:
@@ -669,27 +644,24 @@ def check_appends_and_refs(t: SemRun) -> Verdict:
     effects: list[str] = []
     statuses: list[str | None] = []
     stale = t.send("POST", b.path, b.body, label="updateTable (append B on the stale empty base)")
-    _, after_b = load(t, ns, name, "read: the table after the stale append")
-    e, s = refused(t, stale, one, after_b, "an append asserting main is absent, on a table whose main exists")
-    effects += [e] if e else []
-    statuses.append(s)
+    _, after_b = load_result(t, ns, name, "read: the table after the stale append")
+    e = tally(effects, statuses, refused(t, stale, one, after_b,
+                                         "an append asserting main is absent, on a table whose main exists"))
     if after_b is None or e:
         return judge(t, "a concurrent append on a stale base is refused (409)", effects, statuses, "")
     c, d = stage(t, ns, name, after_b, "c"), stage(t, ns, name, after_b, "d")
     second = t.send("POST", c.path, c.body, label="updateTable (append C, retried on the fresh base)")
     if second.status != 200:
         return t.status_broken("an append on the fresh base lands", f"it answered {describe(second)}")
-    _, two = load(t, ns, name, "read: the table after append C")
+    _, two = load_result(t, ns, name, "read: the table after append C")
     m2 = meta(two)
     parent = snapshots(m2).get(c.snapshot_id, {}).get("parent-snapshot-id")
     if main_of(m2) != c.snapshot_id or parent != a.snapshot_id:
         return t.broken("the retried append is current with the first as its parent",
                         f"main {main_of(m2)} (appended {c.snapshot_id}), its parent {parent} (first {a.snapshot_id})")
     stale2 = t.send("POST", d.path, d.body, label="updateTable (append D on the stale non-empty base)")
-    _, after_d = load(t, ns, name, "read: the table after the second stale append")
-    e, s = refused(t, stale2, two, after_d, "an append on a stale non-empty base")
-    effects += [e] if e else []
-    statuses.append(s)
+    _, after_d = load_result(t, ns, name, "read: the table after the second stale append")
+    e = tally(effects, statuses, refused(t, stale2, two, after_d, "an append on a stale non-empty base"))
     if e or after_d is None:
         return judge(t, "a concurrent append on a stale base is refused (409)", effects, statuses, "")
     refs = commit(t, ns, name, [{"action": "set-snapshot-ref", "ref-name": "ctk_tag", "type": "tag",
@@ -698,7 +670,7 @@ def check_appends_and_refs(t: SemRun) -> Verdict:
                                  "snapshot-id": c.snapshot_id}],
                   [req("assert-ref-snapshot-id", ref="ctk_tag", snapshot_id=None),
                    req("assert-ref-snapshot-id", ref="ctk_branch", snapshot_id=None)], "updateTable (a tag and a branch)")
-    _, with_refs = load(t, ns, name, "read: the table's refs")
+    _, with_refs = load_result(t, ns, name, "read: the table's refs")
     shown = {k: (v.get("type"), v.get("snapshot-id")) for k, v in (meta(with_refs).get("refs") or {}).items()
              if isinstance(v, dict)}
     if refs.status != 200 or shown.get("ctk_tag") != ("tag", a.snapshot_id) \
@@ -707,7 +679,7 @@ def check_appends_and_refs(t: SemRun) -> Verdict:
     else:
         drop = commit(t, ns, name, [{"action": "remove-snapshot-ref", "ref-name": "ctk_tag"}], [],
                       "updateTable (remove the tag)")
-        _, without = load(t, ns, name, "read: the refs after removing the tag")
+        _, without = load_result(t, ns, name, "read: the refs after removing the tag")
         left = set((meta(without).get("refs") or {}))
         if drop.status != 200 or "ctk_tag" in left or "ctk_branch" not in left:
             effects.append(f"remove-snapshot-ref ctk_tag answered {describe(drop)}; the refs are {sorted(left)}")
@@ -733,7 +705,7 @@ def check_uuid_validation(t: SemRun) -> Verdict:
     _, second = t.table(ns, name, body=body)
     ex = commit(t, ns, name, [add_schema(with_column(3, "new_col", schema_id=1), 3), set_current_schema()],
                 [req("assert-table-uuid", uuid=_uuid(first))], "updateTable (the dropped table's uuid)")
-    _, after = load(t, ns, name)
+    _, after = load_result(t, ns, name)
     effects: list[str] = []
     e, s = refused(t, ex, second, after, "a commit asserting the dropped table's uuid")
     effects += [e] if e else []
@@ -851,7 +823,7 @@ def check_variant_columns(t: SemRun) -> Verdict:
     if ex.status != 200:
         effects.append(f"a v3 table with variant columns: createTable answered {describe(ex)}")
     else:
-        _, loaded = load(t, ns, v3)
+        _, loaded = load_result(t, ns, v3)
         m = meta(loaded)
         got = _shape({"type": "struct", "fields": current_schema(m).get("fields")})
         ids = _all_ids(got)
@@ -879,7 +851,7 @@ def check_variant_columns(t: SemRun) -> Verdict:
                                                  schema_id=1), 2), set_current_schema()],
                  [req("assert-table-uuid", uuid=_uuid(created)), req("assert-current-schema-id", current_schema_id=0)],
                  "updateTable (add a variant column)")
-    _, after = load(t, ns, name)
+    _, after = load_result(t, ns, name)
     if add.status != 200 or columns(current_schema(meta(after))) != [(1, "id", "long"), (2, "data", "variant")]:
         effects.append(f"adding a variant column to a v3 table answered {describe(add)}; its columns are "
                        f"{columns(current_schema(meta(after)))}")

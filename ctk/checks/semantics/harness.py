@@ -10,9 +10,9 @@ Rules every semantic check follows (they are what makes its verdict rest only on
   namespace that does not load back, TBL-01 for a table, ...). The check's own verdict is then inconclusive,
   naming that finding (``details.blocked_by``); the finding itself is its own requirement's verdict.
 - Judged by status and error ``type`` (`expect`), and by state read back; never by message text.
-- `broken()` judges by the requirement's level (the kit's MUST where an effect is wrong); `status_broken()`
-  judges a wrong status or error type alone by the documents' level (spec, else compatibility kit), since the
-  effect held: a SHOULD deviation, not a MUST fail.
+- Graded by the one table of `grading.py` (`SemRun.judge(kind, ...)`; `broken` an effect wrong, `status_broken`
+  a wrong status while the effect held, `lenient` a lenient extra effect, `server_error` a valid request answered
+  5xx on every try): one status and level per kind of behaviour, whichever check meets it.
 """
 
 from __future__ import annotations
@@ -27,11 +27,10 @@ from ctk.catalog.capabilities import Capability, Known
 from ctk.catalog.cases import spec_operation
 from ctk.client.transport import ns_path, table_path, view_path
 from ctk.core.exchange import Exchange
-from ctk.core.requirements import Level, active_profile, get
 from ctk.core.verdicts import Status, Verdict
 from ctk.checks.common import Run, _template_regex, describe, error_of, not_routed, setup_failed
 from ctk.checks.context import CheckContext
-from ctk.checks.judging import annotate
+from ctk.checks.semantics.grading import SERVER_ERROR_TRIES, Kind, grade
 from ctk.checks.semantics.probes import PROBES
 from ctk.checks.semantics.registry import SemanticCheck
 
@@ -57,18 +56,22 @@ def error_type(ex: Exchange) -> str | None:
     return t if isinstance(t, str) else None
 
 
-_TYPED_404 = re.compile(r"/namespaces/[^/]+/(?:tables|views)/[^/]+$|/namespaces/[^/]+/views$|/(?:tables|views)/rename$"
+_TYPED_404 = re.compile(r"/namespaces/[^/]+/(?:tables|views)/[^/]+$|/(?:tables|views)/rename$"
                         r"|/namespaces/[^/]+/register(?:-view)?$")
+_CREATE = re.compile(r"/namespaces/[^/]+/(?:tables|views)$")
 
 
 def client_reads_type(ex: Exchange) -> bool:
     """Whether a client tells errors of this answer apart by the error model's ``type``, not by the status alone:
-    Iceberg Java's error handlers for a table or view (load, exists, drop, rename, register, createView) read it
-    on a 404 (NoSuchNamespaceException, NotFoundException, else no such table or view). Namespace operations,
-    listings, createTable and commits are told apart by status alone."""
+    Iceberg Java's error handlers for a table or view (load, exists, drop, rename, register, createTable - plain
+    and staged - and createView) read it on a 404 (ErrorHandlers.tableErrorHandler: NoSuchNamespaceException by
+    type, else NoSuchTableException; the view handler alike). Namespace operations, listings (GET of a
+    collection: namespaceErrorHandler) and commits are told apart by status alone."""
     if ex.status != 404:
         return False
     path = urlsplit(ex.url).path.rstrip("/")
+    if _CREATE.search(path):
+        return ex.method == "POST"      # createTable / createView; listTables / listViews read the status alone
     if ex.method == "POST" and re.search(r"/namespaces/[^/]+/(?:tables|views)/[^/]+$", path):
         return False    # a commit: 404 is no such table or view, whatever the type
     return bool(_TYPED_404.search(path))
@@ -104,35 +107,47 @@ class SemRun(Run):
         kw["details"] = {"check": self.check.name, **kw["details"]}
         return kw
 
+    def judge(self, kind: Kind, expected: str, happened: str, classification: str | None = None,
+              details: dict | None = None) -> Verdict:
+        """The verdict of a behaviour of ``kind``, graded by the one table (`grading.GRADES`)."""
+        return grade(self, kind, expected, happened, classification, details)
+
     def broken(self, expected: str, happened: str, classification: str | None = None,
                details: dict | None = None) -> Verdict:
-        """The rule is broken, judged by the requirement's level under the active profile."""
-        return annotate(super().broken(expected, happened, classification, details))
+        """The effect is wrong: acknowledged and not done, or refused and changed (the requirement's level)."""
+        return self.judge(Kind.NOT_DONE, expected, happened, classification, details)
 
     def status_broken(self, expected: str, happened: str, details: dict | None = None) -> Verdict:
-        """A wrong status or error type while the effect held: judged by the documents' level (a SHOULD
-        deviation where the spec or the compatibility kit states it without an RFC 2119 word)."""
-        return self.documents_broken(expected, happened, "wrong status", "status only: the effect held", details)
+        """A wrong status or error type while the effect held (the documents' level)."""
+        return self.judge(Kind.WRONG_STATUS, expected, happened, details=details)
 
-    def documents_broken(self, expected: str, happened: str, classification: str, why: str,
-                         details: dict | None = None) -> Verdict:
-        """A rule only the documents state (no kit MUST covers what happened: nothing acknowledged went missing,
-        nothing refused took effect): judged by the spec's level, else the compatibility kit's; `why` says so."""
-        v = annotate(super().broken(expected, happened, classification, details))
-        req = get(self.requirement)
-        doc = req.saying("spec") or req.saying("rck")
-        if v.status is Status.FAIL and doc is not None and doc.effective is not Level.MUST:
-            v.status = Status.DEVIATION
-            # the documents' level holds under either profile (the design document speaks of keys, not of this)
-            under = {p: ("deviation" if s == "fail" else s) for p, s in (v.details.get("profiles") or {}).items()}
-            v.details = {**v.details, "profiles": under,
-                         "judged_at": f"{doc.effective.value} ({why}; {active_profile()} profile)"}
-        return v
+    def lenient(self, expected: str, happened: str, classification: str | None = None,
+                details: dict | None = None) -> Verdict:
+        """Acknowledged and done with a lenient extra effect where the documents say refuse (their level)."""
+        return self.judge(Kind.LENIENT, expected, happened, classification, details)
+
+    def server_error(self, ex: Exchange, what: str, seen: str = "", details: dict | None = None) -> Verdict:
+        """A valid request answered 5xx on every try (`send_valid`): a finding at the documents' level; ``seen``
+        says what the state read afterwards showed."""
+        return self.judge(Kind.SERVER_ERROR, f"{what} (a valid request) is answered",
+                          f"{ex.method} {ex.url} answered {describe(ex)} on each of {SERVER_ERROR_TRIES} tries"
+                          + (f"; {seen}" if seen else ""), details=details)
 
     # -- requests ---------------------------------------------------------------------------------------------
     def send(self, method: str, path: str, json: Any = None, params: dict | None = None,
              label: str = "semantic") -> Exchange:
         return self.client.request(method, path, json=json, params=params, label=label)
+
+    def send_valid(self, method: str, path: str, json: Any = None, params: dict | None = None,
+                   label: str = "semantic") -> Exchange:
+        """A valid request the verdict is about: sent again while it is answered 5xx, ``SERVER_ERROR_TRIES`` in
+        all; the last answer (still 5xx: `server_error`)."""
+        ex = self.send(method, path, json, params, label)
+        for n in range(2, SERVER_ERROR_TRIES + 1):
+            if ex.status is None or ex.status < 500:
+                break
+            ex = self.send(method, path, json, params, f"{label} (try {n} after a {ex.status})")
+        return ex
 
     def expect(self, ex: Exchange, statuses: Iterable[int], types: Iterable[str] = ()) -> str | None:
         """None when ``ex`` answered one of ``statuses`` and, where a client reads the error ``type`` of that

@@ -9,19 +9,18 @@ client too: the catalog answers 404 for the name, and the client then loads ``ns
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from ctk.catalog.bodies import create_table_body, ident, schema
 from ctk.catalog.capabilities import Capability
 from ctk.catalog.facade import pages
-from ctk.catalog.state import READ_ATTEMPTS, READ_PAUSE
-from ctk.client.errors import PrerequisiteError
-from ctk.client.transport import ns_path, table_path
+from ctk.client.transport import ns_path, table_path, view_path
 from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
 from ctk.checks.common import describe
+from ctk.checks.semantics.grading import Kind
 from ctk.checks.semantics.harness import NotApplicable, SemRun, error_type
+from ctk.checks.semantics.reading import NAME_TYPE_REQUIRED, body_of, columns, current_schema, load, meta
 from ctk.checks.semantics.registry import semantic
 
 NO_TABLE = ("NoSuchTableException",)
@@ -33,60 +32,16 @@ NOT_A_TABLE_404 = ("NoSuchNamespaceException", "NotFoundException")
 
 
 # -- reading state -----------------------------------------------------------------------------------------------
-def load(t: SemRun, ns: tuple[str, ...], name: str, label: str = "read: load table", judged: bool = False
-         ) -> Exchange:
-    """loadTable. A read of state (not ``judged``) answered 5xx or not at all is tried again (``READ_ATTEMPTS``
-    in all) and then raises PrerequisiteError: the state is unreadable, the check inconclusive, never a finding.
-    A ``judged`` load is the request the verdict is about: sent once, its answer whatever it is."""
-    ex = t.send("GET", table_path(ns, name), label=label)
-    if judged:
-        return ex
-    for _ in range(READ_ATTEMPTS - 1):
-        if ex.status is not None and ex.status < 500:
-            return ex
-        time.sleep(READ_PAUSE)
-        ex = t.send("GET", table_path(ns, name), label=label + " (again)")
-    if ex.status is None or ex.status >= 500:
-        raise PrerequisiteError(f"{label}: state unreadable", ex)
-    return ex
-
-
-def body_of(ex: Exchange) -> dict | None:
-    """The JSON object of a 200 answer (None otherwise)."""
-    body = ex.json() if ex.status == 200 else None
-    return body if isinstance(body, dict) else None
-
-
-def meta(result: dict | None) -> dict:
-    m = (result or {}).get("metadata")
-    return m if isinstance(m, dict) else {}
-
-
 def uuid_of(result: dict | None) -> Any:
     return meta(result).get("table-uuid")
-
-
-def current_schema(m: dict) -> dict:
-    """The current schema of table metadata (empty when it cannot be found)."""
-    schemas = [s for s in m.get("schemas") or [] if isinstance(s, dict)]
-    sid = m.get("current-schema-id")
-    found = next((s for s in schemas if s.get("schema-id") == sid), None)
-    legacy = m.get("schema")
-    return found or (legacy if isinstance(legacy, dict) else {})
-
-
-def columns(s: dict) -> list[tuple[Any, Any, Any]]:
-    """(name, type, required) of a schema's top-level fields, in order."""
-    return [(f.get("name"), f.get("type"), bool(f.get("required"))) for f in s.get("fields") or []
-            if isinstance(f, dict)]
 
 
 def field_id(s: dict, name: str) -> Any:
     return next((f.get("id") for f in s.get("fields") or [] if isinstance(f, dict) and f.get("name") == name), None)
 
 
-KIT_COLUMNS = columns(schema())
-WIDER_COLUMNS = columns(schema(extra=True))
+KIT_COLUMNS = columns(schema(), NAME_TYPE_REQUIRED)
+WIDER_COLUMNS = columns(schema(extra=True), NAME_TYPE_REQUIRED)
 
 
 def exists_status(t: SemRun, ns: tuple[str, ...], name: str) -> int | None:
@@ -116,6 +71,15 @@ def listed_names(t: SemRun, ns: tuple[str, ...], kind: str = "tables") -> list[s
 def rename(t: SemRun, src: tuple[tuple[str, ...], str], dst: tuple[tuple[str, ...], str],
            label: str = "renameTable") -> Exchange:
     return t.send("POST", "tables/rename", {"source": ident(*src), "destination": ident(*dst)}, label=label)
+
+
+def renamed_table(t: SemRun, stem: str) -> tuple[tuple[str, ...], str, dict, str, Exchange]:
+    """A table created (and loaded back) in a fresh namespace, then renamed: (namespace, its first name, its load
+    result, the name it was renamed to, the rename's exchange)."""
+    ns = t.namespace(stem)
+    src, loaded = t.table(ns)
+    dst = t.unique("renamed")
+    return ns, src, loaded, dst, rename(t, (ns, src), (ns, dst))
 
 
 def drop(t: SemRun, ns: tuple[str, ...], name: str, purge: bool | None = None, label: str = "dropTable") -> Exchange:
@@ -159,8 +123,9 @@ def check_create_table(t: SemRun) -> Verdict:
     elif answered.get("table-uuid") not in (None, m.get("table-uuid")):
         problems.append(f"createTable answered table-uuid {answered.get('table-uuid')}, the load "
                         f"{m.get('table-uuid')}")
-    if columns(current_schema(m)) != KIT_COLUMNS:
-        problems.append(f"the loaded schema has columns {columns(current_schema(m))}, requested {KIT_COLUMNS}")
+    if columns(current_schema(m), NAME_TYPE_REQUIRED) != KIT_COLUMNS:
+        problems.append(f"the loaded schema has columns {columns(current_schema(m), NAME_TYPE_REQUIRED)}, "
+                        f"requested {KIT_COLUMNS}")
     if not m.get("location"):
         problems.append("the loaded metadata has no location")
     if problems:
@@ -168,7 +133,7 @@ def check_create_table(t: SemRun) -> Verdict:
                         "; ".join(problems))
     head = exists_status(t, ns, name)
     wrong = []
-    if not answered.get("table-uuid") or columns(current_schema(answered)) != KIT_COLUMNS:
+    if not answered.get("table-uuid") or columns(current_schema(answered), NAME_TYPE_REQUIRED) != KIT_COLUMNS:
         wrong.append("the createTable answer lacks the table's metadata (table-uuid, schema)")
     if ex.status != 200:
         wrong.append(f"createTable answered {ex.status}, not 200 (LoadTableResult)")
@@ -202,23 +167,57 @@ def check_create_existing_table(t: SemRun) -> Verdict:
     changed = []
     if m.get("table-uuid") != uuid_of(first):
         changed.append(f"table-uuid {uuid_of(first)} -> {m.get('table-uuid')}")
-    if columns(current_schema(m)) != KIT_COLUMNS:
-        changed.append(f"schema columns now {columns(current_schema(m))}")
+    if columns(current_schema(m), NAME_TYPE_REQUIRED) != KIT_COLUMNS:
+        changed.append(f"schema columns now {columns(current_schema(m), NAME_TYPE_REQUIRED)}")
     if (m.get("properties") or {}).get("ctk.mark") != "first":
         changed.append(f"property ctk.mark now {(m.get('properties') or {}).get('ctk.mark')!r}")
     if changed:
-        return t.broken("a refused create leaves the existing table as it was (uuid, schema, properties)",
+        return t.broken("a second create of an existing table is refused and leaves it as it was (uuid, schema, "
+                        "properties)",
                         f"the second create answered {ex.status}; " + "; ".join(changed))
-    ns_now = t.send("GET", f"namespaces/{ns_path(missing_ns)}", label="read: the missing namespace")
-    if ns_now.status == 200:
-        return t.broken("a create in a namespace that does not exist creates nothing",
-                        f"it answered {nowhere.status}; afterwards {'.'.join(missing_ns)} loads (200)")
+    if acknowledged(ex):
+        # the client was told its create happened: the table it asked for (wider schema, ctk.mark=second) is not
+        # what loads - the existing one is (a 200 with the old object)
+        return t.broken("a create of an existing table is refused (409): a client told it succeeded expects its "
+                        "schema and properties", f"the second create answered {ex.status}; the table still loads "
+                        f"with table-uuid {m.get('table-uuid')}, the first create's schema and ctk.mark=first")
+    elsewhere = missing_namespace_create(t, nowhere, missing_ns, other)
+    if elsewhere is not None:
+        return elsewhere
     problems = [p for p in (t.expect(ex, (409,), EXISTS), t.expect(nowhere, (404,), NO_NS)) if p]
     if problems:
         return t.status_broken("409 AlreadyExistsException for an existing table; 404 NoSuchNamespaceException "
                                "for a missing namespace", "; ".join(problems))
-    return t.ok("a second create answered 409 AlreadyExistsException and changed nothing; a create in a missing "
-                "namespace answered 404 NoSuchNamespaceException")
+    return t.ok(f"a second create answered {answer_of(ex)} and changed nothing; a create in a missing namespace "
+                f"answered {answer_of(nowhere)}")
+
+
+def answer_of(ex: Exchange) -> str:
+    """A refusal as seen: its status and error type."""
+    kind = error_type(ex)
+    return f"{ex.status}" + (f" {kind}" if kind else "")
+
+
+def missing_namespace_create(t: SemRun, ex: Exchange, ns: tuple[str, ...], name: str,
+                             kind: str = "table") -> Verdict | None:
+    """The verdict on a create of ``name`` in the namespace ``ns`` that did not exist (answered ``ex``) when it
+    made something (None: it made nothing). Acknowledged and the namespace (or the table) made: lenient, the
+    documents' level (the catalog made what was asked and more); acknowledged and nothing loads: not done;
+    refused and the namespace made: refused yet changed."""
+    path = table_path(ns, name) if kind == "table" else view_path(ns, name)
+    ns_now = t.send("GET", f"namespaces/{ns_path(ns)}", label="read: the missing namespace")
+    made = t.send("GET", path, label=f"read: the {kind} created in the missing namespace")
+    seen = f"afterwards the namespace {'.'.join(ns)} loads {ns_now.status} and the {kind} {made.status}"
+    op = "createTable" if kind == "table" else "createView"
+    if acknowledged(ex) and 200 in (ns_now.status, made.status):
+        return t.lenient(f"{op} in a namespace that does not exist is refused (404 NoSuchNamespaceException)",
+                         f"it answered {ex.status}; {seen}", "created in a missing namespace")
+    if acknowledged(ex):
+        return t.broken(f"an acknowledged {op}: the {kind} loads", f"it answered {ex.status}; {seen}")
+    if ns_now.status == 200:
+        return t.judge(Kind.REFUSED_CHANGED, f"a refused {op} in a namespace that does not exist creates nothing",
+                       f"it answered {describe(ex)}; {seen}")
+    return None
 
 
 # -- TBL-03 ------------------------------------------------------------------------------------------------------
@@ -297,8 +296,8 @@ def check_complete_create_table(t: SemRun) -> Verdict:
         return t.broken("an acknowledged createTable: the table loads (200)", f"loading it answered {describe(got)}")
     m = meta(loaded)
     problems = spec_and_order_problems(m)
-    if columns(current_schema(m)) != KIT_COLUMNS:
-        problems.append(f"schema columns {columns(current_schema(m))}")
+    if columns(current_schema(m), NAME_TYPE_REQUIRED) != KIT_COLUMNS:
+        problems.append(f"schema columns {columns(current_schema(m), NAME_TYPE_REQUIRED)}")
     if lost := missing_properties(m, CREATE_PROPERTIES):
         problems.append(f"properties given at create not kept: {lost}")
     if not m.get("location"):
@@ -382,8 +381,8 @@ def check_transaction_properties(t: SemRun) -> Verdict:
         problems.append(f"properties of the replace missing or changed: {lost}")
     if uuid_of(after) != uuid_of(got):
         problems.append(f"table-uuid {uuid_of(got)} -> {uuid_of(after)}")
-    if columns(current_schema(meta(after))) != WIDER_COLUMNS:
-        problems.append(f"current schema columns {columns(current_schema(meta(after)))}")
+    if columns(current_schema(meta(after)), NAME_TYPE_REQUIRED) != WIDER_COLUMNS:
+        problems.append(f"current schema columns {columns(current_schema(meta(after)), NAME_TYPE_REQUIRED)}")
     if problems:
         return t.broken("a replace transaction's schema and properties are in the table, with its table-uuid",
                         "; ".join(problems))
@@ -494,10 +493,7 @@ def check_load_missing_metadata_file(t: SemRun) -> Verdict:
 @semantic("TBL-06", "renameTable", uses=("createTable", "loadTable"), baseline=True,
           rck=("CatalogTests.testRenameTable",))
 def check_rename_table(t: SemRun) -> Verdict:
-    ns = t.namespace("trename")
-    src, loaded = t.table(ns)
-    dst = t.unique("renamed")
-    ex = rename(t, (ns, src), (ns, dst))
+    ns, src, loaded, dst, ex = renamed_table(t, "trename")
     if not acknowledged(ex):
         return t.not_acknowledged(ex, "renameTable")
     old = load(t, ns, src, "read: the source after the rename")
@@ -520,22 +516,24 @@ def check_rename_table(t: SemRun) -> Verdict:
 def check_drop_after_rename(t: SemRun) -> Verdict:
     """Table a renamed to b, a new table created as a, then b dropped with purge: a still loads, and (where the
     kit reaches the storage) its metadata file is still there."""
-    ns = t.namespace("tdropren")
-    first, _ = t.table(ns)
-    moved = t.unique("renamed")
-    ex = rename(t, (ns, first), (ns, moved))
+    ns, first, _, moved, ex = renamed_table(t, "tdropren")
     if not acknowledged(ex):
         return t.inconclusive(f"renameTable answered {describe(ex)}: nothing to build on")
     _, again = t.table(ns, first)
-    purged = drop(t, ns, moved, purge=True, label="dropTable (purge) of the renamed table")
-    if not acknowledged(purged):
-        return t.inconclusive(f"dropTable (purge) of the renamed table answered {describe(purged)}")
+    purged = t.send_valid("DELETE", table_path(ns, moved), params={"purgeRequested": "true"},
+                          label="dropTable (purge) of the renamed table")
     got = load(t, ns, first, "read: the table created under the old name")
     after = body_of(got)
-    if after is None or uuid_of(after) != uuid_of(again):
+    if after is None or uuid_of(after) is None or uuid_of(after) != uuid_of(again):
         return t.broken("purging a renamed table leaves the table created under its old name intact",
-                        f"loading {first} answered {describe(got)}"
-                        + ("" if after is None else f" with table-uuid {uuid_of(after)}, not {uuid_of(again)}"))
+                        f"dropTable (purge) of {moved} answered {describe(purged)}; loading {first} answered "
+                        f"{describe(got)}" + ("" if after is None else
+                                              f" with table-uuid {uuid_of(after)}, created as {uuid_of(again)}"))
+    if purged.status is not None and purged.status >= 500:
+        return t.server_error(purged, "dropTable (purge) of the renamed table",
+                              f"{first} (created under the old name) still loads with its table-uuid")
+    if not acknowledged(purged):
+        return t.not_acknowledged(purged, "dropTable (purge) of the renamed table")
     note = ""
     if t.capability(Capability.STORAGE).supported:
         location = str(after.get("metadata-location") or "")
@@ -673,8 +671,8 @@ def check_register_table(t: SemRun) -> Verdict:
     problems = []
     if m.get("table-uuid") != o.get("table-uuid"):
         problems.append(f"table-uuid {m.get('table-uuid')}, registered {o.get('table-uuid')}")
-    if columns(current_schema(m)) != columns(current_schema(o)):
-        problems.append(f"schema columns {columns(current_schema(m))}")
+    if columns(current_schema(m), NAME_TYPE_REQUIRED) != columns(current_schema(o), NAME_TYPE_REQUIRED):
+        problems.append(f"schema columns {columns(current_schema(m), NAME_TYPE_REQUIRED)}")
     if lost := missing_properties(m, props):
         problems.append(f"properties missing or changed: {lost}")
     if [s.get("snapshot-id") for s in m.get("snapshots") or []] != \
@@ -748,7 +746,7 @@ def check_table_names_with_dot_or_slash(t: SemRun) -> Verdict:
         names = listed_names(t, ns) or []
         dropped = drop(t, ns, name, label=f"dropTable {name!r}")
         gone = load(t, ns, name, "read: dropped?")
-        if got is None or columns(current_schema(meta(got))) != KIT_COLUMNS or name not in names \
+        if got is None or columns(current_schema(meta(got)), NAME_TYPE_REQUIRED) != KIT_COLUMNS or name not in names \
                 or not acknowledged(dropped) or gone.status != 404:
             problems.append(f"{name!r}: load {'200' if got is not None else 'failed'}, listed {name in names}, "
                             f"drop {dropped.status}, load after drop {gone.status}")
@@ -761,10 +759,7 @@ def check_table_names_with_dot_or_slash(t: SemRun) -> Verdict:
 @semantic("TBL-11", "createTable", uses=("renameTable", "loadTable"),
           rck=("CatalogTests.createTableInUniqueLocation",))
 def check_unique_location(t: SemRun) -> Verdict:
-    ns = t.namespace("tunique")
-    first, _ = t.table(ns)
-    moved = t.unique("renamed")
-    ex = rename(t, (ns, first), (ns, moved))
+    ns, first, _, moved, ex = renamed_table(t, "tunique")
     if not acknowledged(ex):
         return t.inconclusive(f"renameTable answered {describe(ex)}: nothing to build on")
     _, again = t.table(ns, first)

@@ -28,9 +28,9 @@ from ctk.core.verdicts import Verdict
 from ctk.checks.common import describe
 from ctk.checks.semantics.evolution import (BASE_FIELDS, NO_TABLE, SHARD, add_order, add_schema, add_spec,
                                             columns, commit, current_schema, default_order, default_spec, field,
-                                            judge, load, location, main_of, meta, order, order_fields, refused, req,
+                                            judge, load_result, location, main_of, meta, order, order_fields, refused, req,
                                             set_current_schema, set_default_order, set_default_spec, spec,
-                                            spec_fields, stage, struct, with_column)
+                                            spec_fields, stage, struct, tally, with_column)
 from ctk.checks.semantics.harness import SemRun
 from ctk.checks.semantics.registry import semantic
 
@@ -105,7 +105,7 @@ def check_create_transaction(t: SemRun) -> Verdict:
     if done.status != 200:
         return t.status_broken("the staged create committed with assert-create lands",
                         f"the commit answered {describe(done)}")
-    got, loaded = load(t, ns, name, "read: the created table")
+    got, loaded = load_result(t, ns, name, "read: the created table")
     m = meta(loaded)
     problems = []
     if loaded is None:
@@ -143,7 +143,7 @@ def check_create_transaction_format_versions(t: SemRun) -> Verdict:
             return t.not_acknowledged(ex, f"stage-create of a v{version} table")
         done = commit(t, ns, name, create_changes(staged), [req("assert-create")],
                       f"updateTable (commit the v{version} create)")
-        _, loaded = load(t, ns, name, f"read: the v{version} table")
+        _, loaded = load_result(t, ns, name, f"read: the v{version} table")
         got = meta(loaded).get("format-version")
         if done.status != 200 or got != version:
             problems.append(f"v{version}: the commit answered {describe(done)}, the table loads with format-version "
@@ -173,7 +173,7 @@ def check_concurrent_create_transaction(t: SemRun) -> Verdict:
     _, other = t.table(ns, name, body=body)
     late = commit(t, ns, name, create_changes(staged), [req("assert-create")],
                   "updateTable (commit the create after another client created the table)")
-    _, after = load(t, ns, name, "read: the other client's table")
+    _, after = load_result(t, ns, name, "read: the other client's table")
     effects: list[str] = []
     e, s = refused(t, late, other, after, "a create transaction committed after a concurrent create")
     effects += [e] if e else []
@@ -281,7 +281,7 @@ def check_replace_transaction(t: SemRun) -> Verdict:
     ex = replace_commit(t, ns, name, base, REPLACED, spec(SHARD, spec_id=1), REPLACE_ORDER, props)
     if ex.status != 200:
         return t.not_acknowledged(ex, "a replace transaction")
-    got, loaded = load(t, ns, name, "read: the replaced table")
+    got, loaded = load_result(t, ns, name, "read: the replaced table")
     if loaded is None:
         return t.broken("the replaced table loads", f"loading it answered {describe(got)}")
     problems = replaced_problems(meta(loaded), uuid, props)
@@ -302,13 +302,13 @@ def check_replace_keeps_snapshot_log(t: SemRun) -> Verdict:
     first = t.send("POST", appended.path, appended.body, label="setup: an append before the replace")
     if first.status != 200:
         return t.inconclusive(f"the append before the replace answered {describe(first)}")
-    _, base = load(t, ns, name, "read: the table before the replace")
+    _, base = load_result(t, ns, name, "read: the table before the replace")
     if base is None or main_of(meta(base)) != appended.snapshot_id:
         return t.inconclusive("the append before the replace did not load back as main")
     ex = replace_commit(t, ns, name, base, REPLACED, spec(SHARD, spec_id=1), REPLACE_ORDER, {"ctk.replaced": "1"})
     if ex.status != 200:
         return t.not_acknowledged(ex, "a replace transaction")
-    _, loaded = load(t, ns, name, "read: the replaced table")
+    _, loaded = load_result(t, ns, name, "read: the replaced table")
     m = meta(loaded)
     logged = [e.get("snapshot-id") for e in m.get("snapshot-log") or [] if isinstance(e, dict)]
     problems = replaced_problems(m, uuid, {"ctk.replaced": "1"})
@@ -363,20 +363,18 @@ def check_concurrent_replaces(t: SemRun) -> Verdict:
     first = replace_commit(t, ns, name, base, REPLACED, None, None, {}, "updateTable (first replace: a new column)")
     if first.status != 200:
         return t.inconclusive(f"the first replace answered {describe(first)}: nothing acknowledged to build on")
-    _, after_first = load(t, ns, name, "read: the table after the first replace")
+    _, after_first = load_result(t, ns, name, "read: the table after the first replace")
     other = struct(field(1, "id", "long"), field(3, "second", "long"), schema_id=1)
     second = replace_commit(t, ns, name, base, other, None, None, {}, "updateTable (second replace, stale base)")
-    _, after_second = load(t, ns, name, "read: the table after the stale replace")
-    e, s = refused(t, second, after_first or {}, after_second, "a replace whose assert-last-assigned-field-id no "
-                                                               "longer holds")
-    effects += [e] if e else []
-    statuses.append(s)
+    _, after_second = load_result(t, ns, name, "read: the table after the stale replace")
+    e = tally(effects, statuses, refused(t, second, after_first or {}, after_second,
+                                         "a replace whose assert-last-assigned-field-id no longer holds"))
     if e or after_second is None:
         return judge(t, "of two replaces on one base the stale one is refused (409)", effects, statuses, "")
     other = struct(field(1, "id", "long"), field(4, "second", "long"), schema_id=1)     # the id a client assigns
     retried = replace_commit(t, ns, name, after_second, other, None, None, {},
                              "updateTable (second replace, retried on the fresh base)")
-    _, after_retry = load(t, ns, name, "read: the table after the retried replace")
+    _, after_retry = load_result(t, ns, name, "read: the table after the retried replace")
     m = meta(after_retry)
     want = [(1, "id", "long"), (4, "second", "long")]
     if retried.status != 200 or columns(current_schema(m)) != want or m.get("table-uuid") != uuid:
@@ -386,17 +384,15 @@ def check_concurrent_replaces(t: SemRun) -> Verdict:
     base2 = after_retry or {}
     spec_first = replace_commit(t, ns, name, base2, REPLACED, spec(SHARD, spec_id=1), None, {},
                                 "updateTable (replace with a bucket spec)")
-    _, after_spec = load(t, ns, name, "read: the table after the spec replace")
+    _, after_spec = load_result(t, ns, name, "read: the table after the spec replace")
     spec_second = replace_commit(t, ns, name, base2, REPLACED, spec((3, 1000, "replaced", "identity"), spec_id=1),
                                  None, {}, "updateTable (replace with another spec, stale base)")
-    _, after_spec2 = load(t, ns, name, "read: the table after the stale spec replace")
+    _, after_spec2 = load_result(t, ns, name, "read: the table after the stale spec replace")
     if spec_first.status != 200:
         effects.append(f"a replace with a new spec answered {describe(spec_first)}")
     else:
-        e, s = refused(t, spec_second, after_spec or {}, after_spec2,
-                       "a replace whose assert-last-assigned-partition-id no longer holds")
-        effects += [e] if e else []
-        statuses.append(s)
+        tally(effects, statuses, refused(t, spec_second, after_spec or {}, after_spec2,
+                       "a replace whose assert-last-assigned-partition-id no longer holds"))
     # sort order: replaces assert nothing of the order, so the later one wins
     base3 = after_spec2 or {}
     by_id, by_name = order((1, "identity")), order((3, "identity"))
@@ -404,7 +400,7 @@ def check_concurrent_replaces(t: SemRun) -> Verdict:
                                                                                          "order by id)")
     o2 = replace_commit(t, ns, name, base3, REPLACED, spec(SHARD, spec_id=1), by_name, {},
                         "updateTable (replace on the same base, order by the new column)")
-    _, final = load(t, ns, name, "read: the table after both order replaces")
+    _, final = load_result(t, ns, name, "read: the table after both order replaces")
     if o1.status != 200 or o2.status != 200 or order_fields(default_order(meta(final))) != order_fields(by_name):
         effects.append(f"two replaces changing only the order answered {o1.status} and {o2.status}; the default "
                        f"order is {order_fields(default_order(meta(final)))} (the later one: "

@@ -17,8 +17,11 @@ from ctk.client.transport import ns_path, table_path, view_path
 from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
 from ctk.checks.common import describe
+from ctk.checks.semantics.grading import Kind
 from ctk.checks.semantics.harness import SemRun
+from ctk.checks.semantics.reading import current_version, load_view, meta, result
 from ctk.checks.semantics.registry import semantic
+from ctk.checks.semantics.tables import answer_of, missing_namespace_create
 
 VIEWS = (Capability.VIEWS,)
 NO_VIEW = ("NoSuchViewException",)
@@ -88,19 +91,9 @@ def new_version_updates(ns: tuple[str, ...], reps: list[dict], schema: dict | No
 
 
 # -- reading --------------------------------------------------------------------------------------------------
-def meta(body: Any) -> dict:
-    m = body.get("metadata") if isinstance(body, dict) else None
-    return m if isinstance(m, dict) else {}
-
-
 def fields(schema: Any) -> list[tuple]:
     items = schema.get("fields") if isinstance(schema, dict) else None
     return [(f.get("id"), f.get("name"), f.get("type"), f.get("required")) for f in items or [] if isinstance(f, dict)]
-
-
-def current(m: dict) -> dict:
-    return next((v for v in m.get("versions") or [] if isinstance(v, dict)
-                 and v.get("version-id") == m.get("current-version-id")), {})
 
 
 def schema_of(m: dict, schema_id: Any) -> dict:
@@ -124,15 +117,6 @@ def same_view(a: dict, b: dict) -> list[str]:
     """The parts of view metadata that differ between two reads (empty: the same view, unchanged)."""
     keys = ("view-uuid", "current-version-id", "versions", "version-log", "schemas", "properties", "location")
     return [k for k in keys if a.get(k) != b.get(k)]
-
-
-def load_view(t: SemRun, ns: tuple[str, ...], name: str, label: str = "read: load view") -> Exchange:
-    return t.send("GET", view_path(ns, name), label=label)
-
-
-def loaded(ex: Exchange) -> dict | None:
-    body = ex.json() if ex.status == 200 else None
-    return body if isinstance(body, dict) and isinstance(body.get("metadata"), dict) else None
 
 
 def make_view(t: SemRun, ns: tuple[str, ...], reps: list[dict] | None = None, schema: dict | None = None,
@@ -184,12 +168,12 @@ def check_create_view(t: SemRun) -> Verdict:
     if ex.status is None or not 200 <= ex.status < 300:
         return t.not_acknowledged(ex, "createView")
     got = load_view(t, ns, name)
-    lv = loaded(got)
+    lv = result(got)
     if lv is None:
         return t.broken("an acknowledged createView: the view loads back (200 with its metadata)",
                         f"createView answered {ex.status}; loadView answered {describe(got)}")
     m, answered = meta(lv), meta(ex.json())
-    cur = current(m)
+    cur = current_version(m)
     problems = []
     if answered.get("view-uuid") and m.get("view-uuid") != answered.get("view-uuid"):
         problems.append(f"view-uuid {m.get('view-uuid')} (created {answered.get('view-uuid')})")
@@ -228,11 +212,11 @@ def check_complete_create_view(t: SemRun) -> Verdict:
     if ex.status != 200:
         return t.inconclusive(f"createView with two dialects, a location, properties and a default catalog "
                               f"answered {describe(ex)}")
-    lv = loaded(load_view(t, ns, name))
+    lv = result(load_view(t, ns, name))
     if lv is None:
         return t.broken("an acknowledged createView: the view loads back", "loadView did not answer 200")
     m = meta(lv)
-    cur = current(m)
+    cur = current_version(m)
     problems = []
     wrong = {k: (m.get("properties") or {}).get(k) for k, v in props.items()
              if (m.get("properties") or {}).get(k) != v}
@@ -243,8 +227,6 @@ def check_complete_create_view(t: SemRun) -> Verdict:
     if cur.get("default-catalog") != "ctk_catalog" or cur.get("default-namespace") != list(ns):
         problems.append(f"default-catalog {cur.get('default-catalog')!r}, default-namespace "
                         f"{cur.get('default-namespace')!r}")
-    if cur.get("summary", {}).get("operation") != "create":
-        problems.append(f"the version summary {cur.get('summary')!r} lost operation=create")
     if fields(schema_of(m, cur.get("schema-id"))) != fields(SCHEMA):
         problems.append("the current version's schema is not the one given")
     if len(m.get("versions") or []) != 1 or len(log_ids(m)) != 1:
@@ -297,7 +279,7 @@ def check_view_custom_metadata_location(t: SemRun) -> Verdict:
                 label="createView with write.metadata.path")
     if ex.status != 200:
         return t.inconclusive(f"createView with write.metadata.path answered {describe(ex)}")
-    lv = loaded(load_view(t, ns, name))
+    lv = result(load_view(t, ns, name))
     if lv is None:
         return t.broken("an acknowledged createView: the view loads back", "loadView did not answer 200")
     if (meta(lv).get("properties") or {}).get("write.metadata.path") != custom:
@@ -333,13 +315,17 @@ def check_create_view_errors(t: SemRun) -> Verdict:
     tries: list[Try] = [(f"createView {what}", t.send("POST", views, b, label=f"createView {what}"), (400,),
                          BAD_ARGUMENT) for what, b in cases]
     absent = missing_ns(t)
-    tries.append(("createView in a namespace that does not exist",
-                  t.send("POST", f"namespaces/{ns_path(absent)}/views", create_body(absent, name),
-                         label="createView in a missing namespace"), (404,), NO_NS))
+    nowhere = t.send("POST", f"namespaces/{ns_path(absent)}/views", create_body(absent, name),
+                     label="createView in a missing namespace")
+    tries.append(("createView in a namespace that does not exist", nowhere, (404,), NO_NS))
     after = load_view(t, ns, name, "read: nothing was created")
     accepted = [what for what, ex, _, _ in tries if ex.status is not None and 200 <= ex.status < 300]
     if after.status == 200 and not accepted:
-        return t.broken("refused creates create nothing", f"every create was refused, yet {name} loads (200)")
+        return t.judge(Kind.REFUSED_CHANGED, "refused creates create nothing",
+                       f"every create was refused, yet {name} loads (200)")
+    elsewhere = missing_namespace_create(t, nowhere, absent, name, "view")
+    if elsewhere is not None:
+        return elsewhere
     problems = status_problems(t, tries)
     if problems:
         return t.status_broken("invalid creates answer 400 (IllegalArgumentException or BadRequestException), one "
@@ -356,16 +342,22 @@ def check_create_existing_view(t: SemRun) -> Verdict:
     name, before = make_view(t, ns, [rep("trino")])
     ex = t.send("POST", f"namespaces/{ns_path(ns)}/views",
                 create_body(ns, name, [rep("spark")], OTHER_SCHEMA), label="createView (exists)")
-    after = loaded(load_view(t, ns, name, "read: the existing view is unchanged"))
+    after = result(load_view(t, ns, name, "read: the existing view is unchanged"))
     if after is None:
         return t.broken("a second create leaves the existing view as it was", "the view no longer loads")
-    changed = same_view(meta(before), meta(after))
-    if changed or after.get("metadata-location") != before.get("metadata-location"):
+    changed = same_view(meta(before), meta(after))      # by content: a catalog may answer another file's path
+    if changed:
         return t.broken("a second create leaves the existing view as it was",
-                        f"create answered {ex.status}; changed: {changed or ['metadata-location']}")
+                        f"create answered {ex.status}; changed: {changed}")
+    if ex.status is not None and 200 <= ex.status < 300:
+        # the client was told its create happened: the view it asked for (other schema, spark SQL) is not what
+        # loads - the existing one is (a 200 with the old object)
+        return t.broken("a create of an existing view is refused (409): a client told it succeeded expects its "
+                        "schema and SQL", f"the second create answered {ex.status}; the view still loads as it "
+                        f"was (view-uuid {meta(after).get('view-uuid')}, the first create's schema and SQL)")
     if (pr := t.expect(ex, (409,), EXISTS)):
         return t.status_broken("409 AlreadyExistsException for a view that exists", pr)
-    return t.ok("creating a view that exists answered 409 AlreadyExistsException and changed nothing")
+    return t.ok(f"creating a view that exists answered {answer_of(ex)} and changed nothing")
 
 
 # == VIEW-03: one name space for tables and views ==============================================================
@@ -388,7 +380,7 @@ def check_view_onto_table_name(t: SemRun) -> Verdict:
         ("replaceView of a table's name",
          commit(t, ns, table, None, new_version_updates(ns, [rep("spark")], OTHER_SCHEMA),
                 "replaceView of a table's name"), (404,), NO_VIEW),
-        ("loadView of a table", load_view(t, ns, table, "loadView of a table"), (404,), NO_VIEW),
+        ("loadView of a table", load_view(t, ns, table, "loadView of a table", judged=True), (404,), NO_VIEW),
         ("renameView onto a table",
          t.send("POST", "views/rename", {"source": {"namespace": list(ns), "name": vname},
                                          "destination": {"namespace": list(ns), "name": table}},
@@ -403,7 +395,7 @@ def check_view_onto_table_name(t: SemRun) -> Verdict:
         tries.append(("viewExists of a table", t.send("HEAD", view_path(ns, table), label="viewExists of a table"),
                       (404,), ()))
     tafter = t.send("GET", table_path(ns, table), label="read: the table is unchanged")
-    vafter = loaded(load_view(t, ns, vname, "read: the view is unchanged"))
+    vafter = result(load_view(t, ns, vname, "read: the view is unchanged"))
     ghost = load_view(t, ns, table, "read: no view of the table's name")
     tbody = tafter.json() if tafter.status == 200 else None
     harm = []
@@ -505,7 +497,7 @@ def check_table_onto_view_name(t: SemRun) -> Verdict:
     if offers(t, "tableExists"):
         tries.append(("tableExists of a view", t.send("HEAD", table_path(ns, name), label="tableExists of a view"),
                       (404,), ()))
-    vafter = loaded(load_view(t, ns, name, "read: the view is unchanged"))
+    vafter = result(load_view(t, ns, name, "read: the view is unchanged"))
     tload = t.send("GET", table_path(ns, name), label="read: still no table of the view's name")
     tkept = t.send("GET", table_path(ns, table), label="read: the other table is unchanged")
     harm = []
@@ -540,7 +532,7 @@ def _judge_rename(t: SemRun, ex: Exchange, ns: tuple[str, ...], name: str, dst_n
     if ex.status is None or not 200 <= ex.status < 300:
         return t.not_acknowledged(ex, "renameView")
     src = load_view(t, ns, name, "read: the source is gone")
-    got = loaded(load_view(t, dst_ns, dst, "read: the target has the view"))
+    got = result(load_view(t, dst_ns, dst, "read: the target has the view"))
     if got is None or src.status != 404:
         return t.broken("an acknowledged renameView: the source is gone (404) and the target loads",
                         f"renameView answered {ex.status}; source loads {src.status}, target "
@@ -589,12 +581,14 @@ def check_rename_view_errors(t: SemRun) -> Verdict:
          (404,), NO_VIEW),
         ("onto a view that exists", _rename(t, ns, one, ns, two, "renameView onto another view"), (409,), EXISTS),
     ]
-    a1 = loaded(load_view(t, ns, one, "read: the source is unchanged"))
-    a2 = loaded(load_view(t, ns, two, "read: the other view is unchanged"))
+    a1 = result(load_view(t, ns, one, "read: the source is unchanged"))
+    a2 = result(load_view(t, ns, two, "read: the other view is unchanged"))
     harm = []
     for label, b, a in (("the source", b1, a1), ("the target", b2, a2)):
-        if a is None or a.get("metadata-location") != b.get("metadata-location"):
-            harm.append(f"{label} no longer loads as it was")
+        if a is None:
+            harm.append(f"{label} no longer loads")
+        elif (changed := same_view(meta(b), meta(a))):
+            harm.append(f"{label} loads changed ({', '.join(changed)})")
     if harm:
         return t.broken("refused renames change nothing", "; ".join(harm) + "; renames answered "
                         + ", ".join(f"{w}: {ex.status}" for w, ex, _, _ in tries))
@@ -638,7 +632,7 @@ def check_drop_view(t: SemRun) -> Verdict:
           rck=("ViewCatalogTests.loadViewWithNonExistingNamespace",))
 def check_load_view_missing_namespace(t: SemRun) -> Verdict:
     ns = missing_ns(t)
-    got = load_view(t, ns, "view", "loadView in a namespace that does not exist")
+    got = load_view(t, ns, "view", "loadView in a namespace that does not exist", judged=True)
     tries: list[Try] = [("loadView", got, (404,), NO_VIEW)]
     if offers(t, "viewExists"):
         tries.append(("viewExists", t.send("HEAD", view_path(ns, "view"), label="viewExists in a missing namespace"),
@@ -658,7 +652,7 @@ def _replaced(t: SemRun, ex: Exchange, ns: tuple[str, ...], name: str, what: str
     if ex.status != 200:
         return t.not_acknowledged(ex, what)
     got = load_view(t, ns, name, f"read: after {what}")
-    lv = loaded(got)
+    lv = result(got)
     answered = (ex.json() or {}).get("metadata-location") if isinstance(ex.json(), dict) else None
     if lv is None:
         return t.broken(f"an acknowledged {what}: the view loads back", f"loadView answered {describe(got)}")
@@ -681,7 +675,7 @@ def check_replace_view_version(t: SemRun) -> Verdict:
     if isinstance(lv, Verdict):
         return lv
     m = meta(lv)
-    cur, first = current(m), current(b)
+    cur, first = current_version(m), current_version(b)
     problems = []
     if cur.get("version-id") == first.get("version-id"):
         problems.append(f"the current version is still {cur.get('version-id')}")
@@ -713,7 +707,7 @@ def check_replace_view_sql_for_dialect(t: SemRun) -> Verdict:
     ns = t.namespace("view_sql")
     name, before = make_view(t, ns, [rep("spark")], {**SCHEMA, "schema-id": 0})
     b = meta(before)
-    first = current(b)
+    first = current_version(b)
     updated = "select * from ns.updated_tbl"
     ups = [{"action": "add-view-version", "view-version": version(ns, [rep("spark", updated)], 2,
                                                                   first.get("schema-id", 0), operation="replace")},
@@ -723,7 +717,7 @@ def check_replace_view_sql_for_dialect(t: SemRun) -> Verdict:
     if isinstance(lv, Verdict):
         return lv
     m = meta(lv)
-    cur = current(m)
+    cur = current_version(m)
     if reps_of(cur) != [("sql", "spark", updated)] or len(m.get("versions") or []) != 2 \
             or log_ids(m) != [first.get("version-id"), cur.get("version-id")]:
         return t.broken("the new version with the updated spark SQL is current; two versions, both logged",
@@ -748,7 +742,7 @@ def check_create_or_replace_view(t: SemRun) -> Verdict:
     if isinstance(lv, Verdict):
         return lv
     m = meta(lv)
-    cur, first = current(m), current(b)
+    cur, first = current_version(m), current_version(b)
     problems = []
     want = {"prop1": "val1", "prop2": "val2", **props}
     got = m.get("properties") or {}
@@ -822,11 +816,11 @@ def check_concurrent_replace_view_version(t: SemRun) -> Verdict:
                                                                   operation="replace")},
            {"action": "set-current-view-version", "view-version-id": -1}]
     two = commit(t, ns, name, u, ups, "replaceView (second, on the same base)")
-    lv = loaded(load_view(t, ns, name, "read: the view after both replaces"))
+    lv = result(load_view(t, ns, name, "read: the view after both replaces"))
     if lv is None:
         return t.broken("the view loads after two acknowledged or refused replaces", "loadView did not answer 200")
     m = meta(lv)
-    cur = current(m)
+    cur = current_version(m)
     by_sql = {reps_of(v)[0][2] if reps_of(v) else None: v for v in m.get("versions") or []}
     if spark_sql not in by_sql:
         return t.broken("the first acknowledged replace is kept", f"versions hold {sorted(map(str, by_sql))}; "
@@ -860,11 +854,11 @@ def check_view_version_history_limit(t: SemRun) -> Verdict:
         ex = commit(t, ns, name, u, ups, f"replaceView (version {i})")
         if ex.status != 200:
             return t.inconclusive(f"replace {i - 1} of 2 answered {describe(ex)}")
-    lv = loaded(load_view(t, ns, name, "read: the kept versions"))
+    lv = result(load_view(t, ns, name, "read: the kept versions"))
     if lv is None:
         return t.broken("the view loads after two acknowledged replaces", "loadView did not answer 200")
     m = meta(lv)
-    cur = current(m)
+    cur = current_version(m)
     if reps_of(cur) != [("sql", "spark", "select 3")]:
         return t.broken("the last replace's version is current", f"current SQL {reps_of(cur)}")
     kept = [reps_of(v)[0][2] for v in m.get("versions") or [] if reps_of(v)]
@@ -906,7 +900,7 @@ def check_replace_view_errors(t: SemRun) -> Verdict:
     tries.append(("replaceView of a view that does not exist",
                   commit(t, ns, gone, None, new_version_updates(ns, [rep("trino")]), "replaceView of a missing view"),
                   (404,), NO_VIEW))
-    after = loaded(load_view(t, ns, name, "read: the view is unchanged"))
+    after = result(load_view(t, ns, name, "read: the view is unchanged"))
     created = load_view(t, ns, gone, "read: the missing view is still missing")
     accepted = [what for what, ex, _, _ in tries if ex.status is not None and 200 <= ex.status < 300]
     changed = after is None or after.get("metadata-location") != before.get("metadata-location")
@@ -945,7 +939,7 @@ def check_replace_dropped_view(t: SemRun) -> Verdict:
     _, again = t.view(ns, name, body=create_body(ns, name, [rep("spark")], {**SCHEMA, "schema-id": 0}))
     stale = commit(t, ns, name, u, [{"action": "set-properties", "updates": {"ctk.stale": "yes"}}],
                    "replaceView with the dropped view's uuid")
-    after = loaded(load_view(t, ns, name, "read: the new view is unchanged"))
+    after = result(load_view(t, ns, name, "read: the new view is unchanged"))
     if after is None or after.get("metadata-location") != again.get("metadata-location"):
         return t.broken("a commit asserting the dropped view's uuid leaves the new view unchanged",
                         f"it answered {stale.status}; the new view changed")
@@ -974,7 +968,7 @@ def check_register_view(t: SemRun) -> Verdict:
     if ex.status is None or not 200 <= ex.status < 300:
         return t.status_broken("registerView of a dropped view's metadata file (gc.enabled=false) answers 200",
                                f"it answered {describe(ex)}")
-    lv = loaded(load_view(t, ns, name, "read: the registered view"))
+    lv = result(load_view(t, ns, name, "read: the registered view"))
     if lv is None:
         return t.broken("an acknowledged registerView: the view loads", "loadView did not answer 200")
     changed = same_view(meta(before), meta(lv))
@@ -998,7 +992,7 @@ def check_register_existing_view(t: SemRun) -> Verdict:
     nofile = t.send("POST", f"namespaces/{ns_path(ns)}/register-view",
                     {"name": missing_name, "metadata-location": str(location).rsplit("/", 1)[0]
                      + "/00009-ctk-missing.metadata.json"}, label="registerView of a file that does not exist")
-    after = loaded(load_view(t, ns, name, "read: the view is unchanged"))
+    after = result(load_view(t, ns, name, "read: the view is unchanged"))
     ghost = load_view(t, ns, missing_name, "read: nothing registered")
     if after is None or after.get("metadata-location") != location:
         return t.broken("registering onto an existing view leaves it as it was",

@@ -51,7 +51,7 @@ def test_a_commit_the_next_load_does_not_show_fails_the_baseline(make_ctx, monke
     from ctk.checks.semantics import evolution
 
     ctx = make_ctx()
-    real = evolution.load
+    real = evolution.load_result
 
     def stale_load(t, ns, name, label="read: load table"):
         if label == "read: load the committed table":
@@ -59,7 +59,7 @@ def test_a_commit_the_next_load_does_not_show_fails_the_baseline(make_ctx, monke
             return real(t, ns, other, label)
         return real(t, ns, name, label)
 
-    monkeypatch.setattr(evolution, "load", stale_load)
+    monkeypatch.setattr(evolution, "load_result", stale_load)
     [v] = run_semantic(ctx, _check("commit-read-back"))
     assert v.status is Status.FAIL and "metadata-location" in v.message
 

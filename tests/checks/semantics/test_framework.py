@@ -109,7 +109,8 @@ def test_the_capability_section_merges_results_and_names_each_source():
     ("POST", "/v1/namespaces/a/views", True),                 # createView (view error handler)
     ("POST", "/v1/tables/rename", True),
     ("POST", "/v1/namespaces/a/register", True),
-    ("POST", "/v1/namespaces/a/tables", False),               # createTable: 404 is no such namespace
+    ("POST", "/v1/namespaces/a/tables", True),                # createTable (tableErrorHandler reads the type)
+    ("GET", "/v1/namespaces/a/views", False),                 # listViews (namespaceErrorHandler)
     ("POST", "/v1/namespaces/a/tables/t", False),             # a commit: 404 is no such table
     ("GET", "/v1/namespaces/a", False),                       # namespace operations: the status decides
     ("GET", "/v1/namespaces/a/tables", False),

@@ -1,0 +1,204 @@
+"""One grade per kind of behaviour (issue 34 items 2 and 7, `ctk/checks/semantics/grading.py`): parallel checks of
+tables, views and namespaces meet the same kind on an odd catalog and are held to the same status and
+classification; and the cases real catalogs showed, each reproduced by one rule in front of the reference:
+
+* `creates_missing_namespace`  a create in a namespace that does not exist answers 200 and makes the namespace too
+                               (upstream's non-strict JdbcCatalog): lenient, a deviation wherever it is judged;
+* `answers_old_object`         a second create of an existing table or view answers 200 with the OLD object
+                               (SeaweedFS): the client was told its create happened - the requirement's MUST;
+* `not_found_type`             createTable in a missing namespace answers 404 of type NotFoundError (lakana): a Java
+                               client raises NoSuchTableException there, so NS-05 and TBL-02 do not pass;
+* `top_lists_nested`           listNamespaces without a parent also lists a nested namespace (lakana): NS-08;
+* `purge_fails`                a purge-drop answers 500 every time (SeaweedFS after a rename): TBL-06 loads the old
+                               name anyway and reports the 500 of a valid request as a finding;
+* `rewrites_view_summary`      every view answer carries version summaries the catalog wrote itself (no
+                               ``operation`` key: the view spec defines none): VIEW-01 passes;
+* `view_copy_location`         loadView answers another metadata-location on every read, the view unchanged: a
+                               correct refusal (409; 404/404/409 for renames) passes VIEW-02 and VIEW-04.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from urllib.parse import unquote
+
+import httpx
+import pytest
+from odd import TABLE, VIEW, Answer, Req, Rule
+
+from ctk.checks.semantics import run_semantic, semantic_checks
+from ctk.core.verdicts import Status
+
+NS = r"/namespaces/[^/]+"
+CREATE = NS + r"/(?:tables|views)$"
+SKIP = {"host", "content-length", "transfer-encoding", "connection"}
+
+
+def _headers(req: Req) -> dict[str, str]:
+    return {k: v for k, v in req.headers if k.lower() not in SKIP}
+
+
+def _ns_of(path: str) -> tuple[str, str]:
+    """(the path up to /namespaces, the namespace segment) of a namespace-scoped path."""
+    head, rest = path.split("/namespaces/", 1)
+    return head, rest.split("/", 1)[0]
+
+
+class creates_missing_namespace(Rule):
+    """createTable / createView in a namespace that does not exist creates the namespace first (200)."""
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__()
+        self.upstream = upstream.rstrip("/")
+
+    def before(self, req: Req) -> Answer | None:
+        if not req.is_("POST", CREATE):
+            return None
+        head, seg = _ns_of(req.path)
+        if httpx.get(f"{self.upstream}{head}/namespaces/{seg}", headers=_headers(req), timeout=10).status_code == 404:
+            self.hit()
+            levels = unquote(seg).split("\x1f")
+            httpx.post(f"{self.upstream}{head}/namespaces", json={"namespace": levels, "properties": {}},
+                       headers=_headers(req), timeout=10)
+        return None
+
+
+class answers_old_object(Rule):
+    """A create refused 409 (the name exists) answered 200 with the existing table or view as it loads."""
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__()
+        self.upstream = upstream.rstrip("/")
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        body = req.json()
+        if not req.is_("POST", CREATE) or answer.status != 409 or not isinstance(body, dict):
+            return None
+        got = httpx.get(f"{self.upstream}{req.path}/{body.get('name')}", headers=_headers(req), timeout=10)
+        if got.status_code != 200:
+            return None
+        self.hit()
+        return Answer(200, body=got.content)
+
+
+class not_found_type(Rule):
+    """createTable's 404 carries the error type ``NotFoundError`` (the status and message kept)."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        if req.is_("POST", NS + r"/tables$") and answer.status == 404:
+            err = dict((answer.json() or {}).get("error") or {})
+            self.hit()
+            return Answer.of(404, {"error": {**err, "type": "NotFoundError"}})
+        return None
+
+
+class top_lists_nested(Rule):
+    """listNamespaces without ``parent`` lists a namespace of two levels too."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        body = answer.json()
+        if not req.is_("GET", r"/namespaces$") or "parent=" in req.query or answer.status != 200 \
+                or not isinstance(body, dict) or not body.get("namespaces"):
+            return None
+        self.hit()
+        first = body["namespaces"][0]
+        return Answer.of(200, {**body, "namespaces": [*body["namespaces"], [first[0], "hand1"]]})
+
+
+class purge_fails(Rule):
+    """dropTable with purgeRequested=true answers 500 without reaching the catalog."""
+
+    def before(self, req: Req) -> Answer | None:
+        if req.is_("DELETE", TABLE) and "purgeRequested=true" in req.query:
+            self.hit()
+            return Answer.of(500, {"error": {"message": "purge failed", "type": "InternalServerError", "code": 500}})
+        return None
+
+
+class view_copy_location(Rule):
+    """Every loadView answers the view's metadata at another metadata-location (a catalog serving a copy)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counter = itertools.count()
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        body = answer.json()
+        if not req.is_("GET", VIEW) or answer.status != 200 or not isinstance(body, dict):
+            return None
+        self.hit()
+        return Answer.of(200, {**body, "metadata-location": f"{body.get('metadata-location')}.copy{next(self.counter)}"})
+
+
+class rewrites_view_summary(Rule):
+    """Every view answer's versions carry a summary of the catalog's own (``engine-name`` only)."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        body = answer.json()
+        meta = body.get("metadata") if isinstance(body, dict) else None
+        if not re.search(NS + r"/views(/[^/]+)?$", req.path) or answer.status != 200 or not isinstance(meta, dict):
+            return None
+        self.hit()
+        versions = [{**v, "summary": {"engine-name": "odd-catalog"}} for v in meta.get("versions") or []]
+        return Answer.of(200, {**body, "metadata": {**meta, "versions": versions}})
+
+
+def _run(make_odd, rule, *names: str, **settings):
+    ctx, server = make_odd(lambda up: [rule(up)], **settings)
+    checks = {c.name: c for c in semantic_checks()}
+    out = {name: run_semantic(ctx, checks[name]) for name in names}
+    assert server.rules[0].hits >= 1, "the odd server never broke the rule"
+    assert all(len(vs) == 1 for vs in out.values()), {n: [(v.requirement, v.status) for v in vs] for n, vs in out.items()}
+    return {name: vs[0] for name, vs in out.items()}
+
+
+def _grades(verdicts) -> dict:
+    return {n: (v.status.value, v.classification, (v.details or {}).get("kind")) for n, v in verdicts.items()}
+
+
+def test_a_create_that_makes_the_missing_namespace_is_one_deviation_wherever_judged(make_odd):
+    got = _run(make_odd, creates_missing_namespace, "create-existing-table", "create-view-errors",
+               "missing-namespace")
+    grades = _grades(got)
+    assert set(grades.values()) == {("deviation", "created in a missing namespace", "LENIENT")}, grades
+
+
+def test_a_duplicate_create_answered_with_the_old_object_fails_tables_and_views_alike(make_odd):
+    got = _run(make_odd, answers_old_object, "create-existing-table", "create-existing-view")
+    grades = _grades(got)
+    assert set(grades.values()) == {("fail", None, "NOT_DONE")}, grades
+    assert "still loads" in got["create-existing-table"].message
+
+
+@pytest.mark.parametrize("name", ["create-existing-table", "missing-namespace"])
+def test_create_table_404_not_found_type_is_read_as_a_java_client_reads_it(make_odd, name):
+    [v] = _run(make_odd, lambda up: not_found_type(), name).values()
+    assert v.status is Status.DEVIATION and v.classification == "wrong status", (v.status, v.message[:600])
+    assert "NoSuchTableException" in v.message and "'NotFoundError'" in v.message, v.message[:600]
+
+
+def test_the_top_level_listing_shows_no_nested_namespace(make_odd):
+    [v] = _run(make_odd, lambda up: top_lists_nested(), "list-namespaces").values()
+    assert v.status is Status.DEVIATION and "hand1" in v.message, (v.status, v.message[:600])
+
+
+def test_a_purge_drop_answered_500_is_a_finding_and_the_old_name_is_loaded(make_odd):
+    [v] = _run(make_odd, lambda up: purge_fails(), "drop-after-rename").values()
+    assert (v.status, v.classification, v.details.get("kind")) == (Status.DEVIATION, "server error", "SERVER_ERROR"), \
+        (v.status, v.message[:600])
+    assert "still loads" in v.message
+    loads = [e for e in v.exchanges if e["label"] == "read: the table created under the old name"]
+    assert loads, "the table created under the old name was not loaded"
+
+
+def test_correct_view_refusals_pass_on_a_catalog_answering_another_metadata_location(make_odd):
+    got = _run(make_odd, lambda up: view_copy_location(), "create-existing-view", "rename-view-errors")
+    assert {n: v.status for n, v in got.items()} == {n: Status.PASS for n in got}, \
+        {n: v.message[:600] for n, v in got.items()}
+
+
+def test_a_view_summary_the_catalog_wrote_itself_passes_view_01(make_odd):
+    got = _run(make_odd, lambda up: rewrites_view_summary(), "create-view", "complete-create-view")
+    assert {n: v.status for n, v in got.items()} == {n: Status.PASS for n in got}, \
+        {n: v.message[:600] for n, v in got.items()}
