@@ -923,9 +923,6 @@ class RunReport:
         }
         if self.changes is not None:
             record["changes"] = self.changes
-        for name in ("known_gaps", "new_findings", "certification"):
-            if getattr(self, name) is not None:
-                record[name] = getattr(self, name)
         return record
 
     def catalog_record(self) -> dict[str, Any]:

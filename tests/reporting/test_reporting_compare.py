@@ -25,7 +25,9 @@ def _second_run():
     rep.known_gaps = {"file": "known-gaps.yaml", "sha256": "0" * 64, "entries": [
         {"check": None, "requirement": "OCC-01", "endpoint": None, "reason": "REASON-OF-THE-GAP", "link": None,
          "state": "known"}]}
-    rep.certification = {"requested": True, "certified": False, "why_not": ["a known-gaps file was given"]}
+    rep.certification = {"requested": True, "certified": False, "why_not": ["a known-gaps file was given"],
+                         "kit_version": rep.kit_version, "spec_version": None, "spec_sha256": None,
+                         "target": "http://127.0.0.1:9999", "date": rep.started_at}
     rep.finish()
     return rep
 
