@@ -18,7 +18,7 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("known-gaps", "ctk.reporting.known_gaps", "write a known-gaps file (--ctk-known-gaps) from a run's "
                                                "conformance.json, every finding an entry with reason: TODO"),
     ("cleanup", "ctk.plugin.leftovers", "remove run namespaces earlier runs left in a catalog (only the kit's own)"),
-    ("report", "ctk.reporting.compare", "put several conformance.json runs side by side (HTML)"),
+    ("report", "ctk.reporting.compare", "write the compatibility matrix of conformance.json runs (matrix.html, matrix.md)"),
     ("requirements", "ctk.reporting.requirements_doc", "print the requirements table (markdown)"),
     ("rck-coverage", "ctk.reporting.rck_coverage", "map every test of Iceberg's REST compatibility kit to the "
                                                    "requirements covering it (markdown)"),

@@ -604,7 +604,8 @@ def _add_junit_statistics(config: pytest.Config) -> None:
     try:
         from ctk.reporting.junit import finish_junit
 
-        finish_junit(xmlpath, collector.report)   # an unusable target: written even when junitxml wrote nothing
+        # the run's record (an unusable target: written even when junitxml wrote nothing)
+        finish_junit(xmlpath, collector.record if collector.record is not None else collector.report)
     except Exception as exc:  # noqa: BLE001
         collector.errors.append(f"statistics not added to {xmlpath}: {type(exc).__name__}: {exc}")
 
@@ -629,3 +630,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 # The kit's summary is the end of the output: ctk.plugin.reports.FinalSummary (registered in pytest_configure)
 # writes it after pytest's own statistics line.
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_html_results_table_html(report: pytest.TestReport, data: list[str]) -> None:
+    """report.html (pytest-html): a skipped test's log is its reason ("unsupported: REPLAY-03: ..."), not the
+    tuple pytest keeps for it, ``('<venv>/ctk/plugin/outcomes.py', 212, 'Skipped: ...')``."""
+    import html
+
+    longrepr = report.longrepr
+    if report.skipped and isinstance(longrepr, tuple) and len(longrepr) == 3:
+        reason = str(longrepr[2]).removeprefix("Skipped: ")
+        data[:] = [html.escape(reason) + "\n"] + data[1:] if data else [html.escape(reason) + "\n"]

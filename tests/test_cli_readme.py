@@ -130,3 +130,12 @@ def test_shell_recipe_runs_as_written(tmp_path):
     data = json.loads((reports / "conformance.json").read_text())
     assert data["state"] == "complete" and not data["subset"] and data["counts"]["pass"] > 0
     assert data["counts"]["fail"] == 0
+
+
+def test_requirement_counts_are_the_registry_s():
+    """Issue 35 item 5: every "of N requirements" the README states is the registry's count (it said 37 where the
+    pages listed 83)."""
+    from ctk.core.requirements import REQUIREMENTS
+
+    counts = re.findall(r"\bof (\d+) requirements\b", README)
+    assert counts and all(int(n) == len(REQUIREMENTS) for n in counts), (counts, len(REQUIREMENTS))

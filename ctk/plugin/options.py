@@ -98,6 +98,12 @@ OPTIONS: list[Option] = [
     Option("--ctk", "ctk_force", "ctk_autorun",
            "run the kit's suites even without --catalog-url (against the embedded reference catalog)", "bool", False,
            run=False, group="run"),   # `ctk run` adds it itself when no --catalog-url is given
+    Option("--ctk-catalog-name", "ctk_catalog_name", "ctk_catalog_name",
+           "the catalog's name in the reports and the matrix of `ctk report` (default: the target URL)", "str",
+           metavar="NAME", group="run"),
+    Option("--ctk-catalog-version", "ctk_catalog_version", "ctk_catalog_version",
+           "the catalog's version in the reports and the matrix (default: what /v1/config says, if it says one)",
+           "str", metavar="VERSION", group="run"),
     Option("--ctk-reports", "ctk_reports", "ctk_reports", "directory for the reports (default: reports/)", "str",
            "reports", metavar="DIR", group="run"),
     Option("--ctk-allow-remote", "ctk_allow_remote", "ctk_allow_remote",
@@ -286,6 +292,8 @@ class CtkOptions:
     db_link: str | None = None
     workers: int | None = None
     requirements: tuple[str, ...] = ()    # --ctk-requirement: only the checks that judge these
+    catalog_name: str | None = None       # --ctk-catalog-name (reports and matrix; default the URL)
+    catalog_version: str | None = None    # --ctk-catalog-version
     known_gaps: KnownGaps | None = None   # --ctk-known-gaps FILE, read and checked (ctk.reporting.known_gaps)
     certify: bool = False                 # --ctk-certify
 
@@ -338,6 +346,7 @@ class CtkOptions:
             db_link=values["ctk_db_link"],
             workers=values["ctk_workers"],
             requirements=tuple(_requirement_ids(values["ctk_requirement"])),
+            catalog_name=values["ctk_catalog_name"], catalog_version=values["ctk_catalog_version"],
         )
         if opts.known_gaps is not None:     # the file's capabilities; --ctk-capability wins over it
             opts.capabilities = {**opts.known_gaps.capabilities, **opts.capabilities}

@@ -1,6 +1,7 @@
 """Progress of a run, by phase, on the terminal of the process that reports (the xdist controller, or the one
-process): a line when a phase starts (what runs, how many checks) and when it ends (how many of the run's checks
-are done). A phase is the lifetime batch (it waits out the advertised key lifetime, a minute and more, before any
+process): a line when a phase starts (what runs, how many tests) and when it ends (how many of the run's tests
+are done). It counts tests (pytest items), as pytest's own summary does; the verdict block and the pages count
+checks (verdicts), and say from how many tests: "checks (593, from 416 tests)". A phase is the lifetime batch (it waits out the advertised key lifetime, a minute and more, before any
 of its checks reports), the Spark workloads, or the checks of one suite file (idempotency, network, semantics...)
 or of the scenario files."""
 
@@ -73,8 +74,8 @@ class Progress:
             return
         self.started[phase] = time.monotonic()
         what = WHAT.get(phase, "")
-        self._line(f"{phase}: {self.total[phase]} check(s) start{' (' + what + ')' if what else ''}; "
-                   f"{sum(self.done.values())} of {sum(self.total.values())} checks done so far")
+        self._line(f"{phase}: {self.total[phase]} test(s) start{' (' + what + ')' if what else ''}; "
+                   f"{sum(self.done.values())} of {sum(self.total.values())} tests done so far")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.nodeid in self.counted or not self.total:
@@ -86,5 +87,5 @@ class Progress:
             if self.done[phase] >= self.total[phase] and phase not in self.finished and self.total[phase] > 1:
                 self.finished.add(phase)
                 took = time.monotonic() - self.started.get(phase, self.t0)
-                self._line(f"{phase}: {self.done[phase]} of {self.total[phase]} check(s) done in {took:.0f} s; "
-                           f"{sum(self.done.values())} of {sum(self.total.values())} checks done in all")
+                self._line(f"{phase}: {self.done[phase]} of {self.total[phase]} test(s) done in {took:.0f} s; "
+                           f"{sum(self.done.values())} of {sum(self.total.values())} tests done in all")

@@ -25,7 +25,8 @@ class VerdictCollector:
         self.server_info: dict[str, Any] = {}
         self.written: list[str] = []
         self.errors: list[str] = []
-        self.report: Any = None
+        self.report: Any = None                           # the RunReport (exits.decide reads it)
+        self.record: dict[str, Any] | None = None         # its record, made once: every page renders it
         self.started_at = _now_iso()                       # when the run began (the plugin is configured)
         self.unusable: str | None = None                   # why the target could not be used at all
         self.interrupted = False                           # Ctrl-C / SIGTERM: partial results
@@ -54,8 +55,10 @@ class VerdictCollector:
     def build(self) -> Any:
         from ctk.reporting.model import RunReport
 
-        rep = RunReport.begin(self.target_url, options={**_options_dict(self.options), **self.judging},
-                              started_at=self.started_at)
+        rep = RunReport.begin(self.target_url, name=self.options.catalog_name,
+                              options={**_options_dict(self.options), **self.judging}, started_at=self.started_at)
+        rep.catalog_version = self.options.catalog_version
+        rep.spec = spec_record(self.options.openapi_spec)
         rep.problem = self.unusable
         rep.state = "unusable-target" if self.unusable else ("interrupted" if self.interrupted else "complete")
         rep.selection = dict(self.selection)
@@ -98,7 +101,8 @@ class VerdictCollector:
         from ctk.reporting import write_conformance
 
         try:
-            out = write_conformance(rep, directory)
+            self.record = rep.to_dict()
+            out = write_conformance(self.record, directory)
             paths = [str(p) for p in out] if isinstance(out, (list, tuple)) else (
                 [str(v) for v in out.values()] if isinstance(out, dict) else [])
             self.written = paths or [os.path.join(directory, "conformance.json"),
@@ -182,47 +186,51 @@ class VerdictCollector:
         root causes, what was left undecided and what would decide it, where the reports are, and what the exit
         code means."""
         from ctk.plugin import exits
-        from ctk.reporting.capabilities import capability_section
         from ctk.reporting.capabilities import terminal_lines as capability_lines
         from ctk.reporting.html import overall_text
         from ctk.reporting.judged import judged_by
+        from ctk.reporting.model import as_record
 
         out: list[tuple[str, dict]] = []
-        rep = self.report
+        rep = self.record if self.record is not None else (
+            as_record(self.report) if self.report is not None else None)
         if rep is None:
             out.append((self.summary_lines()[0], {}))
         else:
-            overall = rep.overall_claim()
+            overall = rep.get("overall")
             colour = {"fail": "red", "error": "red", "deviation": "yellow", "inconclusive": "yellow",
                       "pass": "green"}.get(overall or "", "yellow")
-            judged = judged_by(rep.options)
+            judged = judged_by(rep.get("options"))
             out.append((f"ctk: {overall_text(rep)}" + (f" [judged: {judged}]" if judged else ""),
                         {colour: True, "bold": True}))
-            out += gap_lines(rep)
-            k = rep.kind_counts()
-            out.append((f"checks ({len(rep.results)}): {k['pass']} pass, {k['classified']} classified (pass), "
+            out += gap_lines(self.report)
+            k = rep.get("kinds") or {}
+            n, tests = len(rep.get("results") or []), rep.get("tests")
+            of = f", from {tests} tests" if isinstance(tests, int) and tests != n else ""
+            out.append((f"checks ({n}{of}): {k['pass']} pass, "
+                        f"{k['classified']} classified (pass), "
                         f"{k['fail']} fail, {k['deviation']} deviation, {k['error']} error, {k['inconclusive']} "
                         f"inconclusive, {k['needs']} not decided by this setup, {k['not-applicable']} not applicable",
                         {}))
-            for line in capability_lines(capability_section(rep.results)):
+            for line in capability_lines(rep.get("catalog_capabilities") or {}):
                 out.append((line, {}))
             if self.interrupted:
                 out.append(("run interrupted: the results are partial", {"yellow": True}))
             if self.selection:
                 out.append(("subset run (" + ", ".join(f"{a}={b}" for a, b in self.selection.items())
                             + "): no overall verdict for the requirements it did not run", {}))
-            causes = rep.root_causes()
+            causes = rep.get("root_causes") or []
             if causes:
                 out.append((f"root causes ({len(causes)}; fix the first, then run again):", {"bold": True}))
                 for i, rc in enumerate(causes[:ROOT_CAUSES_SHOWN], 1):
-                    out.append((f"  {i}. {rc.line()}", {"red": rc.status in ("fail", "error"),
-                                                        "yellow": rc.status == "deviation"}))
+                    out.append((f"  {i}. {rc.get('line')}", {"red": rc.get("status") in ("fail", "error"),
+                                                             "yellow": rc.get("status") == "deviation"}))
                 if len(causes) > ROOT_CAUSES_SHOWN:
                     out.append((f"  ... and {len(causes) - ROOT_CAUSES_SHOWN} more in conformance.html", {}))
-            for note in rep.attention():
+            for note in rep.get("attention") or []:
                 out.append((f"needs attention: {note['count']}x {note['what']} ("
                             + ", ".join(f"{k} x{v}" for k, v in note["requirements"].items()) + ")", {"yellow": True}))
-            groups = rep.undecided()
+            groups = rep.get("undecided") or []
             if groups:
                 out.append(("undecided, and what would decide it:", {"bold": True}))
                 for g in groups[:UNDECIDED_SHOWN]:
@@ -243,33 +251,35 @@ class VerdictCollector:
         for p in cleanup_problems or []:
             out.append((f"cleanup problem: {p}", {"yellow": True}))
         if self.written:
-            brief = self.report is not None and any(r.status in ("fail", "deviation", "error") for r in self.report.results)
+            brief = rep is not None and any(r.get("status") in ("fail", "deviation", "error")
+                                            for r in rep.get("results") or [])
             out.append(("reports: " + ", ".join(self.written)
                         + (" (every finding's evidence; the failures above are in brief)" if brief else ""), {}))
         for err in self.errors:
             out.append((f"report problem: {err}", {"red": True}))
+        live = self.report                                 # the RunReport: the known-gaps judgement lives on it
         counted = {st: n for st, n in self.fail_on_hits.items() if st not in ("new", "stale")}
         if counted:
-            gaps_judged = getattr(rep, "gaps_judged", None)
+            gaps_judged = getattr(live, "gaps_judged", None)
             known = set(gaps_judged.covered) if gaps_judged is not None else set()
             out.append(("--ctk-fail-on counted: " + ", ".join(f"{n} {st}" for st, n in counted.items()),
                         {"red": True}))
-            hits = [(r.to_dict(), r.nodeid) for i, r in enumerate(rep.results) if r.status in counted
-                    and i not in known] if rep is not None else [
+            hits = [(r.to_dict(), r.nodeid) for i, r in enumerate(live.results) if r.status in counted
+                    and i not in known] if live is not None else [
                 (d, nodeid) for d, nodeid, *_ in self.results if d.get("status") in counted]
             for d, nodeid in hits[:FAIL_ON_SHOWN]:
                 reason = " ".join(str(d.get("message") or "").split("\n\nexchanges:")[0].split())
                 out.append((f"  {str(d.get('status')).upper()} {d.get('requirement')} {nodeid}: {reason[:200]}", {}))
             if len(hits) > FAIL_ON_SHOWN:
                 out.append((f"  ... and {len(hits) - FAIL_ON_SHOWN} more in conformance.html", {}))
-        gaps = getattr(rep, "gaps_judged", None) if rep is not None else None
+        gaps = getattr(live, "gaps_judged", None) if live is not None else None
         if gaps is not None and self.fail_on_hits.get("new"):
             out.append((f"{_checks(self.fail_on_hits['new'], 'new finding')} (not in {gaps.gaps.path}) fail the run",
                         {"red": True}))
         if gaps is not None and self.fail_on_hits.get("stale"):
             out.append((f"--ctk-fail-on stale counted: {_checks(self.fail_on_hits['stale'], 'stale known gap')} "
                         f"(fixed: remove them from {gaps.gaps.path})", {"red": True}))
-        cert = getattr(rep, "certification", None) if rep is not None else None
+        cert = getattr(live, "certification", None) if live is not None else None
         if cert and cert.get("requested"):
             from ctk.reporting.certification import line as certification_line
 
@@ -413,6 +423,29 @@ def run_judging(config: pytest.Config) -> dict[str, Any]:
             "workers": n if isinstance(n, int) else 0}
 
 
+def spec_record(path: str | None) -> dict[str, Any]:
+    """The OpenAPI document the run used (--openapi-spec, else the kit's): its file name, ``info.version`` and
+    the sha256 of its bytes, for the record (a matrix tells runs judged by different documents apart)."""
+    import hashlib
+
+    from ctk.core.yamlfile import load_yaml
+    from ctk.openapi import SpecError, default_spec_path
+
+    try:
+        where = path or str(default_spec_path())
+        with open(where, "rb") as f:
+            data = f.read()
+    except (OSError, SpecError):
+        return {}
+    try:
+        info = (load_yaml(data.decode("utf-8")) or {}).get("info") or {}
+    except Exception:  # noqa: BLE001 - the hash stands without the version
+        info = {}
+    version = info.get("version") if isinstance(info, dict) else None
+    return {"file": os.path.basename(where), "version": None if version is None else str(version),
+            "sha256": hashlib.sha256(data).hexdigest()}
+
+
 def _options_dict(o: CtkOptions) -> dict[str, Any]:
     from ctk.core.requirements import active_profile
 
@@ -424,6 +457,9 @@ def _options_dict(o: CtkOptions) -> dict[str, Any]:
         "catalog_headers": {k: "<redacted>" for k in o.catalog_headers},
         "openapi_spec": o.openapi_spec, "scenarios": o.scenarios, "namespace_prefix": o.namespace_prefix,
         "timeout": o.timeout, "max_wait": o.max_wait, "strict": o.strict, "embedded": o.embedded,
+        "catalog_name": o.catalog_name, "catalog_version": o.catalog_version,
         "capabilities": {c.value: v for c, v in o.capabilities.items()},
+        "requirements": list(o.requirements), "examples": o.examples, "steps": o.steps, "seed": o.seed,
+        "db_link": o.db_link,
         "known_gaps": o.known_gaps.path if o.known_gaps is not None else None, "certify": o.certify,
     }

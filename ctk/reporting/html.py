@@ -12,16 +12,13 @@ import json
 from typing import Any, Iterable
 
 from ctk.core.behaviours import column_order, display_name
-from ctk.core.requirements import REQUIREMENTS
 from ctk.reporting.behaviour import STYLE as BP_STYLE
-from ctk.reporting.behaviour import behaviour_profile
 from ctk.reporting.behaviour import render_section as render_behaviour
 from ctk.reporting.gaps_html import section as gaps_section
-from ctk.reporting.capabilities import capability_section
 from ctk.reporting.capabilities import html as render_capabilities
 from ctk.core.exchange import render_exchanges
 from ctk.reporting.judged import judged_by
-from ctk.reporting.model import MUST_UNDECIDED, STATUS_ORDER, Result, RunReport, redact_url, scrub_text
+from ctk.reporting.model import MUST_UNDECIDED, STATUS_ORDER, RunReport, as_record, redact_url, scrub_text
 
 
 STATUS_TEXT = {
@@ -29,7 +26,7 @@ STATUS_TEXT = {
     "pass": "PASS",
     "fail": "FAIL",
     "deviation": "DEVIATION",
-    "unsupported": "UNSUPPORTED",
+    "unsupported": "NOT APPLICABLE",
     "inconclusive": "INCONCLUSIVE",
     None: "NOT RUN",
 }
@@ -50,7 +47,7 @@ OVERALL_TEXT = {
     "deviation": "DEVIATIONS: no MUST failed, but SHOULD/MAY requirements are not met",
     "inconclusive": "INCONCLUSIVE: nothing failed, but some checks could not decide",
     "pass": "PASS: every check that applied passed",
-    "unsupported": "UNSUPPORTED: no check applied to this target",
+    "unsupported": "NOT APPLICABLE: no check applied to this target",
     None: "NO RESULTS: no check ran",
 }
 
@@ -171,7 +168,7 @@ def page(title: str, body: str) -> str:
 def legend() -> str:
     rows = "".join(
         f"<tr>{status_cell(s)}<td>{esc(STATUS_MEANING[s])}</td></tr>" for s in (*STATUS_ORDER, None)
-    ) + "".join(
+        if s != "unsupported") + "".join(
         f'<tr><td class="{KIND_CLASS[k]}"><b>{esc(KIND_TEXT[k])}</b></td><td>{esc(KIND_MEANING[k])}</td></tr>'
         for k in ("classified", "not-applicable", "needs"))
     return (
@@ -179,9 +176,12 @@ def legend() -> str:
         "<p>A requirement's verdict is the worst of its checks, in the order "
         "error &gt; fail &gt; deviation &gt; inconclusive &gt; pass &gt; unsupported: one counterexample outweighs any "
         "number of passes, a check that could not decide keeps a requirement from counting as a pass, and "
-        "an unsupported check carries no evidence. A broken MUST is a fail; a broken SHOULD or MAY is a "
-        "deviation. The counts of checks set apart CLASSIFIED (PASS) passes, and split UNSUPPORTED and "
-        "INCONCLUSIVE results into NOT APPLICABLE and NOT DECIDED BY THIS SETUP ones, in the terminal's words; docs/verdicts.md explains every verdict and the exit codes. Credentials (Authorization headers, tokens, URL userinfo) are redacted.</p></footer>"
+        "a check that does not apply (NOT APPLICABLE, conformance.json's status unsupported) carries no evidence. "
+        "A broken MUST is a fail; a broken SHOULD or MAY is a deviation; a requirement no source of the judging "
+        "profile states has no level and its checks only classify. Checks and requirements are counted in the "
+        "terminal's words: CLASSIFIED (PASS) passes apart, NOT DECIDED BY THIS SETUP apart from INCONCLUSIVE and "
+        "NOT APPLICABLE; a check is one verdict, and one test (what pytest and the progress lines count) can report "
+        "several. docs/verdicts.md explains every verdict and the exit codes. Credentials (Authorization headers, tokens, URL userinfo) are redacted.</p></footer>"
     )
 
 
@@ -234,70 +234,164 @@ def render_exchanges_html(exchanges: list[dict[str, Any]], limit: int = 20, cut:
 
 
 # --- conformance.html -----------------------------------------------------------------------------------
+#
+# Rendered from the run's record (conformance.json, ``RunReport.to_dict()``) and nothing else: the record is made
+# once; this module reads its fields. The first screen is what a catalog author acts on: the verdict, what is new,
+# the known gaps, what changed since the last run, the root causes and the findings; passes fold away.
+
+LEVEL_TEXT = {"CLASSIFIED": "no level (classifies)"}
 
 
-def render_conformance(report: RunReport) -> str:
-    """The whole conformance.html page for one run."""
-    overall = report.overall_claim()
-    rcounts = report.requirement_counts()
-    summary = report.summary()
-    findings = [r for r in report.results if r.status in ("error", "fail", "deviation")]
-    undecided = [r for r in report.results if r.status in ("inconclusive", "unsupported")]
-    anchor = {id(r): f"finding-{i + 1}" for i, r in enumerate(findings)}
+def level_text(level: Any) -> str:
+    """A level as the pages say it: MUST, SHOULD, MAY; a requirement no source of the profile judges has no level
+    (CLASSIFIED is a kind of verdict on these pages, not a level)."""
+    return LEVEL_TEXT.get(str(level or ""), str(level or ""))
+
+
+def kind_text(kind: str | None, status: str | None = None) -> str:
+    """The word of a kind (Result.kind, ctk.reporting.model.requirement_kind): KIND_TEXT, else the status's."""
+    return KIND_TEXT.get(kind or "", STATUS_TEXT.get(status if kind is None else kind, str(kind)))
+
+
+def kind_class(kind: str | None, status: str | None = None) -> str:
+    return KIND_CLASS[kind] if kind in KIND_CLASS else status_class(status if kind is None else kind)
+
+
+def kind_cell(kind: str | None, status: str | None, inner: str = "") -> str:
+    """A table cell of a requirement's verdict in the kinds' words, coloured by its status."""
+    return f'<td class="s {status_class(status)} {kind_class(kind, status)}">{esc(kind_text(kind, status))}{inner}</td>'
+
+
+def findings_of(record: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """(index in the record's results, result) of every finding: fail, deviation, error."""
+    return [(i, r) for i, r in enumerate(record.get("results") or []) if r.get("status") in ("error", "fail", "deviation")]
+
+
+def finding_anchors(record: dict[str, Any]) -> dict[int, str]:
+    """result index -> the id of its evidence on conformance.html ("finding-1" ...); the matrix links to these."""
+    return {i: f"finding-{n + 1}" for n, (i, _) in enumerate(findings_of(record))}
+
+
+def requirement_anchor(rid: str) -> str:
+    return f"req-{rid}"
+
+
+def _statement(record: dict[str, Any], r: dict[str, Any]) -> str:
+    return str(r.get("statement") or (record.get("requirements") or {}).get(r.get("requirement"), {}).get("statement")
+               or "")
+
+
+def render_conformance(report: RunReport | dict[str, Any]) -> str:
+    """The whole conformance.html page for one run, from its record (a RunReport makes it once)."""
+    rec = as_record(report)
+    results: list[dict[str, Any]] = rec.get("results") or []
+    requirements: dict[str, dict[str, Any]] = rec.get("requirements") or {}
+    findings = findings_of(rec)
+    anchor = finding_anchors(rec)
+    options = rec.get("options") or {}
+    catalog = rec.get("catalog") or {}
+    spec = rec.get("spec") or {}
+    target = rec.get("target") or {}
+    state = rec.get("state")
 
     out: list[str] = []
     # header ---------------------------------------------------------------------------------------
+    rkinds = rec.get("requirement_kinds") or {}
     chips_req = "".join(
-        f'<span class="chip {status_class(None if s == "not-run" else s)}">'
-        f'{esc(STATUS_TEXT[None if s == "not-run" else s])}: {n}</span>'
-        for s, n in rcounts.items() if n
-    )
-    kinds = report.kind_counts()
+        f'<span class="chip {kind_class(None if k == "not-run" else k)}">'
+        f'{esc(kind_text(None if k == "not-run" else k))}: {n}</span>' for k, n in rkinds.items() if n)
+    kinds = rec.get("kinds") or {}
     chips_res = "".join(
         f'<span class="chip {KIND_CLASS[k]}" title="{esc(KIND_MEANING[k])}">{esc(KIND_TEXT[k])}: {kinds[k]}</span>'
         if k in KIND_CLASS else f'<span class="chip {status_class(k)}">{esc(STATUS_TEXT[k])}: {kinds[k]}</span>'
         for k in CHECK_KINDS if kinds.get(k))
+    version = f' version <b>{esc(catalog["version"])}</b>' if catalog.get("version") else ""
+    spec_line = (f' · OpenAPI <b>{esc(spec.get("version") or "?")}</b> <code title="sha256 of the OpenAPI document">'
+                 f'{esc(str(spec["sha256"])[:12])}</code>' if spec.get("sha256") else "")
+    judged = judged_by(options)
     out.append(
         '<header class="head"><div>'
         "<h1>Iceberg REST catalog conformance</h1>"
-        f'<div class="meta">Target <b>{esc(report.target_name or "")}</b> <code>{esc(report.target_url)}</code></div>'
-        f'<div class="meta">Run <b>{esc(report.started_at)}</b> to <b>{esc(report.finished_at or "(unfinished)")}</b>'
-        f' · kit <b>{esc(report.kit_version)}</b> · {len(report.results)} checks</div>'
-        + (f'<div class="meta" id="judged">Judged by <b>{esc(judged_by(report.options))}</b></div>'
-           if judged_by(report.options) else "")
-        + f'<div class="chips"><span class="small">Requirements:</span>{chips_req or "<span class=small>none</span>"}</div>'
-        f'<div class="chips" id="check-counts"><span class="small">Checks:</span>'
+        f'<div class="meta" id="catalog">Catalog <b>{esc(catalog.get("name") or target.get("name") or "")}</b>{version}'
+        f' <code>{esc(target.get("url"))}</code></div>'
+        f'<div class="meta">Run <b>{esc(rec.get("started_at"))}</b> to <b>{esc(rec.get("finished_at") or "(unfinished)")}</b>'
+        f' · kit <b>{esc((rec.get("kit") or {}).get("version") or rec.get("kit_version"))}</b>{spec_line}'
+        f' · <span id="verdict-count">{checks_phrase(len(results), rec.get("tests"))}</span></div>'
+        + (f'<div class="meta" id="judged">Judged by <b>{esc(judged)}</b></div>' if judged else "")
+        + f'<div class="chips"><span class="small">Requirements ({len(requirements)}):</span>'
+        f'{chips_req or "<span class=small>none</span>"}</div>'
+        f'<div class="chips" id="check-counts"><span class="small">Checks ({len(results)}):</span>'
         f'{chips_res or "<span class=small>none</span>"}</div>'
         "</div>"
-        f'<div class="overall {"s-fail" if report.state == "unusable-target" else status_class(overall)}" '
-        f'id="overall">Overall: {esc(overall_text(report))}</div>'
+        f'<div class="overall {"s-fail" if state == "unusable-target" else status_class(rec.get("overall"))}" '
+        f'id="overall">Overall: {esc(overall_text(rec))}</div>'
         "</header>"
     )
-    out.append(_run_state(report))
-    out.append(gaps_section(report.known_gaps, report.new_findings, report.certification, esc))  # gaps_html.py
-    out.append(_root_causes(report, findings, anchor))
-    out.append(_undecided(report))
+    out.append(_run_state(rec))
+    out.append(gaps_section(rec.get("known_gaps"), rec.get("new_findings"), rec.get("certification"), esc))  # gaps_html.py
+    out.append(_changes(rec))
+    out.append(_root_causes(rec, anchor))
     attention = "".join(
         f'<li class="attention"><span class="chip s s-inconclusive">{esc(n["count"])}×</span> <b>{esc(n["what"])}</b> '
         f'({esc(", ".join(f"{k} ×{v}" for k, v in n["requirements"].items()))}): '
-        f'<span class="small">{esc(n["why"])}</span></li>' for n in report.attention())
-    if attention and not findings:
-        out.append(f'<h3>Needs attention</h3><ul class="glance">{attention}</ul>')
-    if findings:
-        out.append('<h3>Needs attention</h3><ul class="glance">' + attention + "".join(
-            f'<li>{badge(r.status)} <a href="#{anchor[id(r)]}"><b>{esc(r.requirement)}</b></a> '
-            f'{esc(" · ".join(x for x in (r.endpoint, r.behaviour) if x))}: {_what_happened(r.message)}</li>'
-            for r in findings[:12]) + (f"<li>… and {len(findings) - 12} more below</li>" if len(findings) > 12 else "")
-            + "</ul>")
+        f'<span class="small">{esc(n["why"])}</span></li>' for n in rec.get("attention") or [])
+    if attention or findings:
+        out.append('<section id="attention"><h3>Needs attention</h3><ul class="glance">' + attention + "".join(
+            f'<li>{badge(r["status"])} <a href="#{anchor[i]}"><b>{esc(r["requirement"])}</b></a> '
+            f'{esc(" · ".join(x for x in (r.get("endpoint"), r.get("behaviour")) if x))}: '
+            f'{_what_happened(r.get("message") or "")}</li>'
+            for i, r in findings[:12]) + (f"<li>… and {len(findings) - 12} more below</li>" if len(findings) > 12 else "")
+            + "</ul></section>")
+    out.append(_undecided(rec))
 
-    out.append(render_capabilities(capability_section(report.results), esc))
+    # findings, with their evidence ------------------------------------------------------------------
+    out.append(f'<h2 id="findings">Failures and deviations ({len(findings)})</h2>')
+    if not findings:
+        out.append("<p>None.</p>")
+    printed: dict[str, str] = {}
+    for i, r in findings:
+        out.append(_finding(rec, r, anchor[i], printed))
+
+    out.append(render_capabilities(rec.get("catalog_capabilities") or {}, esc))
+
+    # requirements: what did not pass in view, the passes folded ---------------------------------------
+    first_finding: dict[str, str] = {}
+    for i, r in findings:
+        first_finding.setdefault(r["requirement"], anchor[i])
+    shown: list[str] = []
+    folded: list[str] = []
+    for rid, s in requirements.items():
+        (folded if s.get("kind") in ("pass", "classified", "not-applicable", None) else shown).append(
+            _requirement_row(rid, s, first_finding.get(rid)))
+    head = ('<table class="reqs"><thead><tr><th>id</th><th>level</th><th>statement</th><th>source</th>'
+            "<th>verdict</th><th>checks</th></tr></thead><tbody>")
+    out.append(f'<h2 id="requirements">Requirements ({len(requirements)})</h2>')
+    if shown:
+        out.append(f'<p class="small">{len(shown)} not passed (broken, undecided or not decided by this setup):</p>'
+                   + head + "".join(shown) + "</tbody></table>")
+    if folded:
+        what = ", ".join(f"{esc(kind_text(None if k == 'not-run' else k))} {n}" for k, n in rkinds.items()
+                         if n and k in ("pass", "classified", "not-applicable", "not-run"))
+        out.append(f'<details id="requirements-passed"><summary>{len(folded)} requirements passed, not applicable '
+                   f"or not run ({what}): open to list them</summary>" + head + "".join(folded)
+                   + "</tbody></table></details>")
+
+    # matrix, folded -----------------------------------------------------------------------------------
+    out.append(_matrix(rec, anchor))
+
+    # behaviour profile (ctk.reporting.behaviour) ------------------------------------------------------
+    out.append(f"<style>{BP_STYLE}</style>" + render_behaviour(rec.get("behaviour_profile") or {}))
 
     # target and discovery -------------------------------------------------------------------------
-    disc = report.discovery_view()
+    disc = {**(target.get("discovery") or {}), **(target.get("observed") or {})}
     out.append("<h2>Target and discovery</h2>")
     out.append(_kv([
-        ("URL", report.target_url),
-        ("Name", report.target_name),
+        ("URL", target.get("url")),
+        ("Catalog", catalog.get("name")),
+        ("Catalog version", (f'{catalog["version"]} (from {catalog.get("version_source")})'
+                             if catalog.get("version") else None)),
+        ("OpenAPI document", (f'{spec.get("file") or ""} version {spec.get("version")}, sha256 {spec.get("sha256")}'
+                              if spec.get("sha256") else None)),
         ("Idempotency advertised", _fmt(disc.get("idempotency_supported"))),
         ("Key lifetime", _lifetime(disc)),
         ("Lifetime placement", "top level" if disc.get("lifetime_raw") and not disc.get("misplaced_in")
@@ -306,126 +400,122 @@ def render_conformance(report: RunReport) -> str:
         ("In-flight duplicate behaviour", disc.get("in_flight")),
         ("Payload-conflict answer", disc.get("payload_conflict")),
         ("Advertised endpoints", _endpoints(disc.get("endpoints"))),
-        *[(f"Server: {k}", _fmt(v)) for k, v in report.server_info.items()],
+        *[(f"Server: {k}", _fmt(v)) for k, v in (target.get("server_info") or {}).items()],
     ]))
     out.append(_endpoints_by_resource(disc.get("endpoints")))
 
-    # matrix ---------------------------------------------------------------------------------------
-    matrix = report.matrix()
-    out.append("<h2>Endpoint × behaviour matrix</h2>")
-    if matrix:
-        cols = matrix_columns(matrix)
-        first_finding: dict[tuple[str | None, str | None], str] = {}
-        for r in findings:
-            first_finding.setdefault((r.endpoint, r.behaviour), anchor[id(r)])
-        out.append(f'<p class="small" id="matrix-hint">{len(matrix)} endpoints × {len(cols)} behaviours; the matrix '
-                   "scrolls sideways in its box (the endpoint column stays in view).</p>")
-        out.append('<div class="scroll"><table class="matrix"><thead><tr><th class="corner">endpoint (operationId)</th>'
-                   + "".join(matrix_heading(c) for c in cols) + "</tr></thead><tbody>")
-        registry = _endpoint_registry()
-        order = {op: i for i, op in enumerate(registry)}
-        for ep, cells in sorted(matrix.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])):
-            known = registry.get(ep)
-            where = (f'<span class="cls small">{esc(known.method)} {esc(known.template)}</span>' if known else "")
-            row = [f'<th class="row">{esc(ep)}{where}</th>']
-            for c in cols:
-                cell = cells.get(c)
-                if not cell:
-                    row.append('<td class="s-none">—</td>')
-                    continue
-                inner = "".join(f'<span class="cls">{esc(x)}</span>' for x in cell["classifications"])
-                inner += f'<span class="cls small">{esc(", ".join(cell["requirements"]))}</span>'
-                target = first_finding.get((ep, c)) if cell["status"] in ("fail", "deviation") else None
-                if target:
-                    inner += f'<a class="cls" href="#{esc(target)}">finding →</a>'
-                row.append(status_cell(cell["status"], inner))
-            out.append("<tr>" + "".join(row) + "</tr>")
-        out.append("</tbody></table></div>")
-    else:
-        out.append('<p class="small">No check reported an endpoint and behaviour.</p>')
-
-    # behaviour profile (ctk.reporting.behaviour) ------------------------------------------------------
-    out.append(f"<style>{BP_STYLE}</style>" + render_behaviour(behaviour_profile(report.results)))
-
-    # requirements ---------------------------------------------------------------------------------
-    out.append("<h2>Requirements</h2>")
-    out.append('<table class="reqs"><thead><tr><th>id</th><th>level</th><th>statement</th><th>source</th>'
-               "<th>verdict</th><th>checks</th></tr></thead><tbody>")
-    for rid, s in summary.items():
-        req = REQUIREMENTS.get(rid)
-        first = next((anchor[id(r)] for r in s.results if id(r) in anchor), None)
-        link = f'<br><a href="#{first}">evidence</a>' if first else ""
-        if s.status is None:
-            link = f'<br><span class="cls small">{esc(report.not_run_reason(rid))}</span>'
-        cnt = ", ".join(f"{n} {st}" for st, n in s.counts.items() if n) or "—"
-        level = req.level.value if req else (s.results[0].level if s.results else "")
-        statement = req.statement if req else (s.results[0].statement if s.results else "")
-        source = req.source if req else (s.results[0].source if s.results else "")
-        out.append(
-            f'<tr id="req-{esc(rid)}"><td class="id"><b>{esc(rid)}</b></td><td>{esc(level)}</td><td>{esc(statement)}</td>'
-            f'<td class="small">{esc(source)}</td>{status_cell(s.status, link)}<td class="small">{esc(cnt)}</td></tr>'
-        )
-    out.append("</tbody></table>")
-
-    # findings -------------------------------------------------------------------------------------
-    out.append(f"<h2>Failures and deviations ({len(findings)})</h2>")
-    if not findings:
-        out.append("<p>None.</p>")
-    printed: dict[str, str] = {}
-    for r in findings:
-        out.append(_finding(r, anchor[id(r)], printed))
-
-    # undecided ------------------------------------------------------------------------------------
-    out.append(f"<h2>Inconclusive and unsupported ({len(undecided)})</h2>")
+    # undecided, one line each, folded -------------------------------------------------------------
+    undecided = [r for r in results if r.get("status") in ("inconclusive", "unsupported")]
+    out.append(f'<details id="undecided-list"><summary><b>Inconclusive, not decided by this setup and not applicable '
+               f"({len(undecided)})</b>: each check with its reason</summary>")
     if undecided:
         out.append("<table><thead><tr><th>requirement</th><th>verdict</th><th>test</th><th>reason</th></tr></thead><tbody>")
         for r in undecided:
-            kind = {"needs": "not decided by this setup", "not-applicable": "not applicable"}.get(r.kind)
-            label = f'<span class="cls small">{esc(kind)}</span>' if kind else ""
-            needs = f"<br><b>needs {esc(r.needs)}</b>" if r.needs else ""
-            out.append(f"<tr><td>{esc(r.requirement)}</td>{status_cell(r.status, label)}<td><code>{esc(r.nodeid)}</code>"
-                       f"</td><td>{esc(r.message)}{needs}</td></tr>")
+            needs = f"<br><b>needs {esc(r['needs'])}</b>" if r.get("needs") else ""
+            out.append(f"<tr><td>{esc(r['requirement'])}</td>{kind_cell(r.get('kind'), r['status'])}"
+                       f"<td><code>{esc(r.get('nodeid'))}</code></td><td>{esc(r.get('message'))}{needs}</td></tr>")
         out.append("</tbody></table>")
     else:
         out.append("<p>None.</p>")
+    out.append("</details>")
 
     # options --------------------------------------------------------------------------------------
-    if report.options:
+    if options:
         out.append("<h2>Options</h2>")
-        out.append(_kv([(k, _fmt(v)) for k, v in report.options.items()]))
+        out.append(_kv([(k, _fmt(v)) for k, v in options.items()]))
 
     out.append(legend())
-    return page(f"CTK conformance: {report.label}", "\n".join(out))
+    return page(f"CTK conformance: {catalog.get('name') or target.get('url') or 'run'}", "\n".join(out))
 
 
-def _root_causes(report: RunReport, findings: list[Result], anchor: dict[int, str]) -> str:
+def checks_phrase(verdicts: int, tests: Any) -> str:
+    """"593 checks (verdicts) from 416 tests": a test (what pytest and the progress lines count) can report several
+    checks; the counts of checks below count verdicts."""
+    of = f" from {tests} tests" if isinstance(tests, int) and tests != verdicts else ""
+    return f"{verdicts} checks{of}"
+
+
+def _requirement_row(rid: str, s: dict[str, Any], first: str | None) -> str:
+    link = f'<br><a href="#{first}">evidence</a>' if first else ""
+    if s.get("status") is None:
+        link = f'<br><span class="cls small">{esc(s.get("not_run") or "")}</span>'
+    cnt = ", ".join(f"{n} {st}" for st, n in (s.get("counts") or {}).items() if n) or "—"
+    return (f'<tr id="{requirement_anchor(rid)}"><td class="id"><b>{esc(rid)}</b></td><td>{esc(level_text(s.get("level")))}'
+            f'</td><td>{esc(s.get("statement"))}</td><td class="small">{esc(s.get("source"))}</td>'
+            f'{kind_cell(s.get("kind"), s.get("status"), link)}<td class="small">{esc(cnt)}</td></tr>')
+
+
+def _matrix(rec: dict[str, Any], anchor: dict[int, str]) -> str:
+    """The endpoint × behaviour matrix, folded: its summary says how many cells of each verdict it holds."""
+    matrix: dict[str, dict[str, Any]] = rec.get("matrix") or {}
+    if not matrix:
+        return ('<h2 id="matrix">Endpoint × behaviour matrix</h2>'
+                '<p class="small">No check reported an endpoint and behaviour.</p>')
+    cols = matrix_columns(matrix)
+    first_finding: dict[tuple[Any, Any], str] = {}
+    for i, r in findings_of(rec):
+        first_finding.setdefault((r.get("endpoint"), r.get("behaviour")), anchor[i])
+    tally: dict[str | None, int] = {}
+    for cells in matrix.values():
+        for cell in cells.values():
+            tally[cell.get("status")] = tally.get(cell.get("status"), 0) + 1
+    counts = ", ".join(f"{n} {STATUS_TEXT.get(s, s)}" for s, n in sorted(
+        tally.items(), key=lambda kv: STATUS_ORDER.index(kv[0]) if kv[0] in STATUS_ORDER else 99))
+    out = [f'<details id="matrix-section"><summary><h2 id="matrix" style="display:inline">Endpoint × behaviour '
+           f"matrix</h2> ({len(matrix)} endpoints × {len(cols)} behaviours; cells: {esc(counts)})</summary>",
+           f'<p class="small" id="matrix-hint">The matrix scrolls sideways in its box (the endpoint column stays in '
+           "view); an endpoint only the plain-semantics checks judge has one cell.</p>",
+           '<div class="scroll"><table class="matrix"><thead><tr><th class="corner">endpoint (operationId)</th>'
+           + "".join(matrix_heading(c) for c in cols) + "</tr></thead><tbody>"]
+    registry = _endpoint_registry()
+    order = {op: i for i, op in enumerate(registry)}
+    for ep, cells in sorted(matrix.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])):
+        known = registry.get(ep)
+        where = (f'<span class="cls small">{esc(known.method)} {esc(known.template)}</span>' if known else "")
+        row = [f'<th class="row">{esc(ep)}{where}</th>']
+        for c in cols:
+            cell = cells.get(c)
+            if not cell:
+                row.append('<td class="s-none">—</td>')
+                continue
+            inner = "".join(f'<span class="cls">{esc(x)}</span>' for x in cell.get("classifications") or [])
+            inner += f'<span class="cls small">{esc(", ".join(cell.get("requirements") or []))}</span>'
+            target = first_finding.get((ep, c)) if cell.get("status") in ("fail", "deviation") else None
+            if target:
+                inner += f'<a class="cls" href="#{esc(target)}">finding →</a>'
+            row.append(status_cell(cell.get("status"), inner))
+        out.append("<tr>" + "".join(row) + "</tr>")
+    out.append("</tbody></table></div></details>")
+    return "".join(out)
+
+
+def _root_causes(rec: dict[str, Any], anchor: dict[int, str]) -> str:
     """Root causes first: each broken rule, where, and the findings it explains (links to their evidence)."""
-    causes = report.root_causes()
+    causes = rec.get("root_causes") or []
     if not causes:
         return ""
-    index = {i: r for i, r in enumerate(report.results)}
     items = []
     for n, rc in enumerate(causes, 1):
-        first = next((anchor[id(index[i])] for i in rc.findings if id(index[i]) in anchor), None)
-        reqs = ", ".join(f"{r}" + (f" ×{k}" if k > 1 else "") for r, k in rc.requirements.items())
-        where = f" on <b>{esc(', '.join(rc.endpoints))}</b>" if rc.endpoints else ""
+        first = next((anchor[i] for i in rc.get("results") or [] if i in anchor), None)
+        reqs = ", ".join(f"{r}" + (f" ×{k}" if k > 1 else "") for r, k in (rc.get("requirements") or {}).items())
+        where = f" on <b>{esc(', '.join(rc.get('endpoints') or []))}</b>" if rc.get("endpoints") else ""
         link = f' <a href="#{esc(first)}">evidence →</a>' if first else ""
-        items.append(f'<li id="cause-{n}" data-rule="{esc(rc.rule.id)}">{badge(rc.status)} <b>{esc(rc.shown)}'
-                     f'</b> ({esc(rc.level)}){where}: '
-                     + (f'{esc(rc.finding)} &mdash; rule: ' if rc.finding else "")
-                     + f'{esc(rc.rule.title)}. <span class="small">Explains '
-                     f'{len(rc.findings)} finding(s): {esc(reqs)}'
-                     + (f'; {len(rc.blocked)} verdict(s) undecided until it is fixed: '
-                        f'{esc(rc.blocked_requirements())}' if rc.blocked else "")
+        blocked = rc.get("blocked") or 0
+        held = ", ".join(f"{r}" + (f" x{k}" if k > 1 else "") for r, k in (rc.get("blocked_requirements") or {}).items())
+        seen = f'{esc(rc.get("finding"))} &mdash; rule: ' if rc.get("finding") else ""
+        items.append(f'<li id="cause-{n}" data-rule="{esc(rc.get("rule"))}">{badge(rc.get("status"))} '
+                     f'<b>{esc(rc.get("requirement"))}</b> ({esc(level_text(rc.get("level")))}){where}: {seen}'
+                     f'{esc(rc.get("title"))}. <span class="small">Explains {rc.get("findings")} finding(s): {esc(reqs)}'
+                     + (f"; {blocked} verdict(s) undecided until it is fixed: {esc(held)}" if blocked else "")
                      + f'</span>{link}</li>')
     return (f'<section id="root-causes"><h3>Root causes ({len(causes)})</h3><p class="small">Each finding below is '
             "grouped under the broken rule that explains it; fix the first and run again.</p>"
             f'<ol class="glance">{"".join(items)}</ol></section>')
 
 
-def _undecided(report: RunReport) -> str:
+def _undecided(rec: dict[str, Any]) -> str:
     """What was left undecided and what would decide it."""
-    groups = report.undecided()
+    groups = rec.get("undecided") or []
     if not groups:
         return ""
     items = []
@@ -446,6 +536,25 @@ def _undecided(report: RunReport) -> str:
             f'<ul class="glance">{"".join(items)}{more}</ul></section>')
 
 
+def _changes(rec: dict[str, Any]) -> str:
+    """What changed since the last run in the same reports directory (the record's ``changes``)."""
+    ch = rec.get("changes")
+    if not isinstance(ch, dict):
+        return ""
+    prev = ch.get("previous") or {}
+    moved = ch.get("requirements") or []
+    since = (f'since the run of {esc(prev.get("started_at"))}'
+             + (f' ({esc(prev.get("catalog"))})' if prev.get("catalog") else ""))
+    if not moved:
+        return f'<section id="changes"><h3>Changed since the last run</h3><p>Nothing: every verdict is as {since}.</p></section>'
+    rows = "".join(f'<li><a href="#{requirement_anchor(m["requirement"])}"><b>{esc(m["requirement"])}</b></a>: '
+                   f'{esc(STATUS_TEXT.get(m.get("before"), m.get("before")))} → {badge(m.get("after"))}</li>'
+                   for m in moved[:20])
+    more = f"<li>… and {len(moved) - 20} more</li>" if len(moved) > 20 else ""
+    return (f'<section id="changes"><h3>Changed since the last run ({len(moved)})</h3><p class="small">Verdicts that '
+            f'moved {since}.</p><ul class="glance">{rows}{more}</ul></section>')
+
+
 def _endpoint_registry() -> dict[str, Any]:
     """The kit's endpoint registry (operationId -> Endpoint, in the spec's order); empty where unavailable."""
     try:
@@ -455,65 +564,71 @@ def _endpoint_registry() -> dict[str, Any]:
     return ENDPOINTS
 
 
-def overall_text(report: RunReport) -> str:
-    """The overall line: the verdict, or why there is none (unusable target, subset, interrupted)."""
-    claim = report.overall_claim()
-    if report.state == "unusable-target":
+def overall_text(report: RunReport | dict[str, Any]) -> str:
+    """The overall line of a run's record: the verdict, or why there is none (unusable target, subset,
+    interrupted)."""
+    rec = as_record(report)
+    claim, state, worst_seen = rec.get("overall"), rec.get("state"), rec.get("worst_observed")
+    partial = bool(rec.get("subset")) or state != "complete"
+    if state == "unusable-target":
         return "UNUSABLE TARGET: no check ran (see below why)"
-    undecided = report.undecided_musts() if report.state == "complete" and report.overall() not in (
-        "fail", "error") else []
+    undecided = (rec.get("undecided_musts") or []) if state == "complete" and worst_seen not in ("fail", "error") else []
     if undecided:      # exit 7 (ctk.plugin.exits): said first, whatever else the run found
-        also = "; deviations too: SHOULD/MAY requirements are not met" if report.overall() == "deviation" else ""
+        also = "; deviations too: SHOULD/MAY requirements are not met" if worst_seen == "deviation" else ""
         ids = ", ".join(undecided[:5]) + (f" and {len(undecided) - 5} more" if len(undecided) > 5 else "")
         text = f"MUST UNDECIDED: {MUST_UNDECIDED} ({ids}){also}"
-        return text + (" (in the checks of this subset run)" if report.partial else "")
-    if not report.partial:
+        return text + (" (in the checks of this subset run)" if partial else "")
+    if not partial:
         return OVERALL_TEXT[claim]
-    what = "interrupted run" if report.state == "interrupted" else "subset run"
+    what = "interrupted run" if state == "interrupted" else "subset run"
     if claim is not None:
         return f"{OVERALL_TEXT[claim]} (in the checks of this {what})"
-    return (f"NO OVERALL VERDICT: {what}, {report.requirements_run()} of {len(REQUIREMENTS)} requirements "
-            "had checks")
+    return (f"NO OVERALL VERDICT: {what}, {rec.get('requirements_run')} of {len(rec.get('requirements') or {})} "
+            "requirements had checks")
 
 
-def _run_state(report: RunReport) -> str:
+def _run_state(rec: dict[str, Any]) -> str:
     """Banners for a run that is not a complete one, and cleanup problems."""
     out = []
-    if report.state == "unusable-target":
+    state = rec.get("state")
+    if state == "unusable-target":
         out.append('<section class="banner s-fail" id="unusable"><b>The target is unusable; no check ran.</b> '
-                   f'<pre>{esc(scrub_text(report.problem))}</pre>'
+                   f'<pre>{esc(scrub_text(rec.get("problem")))}</pre>'
                    '<span class="small">Fix the cause and run again; the exit code was 6.</span></section>')
-    if report.state == "interrupted":
+    if state == "interrupted":
         out.append('<section class="banner s-inconclusive" id="interrupted"><b>Interrupted.</b> The run was stopped '
                    "(Ctrl-C or SIGTERM) before every check ran: the results below are partial, and requirements "
                    "without results were not judged.</section>")
-    if report.subset:
-        sel = "; ".join(f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
-                        for k, v in report.selection.items())
+    selection = rec.get("selection") or {}
+    if selection:
+        sel = "; ".join(f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in selection.items())
         out.append('<section class="banner s-unsupported" id="subset"><b>Subset run.</b> '
-                   f"Selection: <code>{esc(sel)}</code>. {report.requirements_run()} of {len(REQUIREMENTS)} "
-                   "requirements had checks; the others show NOT RUN and no overall verdict is claimed for "
-                   "them.</section>")
-    if report.cleanup_problems:
+                   f"Selection: <code>{esc(sel)}</code>. {rec.get('requirements_run')} of "
+                   f"{len(rec.get('requirements') or {})} requirements had checks; the others show NOT RUN and no "
+                   "overall verdict is claimed for them.</section>")
+    if rec.get("cleanup_problems"):
         out.append('<section class="banner s-deviation" id="cleanup"><b>Cleanup problems</b> (left in the target):'
-                   "<ul>" + "".join(f"<li>{esc(p)}</li>" for p in report.cleanup_problems) + "</ul></section>")
+                   "<ul>" + "".join(f"<li>{esc(p)}</li>" for p in rec["cleanup_problems"]) + "</ul></section>")
     return "\n".join(out)
 
 
-def _finding(r: Result, anchor: str, printed: dict[str, str] | None = None) -> str:
-    where = " · ".join(x for x in (r.endpoint, r.behaviour, r.classification) if x)
+def _finding(rec: dict[str, Any], r: dict[str, Any], anchor: str, printed: dict[str, str] | None = None) -> str:
+    where = " · ".join(x for x in (r.get("endpoint"), r.get("behaviour"), r.get("classification")) if x)
     return (
-        f'<section class="finding {status_class(r.status)}" id="{esc(anchor)}">'
-        f"<h3>{badge(r.status)} {esc(r.requirement)} ({esc(r.level)}) "
+        f'<section class="finding {status_class(r["status"])}" id="{esc(anchor)}">'
+        f"<h3>{badge(r['status'])} {esc(r['requirement'])} ({esc(level_text(r.get('level')))}) "
         f'<span class="small">{esc(where)}</span></h3>'
-        f'<div class="small">{esc(r.statement)}</div>'
-        f'<div class="small">test <code>{esc(r.nodeid)}</code> · {r.duration:.2f} s · outcome {esc(r.outcome)}</div>'
-        f"<pre class=\"message\">{esc_text(r.message)}</pre>"
-        + (f'<p class="small">The same finding ({esc(r.requirement)}, {esc(r.classification or "")}) is shown with its '
-           "exchanges above; this one's exchange is in conformance.json.</p>" if r.repeat else
-           render_exchanges_html(r.exchanges, cut=r.exchanges_cut, printed=printed, anchor=anchor))
+        f'<div class="small">{esc(_statement(rec, r))}</div>'
+        f'<div class="small">test <code>{esc(r.get("nodeid"))}</code> · {float(r.get("duration") or 0):.2f} s · '
+        f'outcome {esc(r.get("outcome"))}</div>'
+        f"<pre class=\"message\">{esc_text(r.get('message'))}</pre>"
+        + (f'<p class="small">The same finding ({esc(r["requirement"])}, {esc(r.get("classification") or "")}) is '
+           "shown with its exchanges above; this one's exchange is in conformance.json.</p>" if r.get("repeat") else
+           render_exchanges_html(r.get("exchanges") or [], cut=r.get("exchanges_cut") or 0, printed=printed,
+                                 anchor=anchor))
         + "</section>"
     )
+
 
 
 def _what_happened(message: str) -> str:

@@ -28,10 +28,10 @@ import os
 import xml.etree.ElementTree as ET
 from typing import Any, Callable, Sequence
 
-from ctk.reporting.capabilities import capability_section, junit_pairs
+from ctk.reporting.capabilities import junit_pairs
 from ctk.reporting.judged import KEYS, judged_parts
 from ctk.core.verdicts import Verdict
-from ctk.reporting.model import RunReport, scrub_text
+from ctk.reporting.model import RunReport, as_record, scrub_text
 
 PREFIX = "ctk."
 UNUSABLE_CLASSNAME = "ctk"
@@ -105,34 +105,43 @@ def record_verdict(record_property: Callable[[str, object], None], verdict: Verd
         record_property(name, value)
 
 
-def statistics(report: RunReport) -> list[tuple[str, str]]:
-    """Suite-level (name, value) pairs for a run."""
+def statistics(report: RunReport | dict[str, Any]) -> list[tuple[str, str]]:
+    """Suite-level (name, value) pairs for a run, from its record."""
+    rec = as_record(report)
+    options = rec.get("options") or {}
+    catalog, spec = rec.get("catalog") or {}, rec.get("spec") or {}
+    target = rec.get("target") or {}
     pairs = [
-        (PREFIX + "overall", report.overall() or "none"),
-        (PREFIX + "target", report.target_name or report.target_url or ""),
-        (PREFIX + "kit_version", report.kit_version),
+        (PREFIX + "overall", rec.get("worst_observed") or "none"),
+        (PREFIX + "target", target.get("name") or target.get("url") or ""),
+        (PREFIX + "kit_version", (rec.get("kit") or {}).get("version") or rec.get("kit_version") or ""),
     ]
+    pairs += [(PREFIX + name, str(value)) for name, value in (
+        ("catalog.name", catalog.get("name")), ("catalog.version", catalog.get("version")),
+        ("spec.version", spec.get("version")), ("spec.sha256", spec.get("sha256"))) if value]
     # how the run was judged and run (ctk.reporting.judged): ctk.option.profile, ctk.option.fail_on, ...
-    if judged_parts(report.options):
-        pairs += [(f"{PREFIX}option.{k}", _option_text(report.options.get(k))) for k in KEYS]
-    pairs += [(f"{PREFIX}count.{s}", str(n)) for s, n in report.counts().items()]
-    pairs += [(f"{PREFIX}requirements.{s}", str(n)) for s, n in report.requirement_counts().items()]
-    pairs += [(f"{PREFIX}kind.{k}", str(n)) for k, n in report.kind_counts().items()]
-    pairs += junit_pairs(capability_section(report.results), PREFIX)   # catalog capabilities, semantics per area
+    if judged_parts(options):
+        pairs += [(f"{PREFIX}option.{k}", _option_text(options.get(k))) for k in KEYS]
+    pairs += [(f"{PREFIX}count.{s}", str(n)) for s, n in (rec.get("counts") or {}).items()]
+    pairs += [(f"{PREFIX}requirements.{s}", str(n)) for s, n in (rec.get("requirement_counts") or {}).items()]
+    pairs += [(f"{PREFIX}kind.{k}", str(n)) for k, n in (rec.get("kinds") or {}).items()]
+    pairs += junit_pairs(rec.get("catalog_capabilities") or {}, PREFIX)   # catalog capabilities, semantics per area
     # the broken rules, the one to fix first as ctk.root_cause.1 (ctk.reporting.rootcause)
-    for i, rc in enumerate(report.root_causes(), 1):
-        pairs += [(f"{PREFIX}root_cause.{i}", rc.line()), (f"{PREFIX}root_cause.{i}.rule", rc.rule.id)]
+    for i, rc in enumerate(rec.get("root_causes") or [], 1):
+        pairs += [(f"{PREFIX}root_cause.{i}", str(rc.get("line") or rc.get("title"))),
+                  (f"{PREFIX}root_cause.{i}.rule", str(rc.get("rule")))]
     # what the run's cleanup left behind, as the verdict block and conformance.json/html say it
-    pairs += [(f"{PREFIX}cleanup_problem.{i}", p) for i, p in enumerate(report.cleanup_problems or [], 1)]
-    pairs += gap_and_certification_pairs(report)
+    pairs += [(f"{PREFIX}cleanup_problem.{i}", p) for i, p in enumerate(rec.get("cleanup_problems") or [], 1)]
+    pairs += gap_and_certification_pairs(rec)
     return pairs
 
 
-def gap_and_certification_pairs(report: RunReport) -> list[tuple[str, str]]:
+def gap_and_certification_pairs(report: RunReport | dict[str, Any]) -> list[tuple[str, str]]:
     """--ctk-known-gaps (ctk.known_gaps.file/.sha256, ctk.known_gap.N with its state, ctk.new_finding.N) and
     --ctk-certify (ctk.certification: "certified run" or "not certified", with kit, spec, target and date)."""
+    rec = as_record(report)
     pairs: list[tuple[str, str]] = []
-    gaps = report.known_gaps
+    gaps = rec.get("known_gaps")
     if gaps:
         pairs += [(PREFIX + "known_gaps.file", str(gaps.get("file"))), (PREFIX + "known_gaps.sha256",
                                                                          str(gaps.get("sha256")))]
@@ -142,9 +151,9 @@ def gap_and_certification_pairs(report: RunReport) -> list[tuple[str, str]]:
                 what += f" ({e['requirement']})"
             what += f" on {e['endpoint']}" if e.get("endpoint") else ""
             pairs.append((f"{PREFIX}known_gap.{i}", f"{e.get('state')}: {what}: {e.get('reason')}"))
-        for i, f in enumerate(report.new_findings or [], 1):
+        for i, f in enumerate(rec.get("new_findings") or [], 1):
             pairs.append((f"{PREFIX}new_finding.{i}", f"{f.get('status')} {f.get('requirement')} {f.get('check')}"))
-    cert = report.certification
+    cert = rec.get("certification")
     if cert and cert.get("requested"):
         pairs.append((PREFIX + "certification", "certified run" if cert.get("certified") else "not certified"))
         pairs += [(f"{PREFIX}certification.{k}", str(cert.get(k))) for k in
@@ -161,7 +170,7 @@ def _option_text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def add_junit_statistics(junit_path: str, report: RunReport) -> int:
+def add_junit_statistics(junit_path: str, report: RunReport | dict[str, Any]) -> int:
     """Insert the run's statistics as ``<properties>`` on each ``<testsuite>`` of ``junit_path``.
 
     Existing ``ctk.*`` properties of the suite are replaced (so calling it twice is harmless), others are
@@ -215,34 +224,35 @@ def _headline_only(outcome: ET.Element) -> None:
     outcome.set("message", head + " (in full in this element's text)")
 
 
-def finish_junit(junit_path: str, report: RunReport) -> int:
+def finish_junit(junit_path: str, report: RunReport | dict[str, Any]) -> int:
     """Add the run's statistics to ``junit_path`` and, when the target was unusable, one failing testcase
     naming the cause (replacing an earlier one: harmless twice). The file is created when pytest wrote none
     (an unusable target under xdist); otherwise a missing file is left missing (junitxml switched off).
     Returns the number of suites updated (0: nothing written)."""
-    unusable = report.state == "unusable-target"
+    rec = as_record(report)
+    unusable = rec.get("state") == "unusable-target"
     if not os.path.isfile(junit_path):
         if not unusable:
             return 0
         os.makedirs(os.path.dirname(os.path.abspath(junit_path)), exist_ok=True)
         root = ET.Element("testsuites", name="ctk")
         ET.SubElement(root, "testsuite", name="ctk", errors="0", failures="0", skipped="0", tests="0",
-                      time="0", timestamp=report.started_at or "")
+                      time="0", timestamp=rec.get("started_at") or "")
         tmp = f"{junit_path}.tmp{os.getpid()}"
         ET.ElementTree(root).write(tmp, encoding="utf-8", xml_declaration=True)
         os.replace(tmp, junit_path)
-    n = add_junit_statistics(junit_path, report)
+    n = add_junit_statistics(junit_path, rec)
     if unusable:
-        _add_unusable_case(junit_path, report)
+        _add_unusable_case(junit_path, rec)
     return n
 
 
-def _add_unusable_case(junit_path: str, report: RunReport) -> None:
+def _add_unusable_case(junit_path: str, report: dict[str, Any]) -> None:
     tree = ET.parse(junit_path)
     root = tree.getroot()
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-    problem = scrub_text(report.problem) or "the target could not be used"
-    target = report.target_name or report.target_url or "the target"
+    problem = scrub_text(report.get("problem")) or "the target could not be used"
+    target = (report.get("target") or {}).get("name") or (report.get("target") or {}).get("url") or "the target"
     message = f"the target is unusable, no check ran: {problem}"
     for i, suite in enumerate(suites):
         for old in suite.findall("testcase"):

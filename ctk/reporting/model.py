@@ -446,6 +446,22 @@ class RequirementSummary:
     results: list[Result]
 
 
+def requirement_kind(s: RequirementSummary) -> str | None:
+    """A requirement's summary in the words of its checks' kinds (Result.kind): an unsupported requirement is
+    "not-applicable", or "needs" when one of its checks names what would decide it; an inconclusive one whose
+    every inconclusive check names a need is "needs"; a pass whose every pass is classified is "classified";
+    otherwise its status (None: not run)."""
+    if s.status == "unsupported":
+        return "needs" if any(r.kind == "needs" for r in s.results) else "not-applicable"
+    if s.status == "inconclusive":
+        undecided = [r for r in s.results if r.status == "inconclusive"]
+        return "needs" if undecided and all(r.kind == "needs" for r in undecided) else "inconclusive"
+    if s.status == "pass":
+        passes = [r for r in s.results if r.status == "pass"]
+        return "classified" if passes and all(r.kind == "classified" for r in passes) else "pass"
+    return s.status
+
+
 def is_classified(r: Any) -> bool:
     """A pass that records a broken rule no source of the active profile judges (details.rule_broken, set by
     ctk.checks.judging and Verdict.broken), or a behaviour the sources leave open that a check names as such
@@ -482,6 +498,25 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+#: where a /v1/config answer may say the catalog's version: the spec defines no field for it, so only these names
+#: (top level, then under "defaults") are read, and only a short string is taken
+VERSION_KEYS = ("catalog-version", "server-version", "version")
+
+
+def config_version(config: Any) -> str | None:
+    """The catalog's version as its /v1/config answer states it (VERSION_KEYS), else None."""
+    if not isinstance(config, dict):
+        return None
+    for where in (config, config.get("defaults")):
+        if not isinstance(where, dict):
+            continue
+        for key in VERSION_KEYS:
+            value = where.get(key)
+            if isinstance(value, str) and 0 < len(value.strip()) <= 80:
+                return value.strip()
+    return None
+
+
 def discovery_summary(discovery: Any) -> dict[str, Any]:
     """A JSON summary of a ``ctk.client`` Discovery (attribute access) or a dict with the same keys.
 
@@ -502,6 +537,9 @@ def discovery_summary(discovery: Any) -> dict[str, Any]:
         "endpoints": sorted(eps) if isinstance((eps := get("endpoints")), (set, frozenset)) else eps,
         "prefix": get("prefix"),
     }
+    version = config_version(get("config"))
+    if version:
+        out["catalog_version"] = version
     if isinstance(discovery, dict):  # keep extra keys the caller chose to record
         out.update({k: v for k, v in discovery.items() if k not in out})
     return _jsonable(out)
@@ -525,6 +563,9 @@ class RunReport:
     problem: str | None = None               # why the target was unusable
     selection: dict[str, Any] = field(default_factory=dict)   # -k / -m / paths / deselected: a subset run
     cleanup_problems: list[str] = field(default_factory=list)
+    catalog_version: str | None = None       # --ctk-catalog-version, else what /v1/config says (catalog_record)
+    spec: dict[str, Any] = field(default_factory=dict)        # {version, sha256, file} of the OpenAPI document used
+    changes: dict[str, Any] | None = None    # what changed since the last run in the same reports directory
     # --ctk-known-gaps / --ctk-certify (ctk.reporting.known_gaps, ctk.reporting.certification): the records
     known_gaps: dict[str, Any] | None = None          # {"file", "sha256", "entries": [... "state"]}
     new_findings: list[dict[str, Any]] | None = None  # findings the file does not list (None: no file)
@@ -719,6 +760,16 @@ class RunReport:
             c[s.status or "not-run"] += 1
         return c
 
+    def requirement_kinds(self) -> dict[str, int]:
+        """How many requirements have each summary kind (requirement_kind), plus "not-run": the words the pages
+        and the terminal use for checks, said of requirements."""
+        c = {k: 0 for k in KINDS}
+        c["not-run"] = 0
+        for s in self.summary().values():
+            k = requirement_kind(s) or "not-run"
+            c[k] = c.get(k, 0) + 1
+        return c
+
     def overall(self) -> str | None:
         """The worst status of the run, or None when nothing ran."""
         return worst(r.status for r in self.results)
@@ -818,14 +869,20 @@ class RunReport:
 
     def to_dict(self) -> dict[str, Any]:
         summary = self.summary()
-        return {
+        record = {
             "format": FORMAT,
             "kit_version": self.kit_version,
+            "catalog": self.catalog_record(),
+            "kit": {"version": self.kit_version},
+            "spec": {"version": self.spec.get("version"), "sha256": self.spec.get("sha256"),
+                     **({"file": self.spec["file"]} if self.spec.get("file") else {})},
             "target": {
                 "url": self.target_url,
                 "name": self.target_name,
                 "server_info": self.server_info,
                 "discovery": self.discovery,
+                "observed": {k: v for k, v in self.discovery_view().items()
+                             if k in ("in_flight", "payload_conflict") and v},
             },
             "started_at": self.started_at,
             "finished_at": self.finished_at,
@@ -840,15 +897,20 @@ class RunReport:
             "counts": self.counts(),
             "kinds": self.kind_counts(),
             "requirement_counts": self.requirement_counts(),
-            "root_causes": [rc.to_dict() for rc in self.root_causes()],
+            "requirement_kinds": self.requirement_kinds(),
+            "tests": len({r.nodeid for r in self.results}),
+            "requirements_run": self.requirements_run(),
+            "undecided_musts": self.undecided_musts(),
+            "root_causes": [{**rc.to_dict(), "line": rc.line()} for rc in self.root_causes()],
             "catalog_capabilities": capability_section(self.results),
             "undecided": self.undecided(),
             "attention": self.attention(),
             "status_order": list(STATUS_ORDER),
             "requirements": {
-                rid: {"status": s.status, "counts": s.counts,
+                rid: {"status": s.status, "kind": requirement_kind(s), "counts": s.counts,
                       **({"level": REQUIREMENTS[rid].level.value, "source": REQUIREMENTS[rid].source,
-                          "statement": REQUIREMENTS[rid].statement} if rid in REQUIREMENTS else {}),
+                          "statement": REQUIREMENTS[rid].statement, "area": REQUIREMENTS[rid].area}
+                         if rid in REQUIREMENTS else {}),
                       **({"not_run": self.not_run_reason(rid)} if s.status is None else {})}
                 for rid, s in summary.items()
             },
@@ -857,8 +919,20 @@ class RunReport:
             "new_findings": self.new_findings,
             "certification": self.certification,
             "behaviour_profile": behaviour_profile(self.results),
-            "results": [r.to_dict(compact=True) for r in self.results],
+            "results": [{**r.to_dict(compact=True), "kind": r.kind} for r in self.results],
         }
+        if self.changes is not None:
+            record["changes"] = self.changes
+        return record
+
+    def catalog_record(self) -> dict[str, Any]:
+        """The catalog tested, as a matrix names it: ``name`` (--ctk-catalog-name, else the target URL) and
+        ``version`` (--ctk-catalog-version, else what /v1/config said, else null), with where the version came
+        from."""
+        from_config = self.discovery.get("catalog_version") if isinstance(self.discovery, dict) else None
+        version = self.catalog_version or from_config
+        source = "option" if self.catalog_version else ("/v1/config" if from_config else None)
+        return {"name": self.target_name or self.target_url or "run", "version": version, "version_source": source}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, sort_keys=False, default=str,
@@ -870,6 +944,7 @@ class RunReport:
             found = data.get("format") if isinstance(data, dict) else type(data).__name__
             raise ValueError(f"not a ctk conformance report (expected format {FORMAT!r}, found {found!r})")
         t = data.get("target") or {}
+        catalog = data.get("catalog") or {}
         rep = cls(
             target_url=t.get("url"), target_name=t.get("name"),
             server_info=t.get("server_info") or {}, discovery=t.get("discovery") or {},
@@ -877,6 +952,8 @@ class RunReport:
             kit_version=data.get("kit_version") or "", options=data.get("options") or {},
             state=data.get("state") or "complete", problem=data.get("problem"),
             selection=data.get("selection") or {}, cleanup_problems=data.get("cleanup_problems") or [],
+            catalog_version=catalog.get("version") if catalog.get("version_source") == "option" else None,
+            spec=dict(data.get("spec") or {}), changes=data.get("changes"),
             known_gaps=data.get("known_gaps"), new_findings=data.get("new_findings"),
             certification=data.get("certification"),
         )
@@ -906,6 +983,12 @@ class RunReport:
             f.write(text)
         os.replace(tmp, path)
         return path
+
+
+def as_record(report: "RunReport | dict[str, Any]") -> dict[str, Any]:
+    """The record of a run (what conformance.json holds, ``RunReport.to_dict()``): made once from a RunReport,
+    taken as it is when already one. Every page renders this and nothing else."""
+    return report.to_dict() if isinstance(report, RunReport) else report
 
 
 def _unique(values: Iterable[str | None]) -> list[str]:

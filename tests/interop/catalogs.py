@@ -393,7 +393,8 @@ class Lakana(Catalog):
 
     def runs(self) -> list[KitRun]:
         options = ["--catalog-url", self.url, "--catalog-prefix", "dev", "--catalog-token", self.token,
-                   "--ctk-parent-namespace", "bronze"]
+                   "--ctk-parent-namespace", "bronze", "--ctk-catalog-name", "lakana",
+                   "--ctk-catalog-version", self.package.version]
         # issue 35: the whole run's findings as a known-gaps file, read back on a few checks (known gaps, passes
         # and the drop check): green under ci; with a drop that does nothing in front, only that is new; with a
         # gap lakana does not have (NS-01 passes), that one is stale, and --ctk-certify says why not
@@ -488,7 +489,9 @@ class SeaweedFS(Catalog):
     def runs(self) -> list[KitRun]:
         return [
             # SeaweedFS serves views without listing endpoints in /v1/config: declared, as its CI would
-            KitRun("seaweedfs", self.base_options() + self.storage_options() + ["--ctk-capability", "views=yes"],
+            KitRun("seaweedfs", self.base_options() + self.storage_options() + [
+                "--ctk-capability", "views=yes", "--ctk-catalog-name", "SeaweedFS",
+                "--ctk-catalog-version", self.package.version],
                    expectation="seaweedfs"),
             # without the storage settings: the kit must stop with a message naming s3.endpoint before any
             # read or write of table files; the concurrency and real-client suites are the ones that write them

@@ -400,3 +400,40 @@ def test_lakana_gap_it_does_not_have_is_stale_and_certify_says_why(lakana):
     why = " ".join(cert["why_not"])
     assert "known-gaps file lists" in why and "subset run" in why, why
     assert "NOT a certified run" in log
+
+
+REFERENCE_ENV = "CTK_INTEROP_REFERENCE"   # a reference run's conformance.json (default: run `ctk run` here)
+
+
+def _reference_run(tmp_path: Path) -> Path:
+    """The reference catalog's record for the matrix: the file CTK_INTEROP_REFERENCE names, else a whole
+    `ctk run` against the embedded reference (named "reference")."""
+    given = os.environ.get(REFERENCE_ENV)
+    if given:
+        return Path(given)
+    out = tmp_path / "reference"
+    subprocess.run([sys.executable, "-m", "ctk", "run", "--workers", "2", "--ctk-catalog-name", "reference",
+                    "--ctk-reports", str(out), "--", "-p", "no:cacheprovider", "-q"], cwd=HERE.parent.parent,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=1800)
+    return out / "conformance.json"
+
+
+def test_matrix_of_the_catalogs(lakana, seaweedfs, tmp_path):
+    """The CI artefact of the lane: the compatibility matrix (ctk report) of the reference, lakana and SeaweedFS,
+    written to reports/interop/matrix/ (matrix.html, matrix.md), each cell linking to the run's kept report."""
+    from ctk.reporting.compare import load_runs, write_matrix
+
+    reference = _reference_run(tmp_path)
+    assert reference.exists(), f"the reference run wrote no {reference}"
+    kept = _reports_dir()
+    (kept / "reference").mkdir(parents=True, exist_ok=True)
+    for name in ("conformance.json", "conformance.html"):
+        if (reference.parent / name).exists():
+            shutil.copy2(reference.parent / name, kept / "reference" / name)
+    runs = load_runs([str(kept / "reference" / "conformance.json"), str(kept / "lakana" / "lakana" / "conformance.json"),
+                      str(kept / "seaweedfs" / "seaweedfs" / "conformance.json")])
+    paths = write_matrix(runs, str(kept / "matrix"))
+    _say(f"compatibility matrix: {', '.join(paths)}")
+    assert [label for label, _, _ in runs] == ["reference", "lakana", "SeaweedFS"], [r[0] for r in runs]
+    md = Path(paths[1]).read_text()
+    assert "| version | — | 0.20.0 | 4.48 |" in md, md[:600]

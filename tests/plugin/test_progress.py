@@ -44,17 +44,17 @@ def test_a_line_per_phase_start_and_end_on_a_long_run():
     others = [f"test_keys.py::test_keys[k{i}]" for i in range(LONG_RUN)]
     p.pytest_xdist_node_collection_finished(None, [LIFE, "test_idempotency.py::test_idempotency[x-lifetime]", *others])
     p.pytest_runtest_logstart(LIFE, None)
-    assert tr.lines and tr.lines[0].startswith("ctk: lifetime batch: 2 check(s) start (")
-    assert "0 of 42 checks done so far" in tr.lines[0]
+    assert tr.lines and tr.lines[0].startswith("ctk: lifetime batch: 2 test(s) start (")
+    assert "0 of 42 tests done so far" in tr.lines[0]
     p.pytest_runtest_logstart(others[0], None)
     for n in others:
         p.pytest_runtest_logreport(_report(n, "setup"))
         p.pytest_runtest_logreport(_report(n))
-    assert tr.lines[-1] == f"ctk: keys: {LONG_RUN} of {LONG_RUN} check(s) done in 0 s; {LONG_RUN} of 42 checks done in all"
+    assert tr.lines[-1] == f"ctk: keys: {LONG_RUN} of {LONG_RUN} test(s) done in 0 s; {LONG_RUN} of 42 tests done in all"
     p.pytest_runtest_logreport(_report(LIFE, "setup", "skipped"))
     p.pytest_runtest_logreport(_report("test_idempotency.py::test_idempotency[x-lifetime]"))
-    assert tr.lines[-1].startswith("ctk: lifetime batch: 2 of 2 check(s) done in ") and tr.lines[-1].endswith(
-        "42 of 42 checks done in all")
+    assert tr.lines[-1].startswith("ctk: lifetime batch: 2 of 2 test(s) done in ") and tr.lines[-1].endswith(
+        "42 of 42 tests done in all")
 
 
 def test_a_short_run_says_nothing():
@@ -63,3 +63,16 @@ def test_a_short_run_says_nothing():
     p.pytest_runtest_logstart(LIFE, None)
     p.pytest_runtest_logreport(_report(LIFE))
     assert tr.lines == []
+
+
+def test_report_html_shows_a_skip_reason_not_its_tuple():
+    """Issue 35 item 5: pytest-html lists a skipped row's log as the reason text alone."""
+    from types import SimpleNamespace
+
+    from ctk.pytest_plugin import pytest_html_results_table_html
+
+    report = SimpleNamespace(skipped=True, longrepr=("/venv/ctk/plugin/outcomes.py", 212,
+                                                     "Skipped: unsupported: RECON-02: no <control> API"))
+    data = ["('/venv/ctk/plugin/outcomes.py', 212, 'Skipped: unsupported: ...')\n", "captured log"]
+    pytest_html_results_table_html(report, data)
+    assert data == ["unsupported: RECON-02: no &lt;control&gt; API\n", "captured log"]

@@ -32,6 +32,9 @@ ADVERTISED = [f"{m} /v1/{{prefix}}/{p}" for m, p in (
 
 MEASURE = """<script>
 window.addEventListener("load", () => {
+  const matrix = document.querySelector("#matrix-section");
+  const folded = !matrix.open;
+  matrix.open = true;                        // the matrix is folded: a reader opens it to read its cells
   const spill = [];
   for (const cell of document.querySelectorAll("table.matrix td, table.matrix thead th")) {
     const r = cell.getBoundingClientRect();
@@ -44,7 +47,7 @@ window.addEventListener("load", () => {
   const heads = [...document.querySelectorAll("table.matrix thead th[data-behaviour]")].map(
     h => [h.dataset.behaviour, h.innerText]);
   const eps = document.querySelector("#advertised-endpoints");
-  const out = {spill, heads, endpointsOpen: eps.open, endpointsHeight: eps.getBoundingClientRect().height,
+  const out = {spill, heads, folded, endpointsOpen: eps.open, endpointsHeight: eps.getBoundingClientRect().height,
                groups: [...eps.querySelectorAll("th")].map(t => t.textContent),
                checks: [...document.querySelectorAll("#check-counts .chip")].map(c => c.innerText)};
   const pre = document.createElement("pre"); pre.id = "measure"; pre.textContent = JSON.stringify(out);
@@ -75,6 +78,7 @@ def test_conformance_page_as_chromium_lays_it_out(tmp_path):
     page = Path(write_conformance(c.report, str(tmp_path / "reports"))["html"])
     m = measured(tmp_path, page, MEASURE)
     # no cell's text runs into its neighbour ("409 request_in_progress" stayed on one line past the cell)
+    assert m["folded"], "the endpoint x behaviour matrix is folded (issue 35 item 5)"
     assert m["spill"] == [], m["spill"][:5]
     # each heading says the behaviour's name once (the slug is its tooltip)
     assert m["heads"] and all(text.strip() == Behaviour(b).display for b, text in m["heads"]), m["heads"]

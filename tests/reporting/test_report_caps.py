@@ -105,7 +105,7 @@ def test_the_third_finding_of_a_kind_keeps_its_profiles_and_every_writer_runs(tm
     from ctk.plugin.options import CtkOptions
     from ctk.plugin.reports import VerdictCollector
     from ctk.reporting.behaviour import behaviour_profile, infer_profile
-    from ctk.reporting.compare import load_runs, write_compare
+    from ctk.reporting.compare import load_runs, write_matrix
     from ctk.reporting.conformance import write_conformance
     from ctk.reporting.junit import finish_junit, statistics, verdict_properties
 
@@ -138,7 +138,7 @@ def test_the_third_finding_of_a_kind_keeps_its_profiles_and_every_writer_runs(tm
         assert verdict_properties(r.to_dict())
     other = tmp_path / "other.json"
     other.write_text(Path(paths["json"]).read_text())
-    assert Path(write_compare(load_runs([paths["json"], str(other)]), str(tmp_path / "cmp.html"))).read_text()
+    assert all(Path(p).read_text() for p in write_matrix(load_runs([paths["json"], str(other)]), str(tmp_path / "cmp")))
 
     c = VerdictCollector(CtkOptions())
     c.results = [(r.to_dict(), r.nodeid, 0.0, r.outcome) for r in rep.results]

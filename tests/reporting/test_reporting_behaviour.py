@@ -17,7 +17,7 @@ from ctk.client.transport import CatalogClient
 from ctk.reference.server import ReferenceServer
 from ctk.reference.settings import ReferenceSettings
 from ctk.reporting.behaviour import ROWS, behaviour_profile, infer_profile, render_section
-from ctk.reporting.compare import render_compare
+from ctk.reporting.compare import load_runs, render_matrix
 from ctk.reporting.conformance import write_conformance
 from ctk.reporting.html import page
 from ctk.reporting.model import RunReport
@@ -130,8 +130,10 @@ def test_conformance_json_carries_the_behaviour_profile(variant_run):
 
 def test_ctk_report_has_behaviour_rows_per_run(variant_run, tmp_path):
     tmp, rep, paths = variant_run
-    other = RunReport.from_json(open(paths["json"], encoding="utf-8").read())
-    text = render_compare([("variant", rep), ("again", other)])
+    other = tmp_path / "again" / "conformance.json"
+    other.parent.mkdir()
+    other.write_text(open(paths["json"], encoding="utf-8").read())
+    text = render_matrix(load_runs([paths["json"], str(other)]), str(tmp_path))
     assert "<h2>Behaviour profile</h2>" in text and text.count("409 without subtype") >= 2
 
 

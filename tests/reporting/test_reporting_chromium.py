@@ -83,3 +83,35 @@ def test_shared_exchange_renders_as_a_link_to_its_first_finding(tmp_path):
     html = dom.stdout
     assert html.count("SHARED-BODY") == 1 and '{"marker":"SHARED-BODY"}' in html
     assert '&lt;-- 200   (the same exchange as in <a href="#finding-1">finding-1</a>, shown there in full)' in html
+
+
+FIRST_SCREEN = """<script>
+window.addEventListener("load", () => {
+  const top = sel => { const e = document.querySelector(sel); return e ? e.getBoundingClientRect().top : null; };
+  const out = {attention: top("#attention"), causes: top("#root-causes"), changes: top("#changes"),
+               firstFinding: top("#finding-1"),
+               passesOpen: document.querySelector("#requirements-passed").open,
+               matrixOpen: document.querySelector("#matrix-section").open,
+               height: window.innerHeight,
+               greenAbove: [...document.querySelectorAll("td.s-pass")].filter(
+                 td => { const r = td.getBoundingClientRect(); return r.height > 0 && r.top < window.innerHeight; }).length};
+  const pre = document.createElement("pre"); pre.id = "measure"; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def test_first_screen_is_what_a_catalog_author_acts_on(tmp_path):
+    """Issue 35 item 5, read as a catalog author opens conformance.html after a second run: the root causes, the
+    findings and what changed since the last run are above the fold; the passes and the matrix are folded."""
+    from browser import measured
+    from pathlib import Path
+
+    reports = tmp_path / "reports"
+    write_conformance(build_sample(), str(reports))          # the last run
+    paths = write_conformance(build_sample(), str(reports))  # this run: the same verdicts
+    m = measured(tmp_path, Path(paths["html"]), FIRST_SCREEN, window="1400,900")
+    for name in ("causes", "attention", "changes"):
+        assert m[name] is not None and 0 <= m[name] < m["height"], (name, m)
+    assert not m["passesOpen"] and not m["matrixOpen"], m
+    assert m["greenAbove"] == 0, m     # no green matrix of passes on the first screen

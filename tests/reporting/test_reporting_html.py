@@ -97,9 +97,9 @@ def test_header_counts_colours_and_labels(sample):
     assert 'id="overall"' in page and "Overall: FAIL" in page
     assert "reference (deviation: no-inflight)" in page
     text = " ".join(p.text)
-    assert "Checks:" in text and "FAIL: 1" in text and "DEVIATION: 1" in text
+    assert "Checks (" in text and "FAIL: 1" in text and "DEVIATION: 1" in text
     # Every coloured cell also spells its status.
-    labels = {"s-pass": "PASS", "s-fail": "FAIL", "s-deviation": "DEVIATION", "s-unsupported": "UNSUPPORTED",
+    labels = {"s-pass": "PASS", "s-fail": "FAIL", "s-deviation": "DEVIATION", "s-unsupported": "NOT APPLICABLE",
               "s-inconclusive": "INCONCLUSIVE"}
     seen = set()
     for classes, content in p.cells:
@@ -139,7 +139,7 @@ def test_failure_section_shows_message_and_exchanges(sample):
     assert "&lt;-- 200" in section and "[retry, same key]" in section
     assert 'href="#finding-1"' in page  # the requirements table links to the evidence
     assert "Failures and deviations (2)" in page
-    assert "Inconclusive and unsupported (2)" in page and "target has no control API" in page
+    assert "Inconclusive, not decided by this setup and not applicable (2)" in page and "target has no control API" in page
 
 
 def test_write_conformance(tmp_path, sample):
