@@ -105,10 +105,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:   # pyt
     return scheduling.make_scheduler(config, log, spark=options.spark, db_link=bool(options.db_link))
 
 
-#: checks whose hang backstop is progress (no request answered for --ctk-gen-budget s), not pytest-timeout's wall clock
-PROGRESS_BACKSTOPPED = ("test_generated_openapi",)
-
-
 def pytest_itemcollected(item: pytest.Item) -> None:
     """-k matches the requirement ids, endpoint and behaviour of the kit's items (ctk.plugin.collection)."""
     options = get_options(item.config)
@@ -134,18 +130,22 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     select_requirements(config, items, list(options.requirements))
     scheduling.order_items(items, spark=options.spark)
     has_timeout = config.pluginmanager.hasplugin("timeout")
-    backstop = max(60.0, options.max_wait * 2 + options.timeout * 12)
     for item in items:
         if is_suite_item(item) and not item.get_closest_marker("ctk"):
             item.add_marker(pytest.mark.ctk)
-        if has_timeout and item.get_closest_marker("ctk") and not item.get_closest_marker("timeout"):
-            if getattr(item, "originalname", None) in PROGRESS_BACKSTOPPED:
-                # no wall clock: its own backstop fires only when no request was answered for --ctk-gen-budget s
-                # (a busy runner made the 180 s one an ERROR instead of the verdict; issue 30 item 7)
-                item.add_marker(pytest.mark.timeout(0))
-                continue
-            # a Spark workload is minutes of JVM work (139 s for one on a loaded 2-core machine): a longer backstop
-            item.add_marker(pytest.mark.timeout(backstop * (3 if item.get_closest_marker("spark") else 1)))
+        if has_timeout and item.get_closest_marker("ctk") and not item.get_closest_marker("timeout") \
+                and not _timeout_asked(config):
+            # no wall clock on a check: its budgets count requests and answers, each request has --ctk-timeout,
+            # and a busy runner must get the verdict a quiet one gets (a 180 s backstop made one an ERROR,
+            # issues 34 and 36). A limit the user sets (--timeout, a timeout mark) still applies; when it fires
+            # the check is inconclusive, naming it (ctk.plugin.outcomes)
+            item.add_marker(pytest.mark.timeout(0))
+
+
+def _timeout_asked(config: pytest.Config) -> bool:
+    """Whether the user gave pytest-timeout's --timeout on the command line (an ini value is the project's
+    default for its own tests, not a limit asked for this run of the checks)."""
+    return any(a == "--timeout" or a.startswith("--timeout=") for a in config.invocation_params.args)
 
 
 def _check_known_gap_ids(config: pytest.Config, items: list[pytest.Item], gaps: Any) -> None:

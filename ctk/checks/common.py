@@ -6,7 +6,7 @@ import functools
 import re
 from typing import Any, Callable
 
-from ctk.checks.faults import FaultUnsupported
+from ctk.checks.faults import FaultUnsupported, unread_probe
 from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Verdict
 from ctk.catalog import Endpoint, PrerequisiteError
@@ -43,7 +43,23 @@ class Run:
         return Verdict.broken(self.requirement, text, **kw)
 
     def unsupported(self, reason: str, details: dict | None = None, needs: str | None = None) -> Verdict:
-        return Verdict.unsupported(self.requirement, reason, needs=needs, **self._kw(None, details))
+        return self._probe_failed(reason, needs, None, details) or Verdict.unsupported(
+            self.requirement, reason, needs=needs, **self._kw(None, details))
+
+    def _probe_failed(self, reason: str, needs: str | None, classification: str | None,
+                      details: dict | None) -> Verdict | None:
+        """A verdict that would say "needs the control API" while the probe that tells whether the target has
+        it (GET /_ctk) could not be read: undecided "probe failed: <what was seen>", with the probe's exchanges,
+        never "absent"."""
+        probe = unread_probe(self.ctx.faults) if needs and "/_ctk" in needs else None
+        if probe is None:
+            return None
+        self.extra = list(probe.exchanges) + [e for e in self.extra if e not in probe.exchanges]
+        kw = self._kw(classification or "probe failed", {**(details or {}), "probe_failed": probe.failed})
+        text = (f"probe failed: {probe.failed}; so whether the target has what this check needs ({needs}) is not "
+                f"known, and the check is not decided (it would have said: {reason})")
+        text += "\n\nexchanges:\n" + render_exchanges(kw["exchanges"][-12:], limit=800)
+        return Verdict.inconclusive(self.requirement, text, **kw)
 
     def crashed(self, exc: BaseException) -> Verdict:
         """The check raised ``exc``: an error verdict with the exception and the last exchange of the run."""
@@ -55,6 +71,9 @@ class Run:
 
     def inconclusive(self, reason: str, classification: str | None = None, details: dict | None = None,
                      needs: str | None = None) -> Verdict:
+        failed = self._probe_failed(reason, needs, classification, details)
+        if failed is not None:
+            return failed
         kw = self._kw(classification, details)
         ex = kw["exchanges"]
         text = reason + ("\n\nexchanges:\n" + render_exchanges(ex[-12:], limit=800) if ex else "")

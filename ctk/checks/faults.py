@@ -40,6 +40,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ctk.client.probing import probe_read, unread
 from ctk.core import needs
 from ctk.interposer.faults import LOSE_MODES, DbLink, HttpFaults, LinkFaults
 from ctk.catalog import Case
@@ -80,6 +81,7 @@ class FaultMatch:
 class FaultInjector:
     name = "none"
     capabilities: frozenset[str] = frozenset()
+    probe: "ControlProbe | None" = None    # the GET /_ctk that chose this injector, when it could not choose better
 
     def supports(self, capability: str) -> bool:
         return capability in self.capabilities
@@ -428,24 +430,65 @@ class DbLinkFaults(FaultInjector):
         return self.inner.request_headers()
 
 
+@dataclass
+class ControlProbe:
+    """What ``GET /_ctk`` told: ``info`` (the answer, when the target has the reference control API), or
+    ``failed`` (why it could not be read after `PROBE_TRIES` tries: then nobody knows whether the target has it),
+    and every attempt's exchange."""
+
+    info: dict | None
+    failed: str | None
+    exchanges: list[Any]
+
+    def to_dict(self) -> dict:
+        return {"control-api": self.info is not None, "probe-failed": self.failed,
+                "exchanges": [e.to_dict() for e in self.exchanges]}
+
+
+def probe_control_api(client: Any) -> ControlProbe:
+    """``GET /_ctk``, read again on a 5xx, a timeout or a dropped connection (`ctk.client.probing`)."""
+    attempts = probe_read(client, "/_ctk", "fault: detect control API")
+    ex = attempts[-1]
+    body = ex.json()
+    info = body if ex.status == 200 and isinstance(body, dict) and body.get("control") is True else None
+    return ControlProbe(info, unread(attempts), attempts)
+
+
 def control_api(client: Any) -> dict | None:
     """The target's ``GET /_ctk`` answer when it has the reference control API, else None."""
-    ex = client.request("GET", "/_ctk", label="fault: detect control API")
-    body = ex.json()
-    return body if ex.status == 200 and isinstance(body, dict) and body.get("control") is True else None
+    return probe_control_api(client).info
 
 
 def has_control_api(client: Any) -> bool:
     return control_api(client) is not None
 
 
-def detect_injector(client: Any, interposer: Interposer | None = None, scope: str | None = None) -> FaultInjector:
+def unread_probe(faults: Any) -> ControlProbe | None:
+    """The control-API probe behind ``faults`` (or the injector it wraps) when it could not be read, else None."""
+    for _ in range(4):
+        if faults is None:
+            return None
+        probe = getattr(faults, "probe", None)
+        if probe is not None:
+            return probe if probe.failed else None
+        faults = getattr(faults, "inner", None)
+    return None
+
+
+def detect_injector(client: Any, interposer: Interposer | None = None, scope: str | None = None,
+                    probe: ControlProbe | None = None) -> FaultInjector:
     """The control API when the target has one (scoped to `scope` where it offers scopes), else the
-    interposer when one is given, else nothing."""
-    info = control_api(client)
+    interposer when one is given, else nothing. ``probe``: the ``GET /_ctk`` already read (once per process);
+    an injector chosen because that probe could not be read carries it (`probe_failed`), so the checks that
+    need the control API say "probe failed", not "absent"."""
+    probe = probe if probe is not None else probe_control_api(client)
+    info = probe.info
+    chosen: FaultInjector
     if info is not None:
-        return ControlFaults(client, scope=scope, scope_header=info.get("scope-header"),
-                             hold_until_met=info.get("hold-until-met") is True)
-    if interposer is not None:
-        return InterposerFaults(interposer, client)
-    return NoFaults()
+        chosen = ControlFaults(client, scope=scope, scope_header=info.get("scope-header"),
+                               hold_until_met=info.get("hold-until-met") is True)
+    else:
+        chosen = InterposerFaults(interposer, client) if interposer is not None else NoFaults()
+    chosen.probe = probe
+    return chosen
+

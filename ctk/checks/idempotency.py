@@ -371,6 +371,13 @@ def _run_in_flight(run: Run, ctx: CheckContext, endpoint: Endpoint) -> tuple[str
     c0 = _counters(ctx)
     result: dict[str, Any] = {}
     rule = None
+    until_met = bool(getattr(ctx.faults, "hold_until_met", False))
+    if until_met:
+        # the hold ends when the duplicate meets the first in flight (the catalog's own event), so its ceiling
+        # costs nothing on a catalog that sees it: long enough that a busy runner's duplicate still arrives
+        # while the first is held (a 1 s hold expired first under two CPU hogs, and the duplicate's replay of
+        # the finished first read as a wait-and-replay on a catalog that answers 409 in flight)
+        hold = max(hold, HOLD_UNTIL_MET_CEILING)
     if server_hold:
         # held until the duplicate met it in flight (where the control API can tell), `hold` at the longest
         rule = ctx.faults.delay(FaultMatch.for_case(case, key), hold, until_met=1)
@@ -428,7 +435,9 @@ def _run_in_flight(run: Run, ctx: CheckContext, endpoint: Endpoint) -> tuple[str
         return ("second execution", {**ev, "reason": "the duplicate failed the way a second execution fails"}, case)
     if dup.status == first.status and case.identity(dup) == case.identity(first):
         dup_end = dup.started_at + dup.elapsed_ms / 1000.0
-        if overlapped and dup_end >= first_end - 0.05:
+        if until_met or (overlapped and dup_end >= first_end - 0.05):
+            # with until-met the duplicate was sent once the first was held, and the hold lasts until it meets
+            # it: the answer decides (the search in _inflight_verdicts looks again for a 409 where it may hide)
             return ("wait-and-replay", ev, case)
         return ("no overlap observed", {**ev, "reason": "the duplicate was answered before the first finished "
                                         "without a second execution"}, case)
@@ -455,10 +464,34 @@ def _inflight_bursts(run01: Run, run02: Run, ctx: CheckContext, endpoint: Endpoi
     return inflight_verdicts(run01, run02, rounds)
 
 
+#: longest hold of the first attempt when the control API ends it as the duplicate meets it (`until-met`)
+HOLD_UNTIL_MET_CEILING = 20.0
+#: held rounds at most while none showed the catalog's in-flight answer (a count: the same on a busy runner)
+INFLIGHT_HELD_ROUNDS = 3
+#: what a held round can show that ends the search: the catalog's in-flight answer, or a second execution
+_HELD_DECISIVE = ("409 request_in_progress", "plain 409", "second execution", "unsupported")
+
+
+def _held_rounds(run01: Run, ctx: CheckContext, endpoint: Endpoint) -> tuple[str, dict[str, Any], Case]:
+    """`_run_in_flight` again on a fresh case while its rounds showed only a replay or nothing in flight, at most
+    `INFLIGHT_HELD_ROUNDS`: a replay can be the finished first's (the duplicate arrived late) on a catalog that
+    answers 409 in flight, a 409 never is; the first round that shows the catalog's in-flight answer decides."""
+    rounds: list[tuple[str, dict[str, Any], Case]] = []
+    for _ in range(INFLIGHT_HELD_ROUNDS):
+        rounds.append(_run_in_flight(run01, ctx, endpoint))
+        if rounds[-1][0] in _HELD_DECISIVE or rounds[-1][0].startswith("other"):
+            break
+    # the round that decides: the catalog's in-flight answer, else a replay (every round that reached it in
+    # flight was replayed: it waits), else the last
+    cls, ev, case = rounds[-1] if rounds[-1][0] in _HELD_DECISIVE or rounds[-1][0].startswith("other") else \
+        next((r for r in reversed(rounds) if r[0] == "wait-and-replay"), rounds[-1])
+    return cls, {**ev, "held_rounds": [r[0] for r in rounds]}, case
+
+
 def _inflight_verdicts(run01, run02, ctx, endpoint):
     if not ctx.faults.supports("delay:server") and ctx.faults.supports("duplicate"):
         return _inflight_bursts(run01, run02, ctx, endpoint)
-    cls, ev, case = _run_in_flight(run01, ctx, endpoint)
+    cls, ev, case = _held_rounds(run01, ctx, endpoint)
     if cls == "unsupported":
         return [run01.unsupported(ev["reason"]), run02.unsupported(ev["reason"])]
     if cls in ("inconclusive", "no overlap observed"):

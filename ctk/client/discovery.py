@@ -20,6 +20,7 @@ from typing import Any
 
 import isodate
 
+from ctk.client.probing import probe_read
 from ctk.core.exchange import Exchange
 
 LIFETIME_KEY = "idempotency-key-lifetime"
@@ -169,7 +170,9 @@ def discover(client: Any, apply_prefix: bool = True) -> Discovery:
     """
     target = client.target
     params = {"warehouse": target.warehouse} if target.warehouse else None
-    ex = client.request("GET", "/v1/config", params=params, label="discovery: GET /v1/config")
+    # read again on a 5xx, a timeout or a dropped connection (bounded): one unreadable answer of a busy target
+    # must not decide what the kit thinks it offers
+    ex = probe_read(client, "/v1/config", "discovery: GET /v1/config", params=params)[-1]
     if ex.status is None:
         raise DiscoveryError(f"catalog at {target.base_url} did not answer GET /v1/config: {ex.error}", ex)
     if ex.status != 200:

@@ -23,5 +23,10 @@ def max_wait(seconds: float) -> str:
     return f"--ctk-max-wait {seconds:.0f}"
 
 
+def wall_clock(limit: str) -> str:
+    """A check that a wall-clock limit (``limit``: which one, e.g. pytest-timeout's --timeout) stopped."""
+    return f"no wall-clock limit on the checks, or a larger one than {limit} (--timeout 0: none)"
+
+
 ALLOW_REMOTE = "--ctk-allow-remote (the catalog's /v1/config sends clients to a non-loopback address)"
 TIMEOUT = "a larger --ctk-timeout (a hang backstop of 6 x --ctk-timeout, at least 60 s, cut the run)"

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import pytest
 
+from ctk.core import needs
 from ctk.core.verdicts import UNKNOWN_REQUIREMENT, Status, Verdict, VerdictError
 from ctk.core.exchange import render_exchanges
 
@@ -94,11 +95,34 @@ def crashed(item: pytest.Item, exc: BaseException, last_exchange: dict[str, Any]
                            behaviour="crash")
 
 
+def timeout_limit(item: pytest.Item) -> str:
+    """Where the pytest-timeout limit of ``item`` came from: its mark, else --timeout / the ini option."""
+    mark = item.get_closest_marker("timeout")
+    if mark is not None and (mark.args or mark.kwargs.get("timeout") is not None):
+        value = mark.args[0] if mark.args else mark.kwargs["timeout"]
+        return f"the timeout mark of the test ({value:g} s)" if isinstance(value, (int, float)) else "a timeout mark"
+    value = item.config.getoption("timeout", None) if item.config.pluginmanager.hasplugin("timeout") else None
+    return f"pytest-timeout's --timeout ({value} s)" if value else "pytest-timeout's --timeout"
+
+
+def stopped_by_timeout(item: pytest.Item, exc: BaseException, last: dict[str, Any] | None) -> Verdict:
+    """The verdict of a check that a wall-clock limit of pytest-timeout stopped: not decided (a slow runner is
+    no finding and no crash of the kit), the limit named so the user can raise it or drop it (0: none)."""
+    limit = timeout_limit(item)
+    text = (f"not decided: the check was stopped by {limit} before it could decide; the kit's own budgets count "
+            f"requests and answers, not seconds, so give the check more time or none (--timeout 0) "
+            f"({str(exc).splitlines()[0][:200]})")
+    if last is not None:
+        text += "\n\nlast exchange:\n" + render_exchanges([last], 800)
+    return Verdict.inconclusive(_requirement_of(item), text, classification="stopped by a timeout",
+                                needs=needs.wall_clock(limit), exchanges=[last] if last is not None else [])
+
+
 class CheckCall:
     """One ctk check as pytest calls it: while pytest's own ``pytest_pyfunc_call`` runs, the item's function
     is the check wrapped so that its return value is kept (pytest wants None) and a crash (an exception that is
-    not pytest's skip/fail, or pytest-timeout's backstop) becomes an error verdict naming the requirement and
-    the last exchange."""
+    not pytest's skip/fail) becomes an error verdict naming the requirement and the last exchange; a check that
+    pytest-timeout stopped is inconclusive, naming the limit (`stopped_by_timeout`)."""
 
     def __init__(self, item: pytest.Function, session: CtkSession | None) -> None:
         self.item, self.session = item, session
@@ -120,7 +144,7 @@ class CheckCall:
                 # report does not claim a pass while pytest fails the run
                 if not str(exc).startswith("Timeout"):
                     raise
-                self.result = crashed(self.item, exc, last_exchange(self.session, mark))
+                self.result = stopped_by_timeout(self.item, exc, last_exchange(self.session, mark))
 
         self.item.obj = keeping_the_result
         try:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import httpx
 
 from ctk.checks.context import CheckContext, CheckOptions
+from ctk.client.probing import PROBE_TRIES
 from ctk.client.transport import CatalogClient
 from ctk.client.placement import Placement
 from ctk.interposer import Interposer
@@ -60,7 +61,15 @@ def probe(url: str, timeout: float, headers: dict[str, str] | None = None, crede
                     return (f"catalog at {url} gave no token for the client credentials: POST /v1/oauth/tokens "
                             f"answered HTTP {r.status_code} {_snippet(r.text)}")
                 hdrs["Authorization"] = f"Bearer {token}"
-            r = c.get(f"{url}/v1/config", headers=hdrs, params={"warehouse": warehouse} if warehouse else None)
+            for attempt in range(1, PROBE_TRIES + 1):   # a 5xx, a timeout or a dropped connection: read again
+                try:
+                    r = c.get(f"{url}/v1/config", headers=hdrs, params={"warehouse": warehouse} if warehouse else None)
+                except (httpx.TimeoutException, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
+                    if attempt == PROBE_TRIES:
+                        raise
+                    continue
+                if r.status_code < 500:
+                    break
     except httpx.TimeoutException as exc:
         return (f"catalog at {url} did not answer GET /v1/config within the {timeout:g} s timeout "
                 f"({type(exc).__name__}); is it hanging? If it is only slow, raise --ctk-timeout")
@@ -265,6 +274,9 @@ class CtkSession:
                                capabilities=dict(self.options.capabilities))
         ctx = CheckContext.create(client, discovery=self.discovery, namespace=self.namespace_parts,
                                   interposer=self.interposer, options=options, create_namespace=False)
+        probe = getattr(ctx.faults, "probe", None)
+        if probe is not None:   # GET /_ctk as read (every try): what decided the injector, in the report
+            self.server_info["control-api-probe"] = probe.to_dict()
         if self.options.db_link:   # the catalog's database link, on any catalog (ctk.checks.faults.DbLinkFaults)
             from ctk.checks.faults import DbLinkFaults
             from ctk.interposer.client import ProxyLink

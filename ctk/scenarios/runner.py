@@ -167,6 +167,13 @@ def run_scenario(scenario: Scenario, session: Any) -> Verdict:
         for step in scenario.steps:
             _do(run, step)
     except _Unsupported as exc:
+        from ctk.checks.faults import unread_probe
+
+        probe = unread_probe(run.faults) if "/_ctk" in f"{exc} {exc.needs or ''}" else None
+        if probe is not None:   # the control API's probe could not be read: not known to be absent
+            return Verdict.inconclusive(req, f"probe failed: {probe.failed}; the scenario needs what it would have "
+                                        f"told ({exc})", exchanges=[e.to_dict() for e in probe.exchanges]
+                                        + exchanges(), classification="probe failed", **kw)
         return Verdict.unsupported(req, str(exc), needs=exc.needs, exchanges=exchanges(), **kw)
     except _Mismatch as m:
         what = f"{m.step.where}" + (f" ({m.step.label})" if m.step.label else "")

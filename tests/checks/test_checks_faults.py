@@ -102,6 +102,21 @@ def test_in_flight_duplicate_waits_for_the_first_to_be_held(make_ctx):
     assert v2.status is Status.PASS, v2.message
 
 
+def test_a_late_duplicate_is_not_taken_for_a_wait_and_replay(make_ctx):
+    """A busy runner: the first attempt and the duplicate each take 1.5 s in transit (longer than the 1 s hold
+    the check used to give). On a catalog that answers a plain 409 in flight, the duplicate used to arrive after
+    the hold had ended, got the finished first's replay, and INFLIGHT-02 read "wait-and-replay" (issue 36); the
+    hold now lasts until the duplicate meets the first, so the catalog's own answer decides."""
+    from ctk.interposer import HttpMatch
+
+    ctx = make_ctx(interposer=True, deviation="in-flight-plain-409")
+    ctx.test_interposer.add_http_toxic("delay_request", HttpMatch(method="POST", path=r"/v1/namespaces$",
+                                                            header="Idempotency-Key"), delay_ms=1500, times=2)
+    v1, v2 = run_endpoint_checks(ctx, "createNamespace", ["in-flight-duplicate"])
+    assert (v1.status, v1.classification) == (Status.PASS, "plain 409"), v1.message
+    assert v2.classification == "plain 409", v2.message   # judged per profile (spec: classified only)
+
+
 def test_control_faults_wait_applied(ctx):
     faults = ctx.faults
     assert isinstance(faults, ControlFaults)

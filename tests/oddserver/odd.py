@@ -14,6 +14,7 @@ differently; each rule is one of the oddities seen on real catalogs:
 * `drop_view_deletes_metadata`    dropView also deletes the view's metadata file (a later registerView of
                                   that file fails)
 * `flaky_load_table`         every n-th loadTable answers 503
+* `busy_at_first`            the first n GETs of a path (e.g. ``/_ctk``, ``/v1/config``) answer 503 (a busy runner)
 * `not_routed`               a route answered 404 with no error model (e.g. POST .../transactions/commit)
 * `router_with_error_model`  a route not served, and every path the catalog does not know, answered 404 with an
                              error model of the router's own (SeaweedFS: type NotFound, "Path not found")
@@ -227,6 +228,26 @@ class flaky_load_table(Rule):
         if due:
             self.hit()
             return Answer.of(self.status, {"error": {"message": "backend busy", "type": "ServiceUnavailableException",
+                                                     "code": self.status}})
+        return None
+
+
+class busy_at_first(Rule):
+    """The first ``times`` GETs of paths matching ``pattern`` answer ``status`` (what a loaded catalog gives)."""
+
+    def __init__(self, pattern: str, times: int = 2, status: int = 503) -> None:
+        super().__init__()
+        self.pattern, self.times, self.status = pattern, times, status
+
+    def before(self, req: Req) -> Answer | None:
+        if not req.is_("GET", self.pattern):
+            return None
+        with self.lock:
+            due = self.hits < self.times
+            if due:
+                self.hits += 1
+        if due:
+            return Answer.of(self.status, {"error": {"message": "busy", "type": "ServiceUnavailableException",
                                                      "code": self.status}})
         return None
 
