@@ -301,8 +301,7 @@ class CatalogClient:
                 headers: dict[str, str] | None = None, idempotency_key: str | None = None,
                 header_name: str = "Idempotency-Key", label: str | None = None, timeout: float | None = None,
                 params: dict[str, Any] | None = None,
-                raw_headers: Sequence[tuple[str, str]] | None = None, invalid: str | None = None) -> Exchange:
-                raw_headers: Sequence[tuple[str, str]] | None = None,
+                raw_headers: Sequence[tuple[str, str]] | None = None, invalid: str | None = None,
                 read_retries: int | None = None) -> Exchange:
         """Send one request and return its recorded `Exchange`; never raises for transport errors.
 
