@@ -187,3 +187,11 @@ def discover(client: Any, apply_prefix: bool = True) -> Discovery:
     if apply_prefix:
         client.set_prefix(d.prefix)
     return d
+
+
+def advertised_separator(discovery: Discovery | None) -> str | None:
+    """The ``namespace-separator`` /v1/config advertises (overrides win over defaults), or None."""
+    for block in (getattr(discovery, "overrides", None), getattr(discovery, "defaults", None)):
+        if isinstance(block, dict) and block.get("namespace-separator"):
+            return str(block["namespace-separator"])
+    return None

@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     from ctk.client.transport import CatalogClient
     from ctk.client.config import TargetConfig, TargetError
     from ctk.client.discovery import DiscoveryError, discover
-    from ctk.plugin.session import advertised_separator
+    from ctk.client.discovery import advertised_separator
 
     try:
         target = TargetConfig(url=args.catalog_url, prefix=args.catalog_prefix, warehouse=args.warehouse,

@@ -20,7 +20,7 @@ from ctk.interposer import Interposer
 from ctk.plugin import namespace as nsmod
 from ctk.plugin.options import CtkOptions
 from ctk.client.config import TargetConfig
-from ctk.client.discovery import Discovery, discover
+from ctk.client.discovery import Discovery, advertised_separator, discover
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used: the embedded catalog's web stack, Docker
     import pytest
@@ -389,14 +389,6 @@ class CtkSession:
         if problem:
             self.error = problem + " (the target stopped answering during the run)"
         return self.error
-
-
-def advertised_separator(discovery: Discovery | None) -> str | None:
-    """The ``namespace-separator`` /v1/config advertises (overrides win over defaults), or None."""
-    for block in (getattr(discovery, "overrides", None), getattr(discovery, "defaults", None)):
-        if isinstance(block, dict) and block.get("namespace-separator"):
-            return str(block["namespace-separator"])
-    return None
 
 
 def worker_identity(config: pytest.Config) -> tuple[str, str]:
