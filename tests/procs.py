@@ -188,6 +188,16 @@ def interposer(upstream: str | None, *args: str, api: bool = True, command: tupl
     return started
 
 
+
+def serve_over_db_link(pg, warehouse: str, started: list[Started]) -> tuple[Started, str]:
+    """`ctk serve` on PostgreSQL ``pg`` through an interposer on its database link (lifetime PT60S): (the catalog,
+    the link's control URL for ``--ctk-db-link``); both are appended to ``started`` as they start, to be stopped."""
+    db = interposer(f"{pg.host}:{pg.port}", "--name", "catalog-db", "--protocol", "tcp")
+    started.append(db)
+    catalog = serve("--warehouse", warehouse, "--database-url", pg.url_via(*db.listen), "--lifetime", "PT60S")
+    started.append(catalog)
+    return catalog, f"{db.api_url}/proxies/catalog-db"
+
 def closed_port() -> int:
     """A loopback port nothing listens on: bound to 0 and closed again. Only for a target that must be dead (a
     refused connection): nothing of ours is started on it, so no start can lose it to another process. Another

@@ -48,12 +48,7 @@ def test_ctrl_c_over_a_database_link_leaves_nothing_unsaid(pg, tmp_path, slow_da
     link): the workers' cleanup outlasts the controller's grace for them, and they are stopped before it ends."""
     started: list[procs.Started] = []
     try:
-        db = procs.interposer(f"{pg.host}:{pg.port}", "--name", "catalog-db", "--protocol", "tcp")
-        started.append(db)
-        link = f"{db.api_url}/proxies/catalog-db"
-        catalog = procs.serve("--warehouse", str(tmp_path / "wh"), "--database-url", pg.url_via(*db.listen),
-                              "--lifetime", "PT60S")
-        started.append(catalog)
+        catalog, link = procs.serve_over_db_link(pg, str(tmp_path / "wh"), started)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HYPOTHESIS_"))}
         cmd = [sys.executable, "-m", "ctk", "run", "--catalog-url", catalog.url, "--ctk-db-link", link, "--workers",
                "2", "--ctk-reports", str(tmp_path / "reports")]

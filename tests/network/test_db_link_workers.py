@@ -43,12 +43,7 @@ def run_kit(url: str, link: str, where: Path, workers: int) -> tuple[dict[tuple,
 def test_three_workers_with_link_faults_give_the_verdicts_of_one(pg, tmp_path):
     started: list[procs.Started] = []
     try:
-        db = procs.interposer(f"{pg.host}:{pg.port}", "--name", "catalog-db", "--protocol", "tcp")
-        started.append(db)
-        link = f"{db.api_url}/proxies/catalog-db"
-        catalog = procs.serve("--warehouse", str(tmp_path / "wh"), "--database-url", pg.url_via(*db.listen),
-                              "--lifetime", "PT60S")
-        started.append(catalog)
+        catalog, link = procs.serve_over_db_link(pg, str(tmp_path / "wh"), started)
         one, data1, out1 = run_kit(catalog.url, link, tmp_path / "one", 0)
         three, data3, out3 = run_kit(catalog.url, link, tmp_path / "three", 3)
     finally:

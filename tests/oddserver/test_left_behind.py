@@ -150,13 +150,17 @@ def named(left: set[str], problems: list[str], names: dict[str, str]) -> set[str
     return {item for item in left if not said(item)}
 
 
-def test_a_run_removes_what_a_lenient_catalog_stored_nowhere_listed(tmp_path, start_catalog):
+def lenient_catalog(start_catalog, also) -> tuple[list, str, str, set[str]]:
+    """The reference behind an odd server storing what is created where no namespace is, plus rule ``also``; no
+    control API: (its rules, the front's URL, the reference's URL, everything the reference holds before)."""
     rules: list = []
-    ctx = start_catalog(front=lambda up: OddServer(up, rules.extend([tables_without_namespace(up),
-                                                                      slash_names_stuck()]) or rules),
+    ctx = start_catalog(front=lambda up: OddServer(up, rules.extend([tables_without_namespace(up), also]) or rules),
                         control_api=False)
-    url, upstream = ctx.test_front.url, ctx.test_front.upstream
-    before = everything(upstream)
+    return rules, ctx.test_front.url, ctx.test_front.upstream, everything(ctx.test_front.upstream)
+
+
+def test_a_run_removes_what_a_lenient_catalog_stored_nowhere_listed(tmp_path, start_catalog):
+    rules, url, upstream, before = lenient_catalog(start_catalog, slash_names_stuck())
     data, out = run_kit(tmp_path, url)
     assert rules[0].hits >= 3 and rules[1].hits >= 1, (rules[0].hits, rules[1].hits, out[-3000:])
     names: dict[str, str] = {}
@@ -175,12 +179,7 @@ def test_where_drops_do_nothing_everything_left_is_said(tmp_path, start_catalog)
     """Drops that do nothing leave all; every namespace and table of the kit left is named in cleanup_problems -
     the preflight session's (the xdist controller's trial of the target) and the tables stored where no namespace
     is listed included."""
-    rules: list = []
-    ctx = start_catalog(front=lambda up: OddServer(up, rules.extend([tables_without_namespace(up),
-                                                                      drops_do_nothing()]) or rules),
-                        control_api=False)
-    url, upstream = ctx.test_front.url, ctx.test_front.upstream
-    before = everything(upstream)
+    rules, url, upstream, before = lenient_catalog(start_catalog, drops_do_nothing())
     data, out = run_kit(tmp_path, url, "-n", "1")
     names: dict[str, str] = {}
     left = everything(upstream, names) - before
