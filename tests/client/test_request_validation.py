@@ -74,6 +74,35 @@ def test_upstream_updates_their_action_selects_and_transaction_changes():
     assert any("Type" in n for n in load_spec(UPSTREAM_SPEC).normalized)
 
 
+# what Iceberg 1.10's Java client (Spark's CREATE TABLE) sends: optional members present as null
+JAVA_CREATE = {"name": "orders", "location": None, "write-order": None, "partition-spec": None,
+               "stage-create": False, "properties": {"format-version": "2"},
+               "schema": {"type": "struct", "schema-id": 0, "fields": [
+                   {"id": 1, "name": "id", "type": "long", "required": False}]}}
+TABLES = "http://127.0.0.1:1/v1/namespaces/ns/tables"
+
+
+@pytest.mark.parametrize("nulls_absent", [False, True], ids=["sender", "receiver"])
+def test_a_null_optional_member_is_absent_to_the_receiver_and_forbidden_to_the_kit(nulls_absent):
+    validator = request_validator([UPSTREAM_SPEC] if UPSTREAM_SPEC.is_file() else [], nulls_absent=nulls_absent)
+    problems = validator.problems("POST", TABLES, json.dumps(JAVA_CREATE))
+    if nulls_absent:     # the reference accepts what the Java client sends, as the catalogs it talks to do
+        assert problems == [], problems
+    else:                # the kit's own requests never carry a null the schema does not allow
+        assert any("location: None is not of type 'string'" in p for p in problems), problems
+    # a required member that does not allow null is refused to either reading, sent as null or left out
+    for body in ({**JAVA_CREATE, "name": None}, {k: v for k, v in JAVA_CREATE.items() if k != "name"}):
+        problems = validator.problems("POST", TABLES, json.dumps(body))
+        assert problems and any("name" in p for p in problems), problems
+    # PyIceberg leaves out assert-ref-snapshot-id's null snapshot-id (required, nullable): absent reads as null
+    commit = {"requirements": [{"type": "assert-ref-snapshot-id", "ref": "main"}], "updates": []}
+    problems = validator.problems("POST", URL, json.dumps(commit))
+    if nulls_absent:
+        assert problems == [], problems
+    else:
+        assert any("'snapshot-id' is a required property" in p for p in problems), problems
+
+
 def test_a_body_invalid_on_purpose_says_so_on_the_request_and_in_its_exchange():
     import httpx
 
