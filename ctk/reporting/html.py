@@ -7,6 +7,8 @@ Colour is never the only signal: every coloured cell also carries its status as 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import html as _html
 import json
 from typing import Any, Iterable
@@ -579,12 +581,24 @@ def overall_text(report: RunReport | dict[str, Any]) -> str:
         text = f"MUST UNDECIDED: {MUST_UNDECIDED} ({ids}){also}"
         return text + (" (in the checks of this subset run)" if partial else "")
     if not partial:
-        return OVERALL_TEXT[claim]
+        return _with_known_gaps(rec, OVERALL_TEXT[claim])
     what = "interrupted run" if state == "interrupted" else "subset run"
     if claim is not None:
         return f"{OVERALL_TEXT[claim]} (in the checks of this {what})"
     return (f"NO OVERALL VERDICT: {what}, {rec.get('requirements_run')} of {len(rec.get('requirements') or {})} "
             "requirements had checks")
+
+
+def _with_known_gaps(rec: dict[str, Any], verdict: str) -> str:
+    """The headline of a run judged against a known-gaps file (--ctk-known-gaps): whether the gate holds comes
+    first, so that the headline says what the exit code says; the catalog's own verdict follows, unchanged."""
+    gaps, new = rec.get("known_gaps"), rec.get("new_findings")
+    if not gaps or new is None or rec.get("overall") not in ("fail", "deviation"):
+        return verdict
+    file = Path(str(gaps.get("file") or "the known-gaps file")).name
+    if not new:
+        return f"KNOWN GAPS ONLY: every finding is a known gap of {file}; the catalog's verdict: {verdict}"
+    return f"NEW FINDINGS: {len(new)} not in {file}; {verdict}"
 
 
 def _run_state(rec: dict[str, Any]) -> str:

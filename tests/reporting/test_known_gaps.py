@@ -177,3 +177,22 @@ def test_the_records_are_in_conformance_json_valid_and_rendered(tmp_path):
     assert pairs["ctk.new_finding.1"] == f"fail REPLAY-04 {LOST}"
     html = section(data["known_gaps"], data["new_findings"], data["certification"], lambda x: str(x))
     assert "Not a certified run" in html and "drops are soft deletes" in html and "New findings: 1" in html
+
+
+def test_the_headline_says_whether_the_gate_holds_before_the_catalogs_verdict(tmp_path):
+    """Issue 35: a run whose findings are all known gaps exits 0, so its headline may not lead with FAIL."""
+    from ctk.reporting.html import overall_text
+
+    gaps = kg.load(_file(tmp_path, GAPS))
+    known = _report((DROP, "TBL-08", "fail", "dropTable"), (CREATE, "NS-01", "pass", "createNamespace"))
+    assert _decided(known, gaps, "ci")[0] == exits.EXIT_OK
+    line = overall_text(json.loads(known.to_json()))
+    assert line.startswith("KNOWN GAPS ONLY: every finding is a known gap of known-gaps.yaml"), line
+    assert line.endswith("FAIL: at least one MUST requirement is broken"), line
+    new = _report((DROP, "TBL-08", "fail", "dropTable"), (LOST, "REPLAY-04", "fail", "renameTable"),  # 2 new
+                  (CREATE, "NS-01", "fail", "createNamespace"))
+    assert _decided(new, gaps, "ci")[0] == exits.EXIT_MUST_BROKEN
+    assert overall_text(json.loads(new.to_json())).startswith("NEW FINDINGS: 2 not in known-gaps.yaml; FAIL"), \
+        overall_text(json.loads(new.to_json()))
+    plain = _report((CREATE, "NS-01", "fail", "createNamespace"))       # no file: the verdict alone
+    assert overall_text(json.loads(plain.to_json())) == "FAIL: at least one MUST requirement is broken"
