@@ -35,10 +35,12 @@ def _pause(ex: Exchange) -> float:
 def probe_read(client: Any, path: str, label: str, params: dict[str, Any] | None = None,
                tries: int = PROBE_TRIES) -> list[Exchange]:
     """GET ``path`` until its answer is readable (see `unreadable`), at most ``tries`` times; every attempt's
-    exchange, the last one the answer."""
+    exchange, the last one the answer: at most ``tries`` requests in all."""
     out: list[Exchange] = []
     for n in range(1, max(1, tries) + 1):
-        ex = client.request("GET", path, params=params,
+        # read_retries=0: this loop is the one retry of a probe (a dropped connection is one unreadable try),
+        # so a probe sends at most ``tries`` requests, not tries x the transport's own READ_RETRIES
+        ex = client.request("GET", path, params=params, read_retries=0,
                             label=label if n == 1 else f"{label} (try {n} of {tries}: the last was unreadable)")
         out.append(ex)
         if not unreadable(ex) or n == tries:

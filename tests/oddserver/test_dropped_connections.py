@@ -89,3 +89,25 @@ def test_checks_are_decided_behind_a_server_closing_after_each_500(start_catalog
     statuses = [a.status for a in answers]
     assert 503 in statuses and None not in statuses, [(a.status, a.error) for a in answers]
     assert ctx.test_front.drops >= 1 and any(a.dropped for a in answers)
+
+
+def test_a_probe_on_a_server_dropping_every_read_sends_its_tries_and_no_more():
+    """The probe's own loop (ctk.client.probing, PROBE_TRIES) is the one retry of a probe: stacked on the
+    transport's READ_RETRIES a dead probe sent 4 x 3 requests; now it sends PROBE_TRIES, each recorded."""
+    import httpx
+
+    from ctk.client.config import TargetConfig
+    from ctk.client.probing import PROBE_TRIES, probe_read, unread
+    from ctk.client.transport import CatalogClient
+
+    sent = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request.url.path)
+        raise httpx.RemoteProtocolError("Server disconnected without sending a response.", request=request)
+
+    client = CatalogClient(TargetConfig("http://127.0.0.1:1"), transport=httpx.MockTransport(handler))
+    attempts = probe_read(client, "/v1/config", "discovery: GET /v1/config")
+    assert len(sent) == PROBE_TRIES == len(attempts), (sent, attempts)
+    assert all(a.status is None and not a.dropped for a in attempts)
+    assert f"in {PROBE_TRIES} tries" in (unread(attempts) or ""), unread(attempts)
