@@ -258,10 +258,17 @@ class Spec:
         self._ops.sort(key=lambda t: t[1])
 
     def operation(self, method: str, url: str) -> Operation | None:
+        """The document's operation for a request; a catalog behind a base path (``http://host/iceberg``) is
+        matched from its ``/v1/`` on, as the document's paths begin there."""
         path = urlsplit(url).path
-        for regex, _n, op in self._ops:
-            if op.method == method.upper() and regex.fullmatch(path):
-                return op
+        candidates = [path]
+        at = path.find("/v1/")
+        if at > 0:
+            candidates.append(path[at:])
+        for candidate in candidates:
+            for regex, _n, op in self._ops:
+                if op.method == method.upper() and regex.fullmatch(candidate):
+                    return op
         return None
 
     def operation_by_id(self, operation_id: str) -> Operation | None:

@@ -48,6 +48,9 @@ def summarize(session: Any, spec_path: str | None) -> dict[str, Any]:
         if id(ex) in unrouted:   # an operation the target does not serve is unsupported, not a schema deviation
             out["unrouted"] = out.get("unrouted", 0) + 1
             continue
+        if spec.operation(ex.method, ex.url) is None:   # no path of the document: nothing to hold it to
+            out["unmatched"] = out.get("unmatched", 0) + 1
+            continue
         out["checked"] += 1
         try:
             problems = spec.validate(ex)
@@ -140,8 +143,13 @@ def verdict(summaries: list[dict[str, Any]]) -> Verdict | None:
     source = next((s["source"] for s in summaries if s.get("source")), "the OpenAPI document")
     what = f"all traffic of the run: {len(workers)} process(es) ({', '.join(workers)})"
     details = {"checked": checked, "workers": workers, "problems": count}
-    if checked == 0:
-        return Verdict.inconclusive(REQ, f"no responses to validate ({what})"
+    unmatched = sum(int(s.get("unmatched") or 0) for s in summaries)
+    if unmatched:
+        details["unmatched"] = unmatched
+    if checked == 0:             # zero evidence is no pass: say what was seen
+        why = (f"none of {unmatched} responses matched an operation of {source} (a base path the document's "
+               "paths do not begin with?)" if unmatched else "no responses to validate")
+        return Verdict.inconclusive(REQ, f"{why} ({what})"
                                     + (f"; {'; '.join(errors)}" if errors else ""), behaviour=Behaviour.ALL_TRAFFIC,
                                     details=details)
     if count:

@@ -16,7 +16,7 @@ REQ = "SCHEMA-01"
 
 
 def _verdict(spec, exchanges, what, discovery=None):
-    problems, checked = [], 0
+    problems, checked, seen = [], 0, 0
     # not routed is decided from the route and the advertised endpoints, not from the body's shape
     unrouted = unrouted_answers(list(exchanges), route_of(spec), advertised_by(discovery))
     for ex in exchanges:
@@ -26,11 +26,16 @@ def _verdict(spec, exchanges, what, discovery=None):
             continue
         if id(ex) in unrouted:   # an operation the target does not serve is unsupported, not a schema deviation
             continue
+        seen += 1
+        if spec.operation(ex.method, ex.url) is None:
+            continue             # no path of the document: nothing to hold it to (zero evidence is no pass)
         checked += 1
         for p in spec.validate(ex):
             problems.append((p, ex))
     if checked == 0:
-        return Verdict.inconclusive(REQ, f"no responses to validate ({what})", behaviour=Behaviour.SCHEMA)
+        why = (f"none of {seen} responses matched an operation of {spec.source} (a base path the document's "
+               f"paths do not begin with?)" if seen else "no responses to validate")
+        return Verdict.inconclusive(REQ, f"{why} ({what})", behaviour=Behaviour.SCHEMA)
     if problems:
         shown = problems[:8]
         return Verdict.broken(

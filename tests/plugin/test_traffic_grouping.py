@@ -32,3 +32,35 @@ def test_every_problem_by_operation_and_problem():
                  "dropNamespace: 15", "  15x -> 200: status 200 is not declared (declared: 204)"):
         assert line in v.message, v.message
     assert len(v.exchanges) <= traffic.MAX_PROBLEMS
+
+
+def _exchange(url: str, status: int, body: str):
+    from ctk.core.exchange import Exchange
+
+    return Exchange("GET", url, status=status, response_headers={"content-type": "application/json"},
+                    response_body=body)
+
+
+def test_behind_a_base_path_responses_are_matched_and_none_matched_is_no_pass():
+    """Issue 34 item 5: behind http://host/iceberg SCHEMA-01 passed "513 responses conform" having matched none
+    of them to a path of the document. Now a base path is matched from /v1/ on, and a run whose responses match
+    no operation is inconclusive saying so, in the per-test verdict and the all-traffic one."""
+    from types import SimpleNamespace
+
+    from ctk.core.verdicts import Status
+    from ctk.openapi import load_spec
+    from ctk.suites.test_schema import _verdict
+
+    spec = load_spec(None)
+    config = _exchange("http://127.0.0.1:1/iceberg/v1/config", 200, '{"defaults": {}, "overrides": {}}')
+    bad = _exchange("http://127.0.0.1:1/iceberg/v1/config", 200, '{"defaults": 3}')
+    assert spec.operation("GET", config.url) is not None
+    assert _verdict(spec, [config], "base path").status is Status.PASS
+    assert _verdict(spec, [config, bad], "base path").status is Status.DEVIATION     # held to the schema (SHOULD)
+    stray = [_exchange(f"http://127.0.0.1:1/elsewhere/{i}", 200, "{}") for i in range(3)]
+    v = _verdict(spec, stray, "unknown paths")
+    assert v.status is Status.INCONCLUSIVE and "none of 3 responses matched an operation" in v.message, v.message
+    session = SimpleNamespace(worker="gw0", client=SimpleNamespace(exchanges=stray), discovery=None)
+    all_traffic = traffic.verdict([traffic.summarize(session, None)])
+    assert all_traffic is not None and all_traffic.status is Status.INCONCLUSIVE, all_traffic
+    assert "none of 3 responses matched" in all_traffic.message, all_traffic.message
