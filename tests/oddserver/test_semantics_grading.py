@@ -202,3 +202,24 @@ def test_a_view_summary_the_catalog_wrote_itself_passes_view_01(make_odd):
     got = _run(make_odd, lambda up: rewrites_view_summary(), "create-view", "complete-create-view")
     assert {n: v.status for n, v in got.items()} == {n: Status.PASS for n in got}, \
         {n: v.message[:600] for n, v in got.items()}
+
+
+class no_table_uuid(Rule):
+    """Every table answer's metadata lacks ``table-uuid`` (a required field): nothing to tell two tables apart by."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        body = answer.json()
+        meta = body.get("metadata") if isinstance(body, dict) else None
+        if not re.search(NS + r"/tables(/[^/]+)?$", req.path) or not isinstance(meta, dict) or "table-uuid" not in meta:
+            return None
+        self.hit()
+        return Answer.of(answer.status, {**body, "metadata": {k: v for k, v in meta.items() if k != "table-uuid"}})
+
+
+def test_two_missing_table_uuids_compared_are_no_pass(make_odd):
+    """Issue 34 item 5: a rename or drop-after-rename check "passed" comparing two missing table-uuids (None ==
+    None). The setup now stops at the missing field, naming it."""
+    got = _run(make_odd, lambda up: no_table_uuid(), "rename-table", "drop-after-rename")
+    for name, v in got.items():
+        assert v.status is not Status.PASS, (name, v.message[:400])
+        assert "no table-uuid" in v.message, (name, v.status, v.message[:400])

@@ -238,6 +238,10 @@ class SemRun(Run):
             op = "createTable" if kind == "table" else "createView"
             raise SetupBroken(requirement, f"{op} {name} answered 200 ({uuid_key} {uuid}), but loading it "
                                            f"answered {describe(got)}", got)
+        if not uuid:         # None == None is no evidence: what the checks compare the object by is missing
+            op = "createTable" if kind == "table" else "createView"
+            raise SetupBroken(requirement, f"{op} {name} answered 200 and loads, but with no {uuid_key} in its "
+                                           "metadata (a required field: the checks identify the object by it)", got)
         return loaded
 
     def commit_ok(self, ns: tuple[str, ...], name: str, updates: list[dict], requirements: list[dict] | None = None,
