@@ -479,6 +479,13 @@ class NestingProbe:
         yield self.note
 
 
+def loaded_levels(ex: Exchange) -> tuple[str, ...] | None:
+    """The levels a loadNamespaceMetadata answer names (its ``namespace``), None when it names none readable."""
+    body = ex.json() if ex.status == 200 else None
+    got = body.get("namespace") if isinstance(body, dict) else None
+    return tuple(got) if isinstance(got, list) and all(isinstance(p, str) for p in got) else None
+
+
 def probe_nesting(client: Any, parent: Namespace, name: str = NEST_PROBE, properties: dict | None = None,
                   budget: Budget | int | None = None) -> NestingProbe:
     """Create ``parent + (name,)``, load it back, and remove it however the catalog named it (`drop_as_named`).
@@ -495,11 +502,15 @@ def probe_nesting(client: Any, parent: Namespace, name: str = NEST_PROBE, proper
         return NestingProbe(probe, ex.status, None, False, f"creating {shown} answered {ex.error or ex.status}",
                             exchanges=[ex])
     got = client.request("GET", f"namespaces/{ns_path(probe)}", label="probe: load the nested namespace")
-    nested = got.status == 200
+    levels = loaded_levels(got)
+    nested = got.status == 200 and levels in (None, probe)
     names, problems = drop_as_named(client, probe, budget)
     others = [n for n in names if n != probe]
     if nested:
         note = f"{shown} created and loaded back"
+    elif got.status == 200:      # loaded, but under other levels: the catalog made one level of the joined name
+        note = (f"creating {shown} answered {ex.status}; loading it answered 200 naming it {_shown(levels or ())}, "
+                f"not the levels {list(probe)}")
     else:
         note = f"creating {shown} answered {ex.status}, but loading it answered {got.error or got.status}"
         if others:

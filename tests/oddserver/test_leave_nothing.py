@@ -59,6 +59,22 @@ def test_what_a_200_did_not_remove_is_a_leftover(make_odd):
     assert "leftover: namespace" in probe.leftovers[0]
 
 
+def test_a_nested_namespace_loaded_under_one_joined_level_is_not_nesting(make_odd):
+    """Issue 34 item 5: the probe passed although the nested name came back as one level ("a.b")."""
+    from odd import one_level_nested
+
+    from ctk.checks.semantics.probes import nested_namespaces
+
+    rule = one_level_nested()
+    ctx, _ = make_odd([rule])
+    probe = nsmod.probe_nesting(ctx.client, tuple(ctx.namespace), "r1")
+    assert rule.hits >= 1 and probe.loaded == 200, probe
+    assert probe.nested is False and "not the levels" in probe.note, probe.note
+    assert not probe.leftovers, probe.leftovers
+    known = nested_namespaces(ctx)
+    assert known.supported is False and "one level, not nested" in known.why, known
+
+
 def _seed(url: str, run: str, run_id: str, table: bool = True) -> None:
     """What a run of an older kit left through the odd server: its run namespace (marked), the nesting probe
     below it (marked), a table."""

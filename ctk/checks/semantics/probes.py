@@ -11,7 +11,7 @@ from typing import Callable
 
 from ctk.catalog.bodies import create_table_body
 from ctk.catalog.capabilities import Capability, Known
-from ctk.catalog.facade import drop_as_named, drop_named
+from ctk.catalog.facade import drop_as_named, drop_named, loaded_levels
 from ctk.client.transport import ns_path, table_path
 from ctk.checks.common import describe
 from ctk.checks.context import CheckContext
@@ -72,6 +72,10 @@ def nested_namespaces(ctx: CheckContext) -> Known:
                      f"creating a nested namespace answered {describe(ex)}")
     got = ctx.client.request("GET", f"namespaces/{ns_path(child)}", label="probe: load the nested namespace")
     _leave_nothing(ctx, "the nested-namespace probe", namespace=child)
+    levels = loaded_levels(got)
+    if got.status == 200 and levels not in (None, child):
+        return Known(False, "probe", f"a nested namespace {list(child)} was created; loading it answered 200 "
+                                     f"naming it {list(levels or ())}: one level, not nested")
     return Known(got.status == 200, "probe", f"a nested namespace was created; loading it answered {describe(got)}")
 
 
@@ -143,13 +147,20 @@ def storage(ctx: CheckContext) -> Known:
         return Known(None, "probe", why)
     ex = ctx.client.request("POST", f"namespaces/{ns_path(ns)}/tables", json=create_table_body("files"),
                             label="probe: create a table to reach its files")
-    body = ex.json() if ex.status == 200 else None
-    if not isinstance(body, dict):
+    if ex.status != 200:
         return Known(None, "probe", f"creating a table answered {describe(ex)}")
+    # the loaded table, not the create answer: what the catalog keeps is what the checks read (a create answer
+    # with "" as its metadata-location opened the working directory)
+    got = ctx.client.request("GET", table_path(ns, "files"), label="probe: load the table to reach its files")
+    body = got.json() if got.status == 200 else None
+    if not isinstance(body, dict):
+        return Known(None, "probe", f"loading the table it created answered {describe(got)}")
     location = (body.get("metadata") or {}).get("location") or ""
+    meta = body.get("metadata-location")
+    if not isinstance(meta, str) or not meta.strip():
+        return Known(None, "probe", f"the loaded table names no metadata-location ({meta!r}): no file to reach")
     try:
-        io = ctx.client.storage_settings(body).file_io(location)
-        meta = body.get("metadata-location") or ""
+        io = ctx.client.storage_settings(body).file_io(location or meta)
         with io.new_input(meta).open() as f:
             f.read(1)
     except StorageGuardError as exc:
