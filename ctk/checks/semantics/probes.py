@@ -44,6 +44,17 @@ def _leave_nothing(ctx: CheckContext, who: str, tables: tuple[tuple[str, ...], l
             placement.leave(f"leftover: {p} (made by {who}); remove it by hand")
 
 
+def _plain_create_broken(ctx: CheckContext, ns: tuple[str, ...], made: list[str]) -> str | None:
+    """Why createTable of a plain name fails too (so a refusal the probe saw says nothing of the capability),
+    None when it works; what it made is added to ``made`` for the probe to remove."""
+    ex = ctx.client.request("POST", f"namespaces/{ns_path(ns)}/tables", json=create_table_body("plain"),
+                            label="probe: create a table with a plain name (is createTable itself working?)")
+    if ex.status is not None and 200 <= ex.status < 300:
+        made.append("plain")
+        return None
+    return f"createTable of a plain name answered {describe(ex)} too: createTable itself is broken"
+
+
 def namespace_properties(ctx: CheckContext) -> Known:
     ns, why = _probe_namespace(ctx, "probe_props", {"ctk.probe": "kept"})
     if ns is None:
@@ -92,6 +103,9 @@ def names_with_dot_or_slash(ctx: CheckContext) -> Known:
             if ex.status is not None and 200 <= ex.status < 300:
                 made.append(name)
             if ex.status != 200:
+                broken = _plain_create_broken(ctx, ns, made)
+                if broken:          # undecided, naming the broken operation: no capability is learnt from it
+                    return Known(None, "probe", f"creating a table named {name!r} answered {describe(ex)}; {broken}")
                 return Known(False, "probe", f"creating a table named {name!r} answered {describe(ex)}")
             got = ctx.client.request("GET", table_path(ns, name), label=f"probe: load table {name!r}")
             if got.status != 200:
@@ -133,6 +147,11 @@ def format_v3(ctx: CheckContext) -> Known:
     body = ex.json() if ex.status == 200 else None
     if not isinstance(body, dict):
         if ex.status is not None and 400 <= ex.status < 500:
+            made: list[str] = []
+            broken = _plain_create_broken(ctx, ns, made)
+            _leave_nothing(ctx, "the format-version 3 probe", tables=(ns, made))
+            if broken:
+                return Known(None, "probe", f"creating a format-version 3 table answered {describe(ex)}; {broken}")
             return Known(False, "probe", f"creating a format-version 3 table answered {describe(ex)}")
         return Known(None, "probe", f"creating a format-version 3 table answered {describe(ex)}")
     version = (body.get("metadata") or {}).get("format-version")
