@@ -223,3 +223,29 @@ def test_two_missing_table_uuids_compared_are_no_pass(make_odd):
     for name, v in got.items():
         assert v.status is not Status.PASS, (name, v.message[:400])
         assert "no table-uuid" in v.message, (name, v.status, v.message[:400])
+
+
+class namespaces_as_objects(Rule):
+    """listNamespaces answers each namespace as an object ({"namespace": [...]}) instead of an array of strings."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        body = answer.json()
+        if not req.is_("GET", r"/namespaces$") or answer.status != 200 or not isinstance(body, dict):
+            return None
+        self.hit()
+        return Answer.of(200, {**body, "namespaces": [{"namespace": n} for n in body.get("namespaces") or []]})
+
+
+def test_namespaces_listed_as_objects_are_a_listing_finding_not_an_empty_list(make_odd):
+    """Issue 34 item 5: namespaces listed as objects read as "lists 0 namespaces" and failed NS-09 on the
+    unreadable listing. Now NS-01 and NS-08 name the shape; a check that only reads the listing is blocked."""
+    got = _run(make_odd, lambda up: namespaces_as_objects(), "create-namespace", "list-namespaces",
+               "namespace-names-with-dot-or-slash")
+    for name in ("create-namespace", "list-namespaces"):
+        v = got[name]
+        assert v.status in (Status.FAIL, Status.DEVIATION), (name, v.status, v.message[:400])   # by its level
+        assert "not namespaces (arrays of strings)" in v.message and "lists 0" not in v.message, v.message[:400]
+    ns09 = got["namespace-names-with-dot-or-slash"]
+    assert ns09.status in (Status.INCONCLUSIVE, Status.UNSUPPORTED), (ns09.status, ns09.message[:400])
+    if ns09.status is Status.INCONCLUSIVE:
+        assert ns09.details.get("blocked_by") == "NS-01", ns09.details

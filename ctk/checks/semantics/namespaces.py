@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ctk.catalog.capabilities import Capability
 from ctk.catalog.facade import parent_param
 from ctk.client.placement import STRAY
@@ -11,7 +13,7 @@ from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Verdict
 from ctk.checks.common import describe
 from ctk.checks.semantics.grading import Kind
-from ctk.checks.semantics.harness import SemRun, error_type
+from ctk.checks.semantics.harness import SemRun, SetupBroken, error_type
 from ctk.checks.semantics.registry import semantic
 
 NO_NS = ("NoSuchNamespaceException",)
@@ -21,11 +23,30 @@ def _load(t: SemRun, ns: tuple[str, ...], label: str = "read: load namespace") -
     return t.send("GET", f"namespaces/{ns_path(ns)}", label=label)
 
 
+class MalformedListing(SetupBroken):
+    """listNamespaces answered items that are not namespaces (arrays of strings): a listing finding, never an
+    empty list. NS-01 and NS-08 judge it; a check that only reads the listing is blocked by it."""
+
+    def __init__(self, finding: str, exchange: Exchange | None = None) -> None:
+        super().__init__("NS-01", finding, exchange)
+
+
 def _listed(t: SemRun, parent: tuple[str, ...] | None) -> list[tuple[str, ...]] | None:
+    """The namespaces listed under ``parent``; None when a page could not be read; MalformedListing when an
+    item is not an array of strings (namespaces listed as objects read as "lists 0 namespaces" before)."""
     from ctk.catalog.facade import pages
 
+    mark = len(t.client.exchanges)
     items, problem = pages(t.client, "namespaces", "namespaces", "read: list namespaces", parent_param(parent))
-    return None if problem else [tuple(i) for i in items if isinstance(i, list)]
+    if problem:
+        return None
+    odd = [i for i in items if not (isinstance(i, list) and all(isinstance(p, str) for p in i))]
+    if odd:
+        page = next((e for e in reversed(t.client.exchanges[mark:]) if e.status == 200), None)
+        raise MalformedListing(f"listNamespaces (parent {list(parent or ())}) answered {len(odd)} of {len(items)} "
+                               f"item(s) that are not namespaces (arrays of strings), e.g. {json.dumps(odd[0])[:160]}",
+                               page)
+    return [tuple(i) for i in items]
 
 
 def _exists_status(t: SemRun, ns: tuple[str, ...]) -> int | None:
@@ -60,7 +81,11 @@ def check_create_namespace(t: SemRun) -> Verdict:
     if head is not None and head != 204:
         return t.status_broken("namespaceExists answers 204 for a namespace that exists",
                                f"HEAD answered {head}")
-    listed = _listed(t, ns[:-1] or None)
+    try:
+        listed = _listed(t, ns[:-1] or None)
+    except MalformedListing as exc:
+        return t.broken(f"listNamespaces (parent {list(ns[:-1])}) lists the created namespace as its levels",
+                        exc.finding)
     if listed is None:
         return t.inconclusive("the namespace loads back, but listing its parent's namespaces failed")
     if ns not in listed:
@@ -267,6 +292,13 @@ def check_drop_non_empty_namespace(t: SemRun) -> list[Verdict] | Verdict:
           rck=("CatalogTests.testListNamespaces", "CatalogTests.testListNestedNamespaces",
                "CatalogTests.listNamespacesWithEmptyNamespace"))
 def check_list_namespaces(t: SemRun) -> Verdict:
+    try:
+        return _list_namespaces(t)
+    except MalformedListing as exc:
+        return t.broken("listNamespaces lists exactly the children of the parent, each as its levels", exc.finding)
+
+
+def _list_namespaces(t: SemRun) -> Verdict:
     parent = t.namespace("list")
     a, b = parent + ("a",), parent + ("b",)
     for ns in (a, b, a + ("x",)):
