@@ -589,6 +589,14 @@ _ALL: list[Requirement] = [
          "trimmed to the latest write.metadata.previous-versions-max entries from the commit that sets it on.",
          _rck("CatalogTests.testMetadataFileLocationsRemovalAfterCommit", "previous metadata files are tracked and "
               "trimmed")),
+    _sem("EVO-09", "evolution", "A commit carrying an update action or a requirement type the document does not "
+         "define is refused (400 BadRequestException) and changes nothing: never answered as a success with the "
+         "unknown part dropped.",
+         _spec("updateTable 400 (BadRequestErrorResponse)", "Indicates a bad request error. It could be caused by an "
+               "unexpected request body format or other forms of request validation failure"),
+         _kit_must("A commit answered 200 with part of it silently dropped tells the client a change happened "
+                   "that did not (a newer client's update, an older catalog): it reports a success that did not "
+                   "happen.")),
     _sem("TXN-01", "transactions", "A staged create (createTable with stage-create) creates nothing until its commit "
          "with assert-create; then the table exists with the staged schema, properties and the commit's updates.",
          _spec("createTable stage-create", "If `stage-create` is true, the table is not created in the catalog "

@@ -87,6 +87,7 @@ SHOWN_FAILING: dict[str, tuple[str, ...]] = {
     "EVO-06": (_odd("EVO-06", "appends-and-refs"),),
     "EVO-07": (_odd("EVO-07", "uuid-validation"),),
     "EVO-08": (_odd("EVO-08", "metadata-log"),),
+    "EVO-09": (_odd("EVO-09", "unknown-update-or-requirement"),),
     "TXN-01": (_odd("TXN-01", "create-transaction"),),
     "TXN-02": (_odd("TXN-02", "concurrent-create-transaction"),),
     "TXN-04": (_odd("TXN-04", "replace-missing-table"),),

@@ -12,7 +12,9 @@ The odd catalogs, each one rule in front of the reference catalog:
 * `omits`: a listing leaves items out;
 * `commit_not_applied`: a table commit holding one kind of update is answered with the table as it was;
 * `rewrites_metadata`: every table answer carries altered metadata (a location, the metadata log, sort orders);
-* `drops_property`: createNamespace keeps all properties but one.
+* `drops_property`: createNamespace keeps all properties but one;
+* `drops_unknown`: a table commit's update actions and requirement types the document does not define are
+  dropped before the catalog sees it (the rest applied, 200).
 """
 
 from __future__ import annotations
@@ -153,6 +155,26 @@ def _updated(req: Req) -> dict:
     return {"updated": sorted((body.get("updates") or {})), "removed": [], "missing": []}
 
 
+class drops_unknown(Rule):
+    """A table commit loses the update actions and requirement types the catalog does not know (the reference
+    then applies the rest and answers 200), as a catalog that skips what it cannot parse."""
+
+    KNOWN_PREFIX = "ctk-unknown"
+
+    def before(self, req: Req) -> Answer | None:
+        if not req.is_("POST", NS + r"/tables/[^/]+$"):
+            return None
+        body = req.json()
+        if not isinstance(body, dict):
+            return None
+        updates = [u for u in body.get("updates") or [] if not str(u.get("action", "")).startswith(self.KNOWN_PREFIX)]
+        reqs = [r for r in body.get("requirements") or [] if not str(r.get("type", "")).startswith(self.KNOWN_PREFIX)]
+        if len(updates) != len(body.get("updates") or []) or len(reqs) != len(body.get("requirements") or []):
+            self.hit()
+            req.body = json.dumps({**body, "updates": updates, "requirements": reqs}).encode()
+        return None
+
+
 @dataclass(frozen=True)
 class Odd:
     requirement: str
@@ -195,6 +217,7 @@ ODD = [
     Odd("EVO-06", "appends-and-refs", lambda up: commit_not_applied(up, "add-snapshot")),
     Odd("EVO-07", "uuid-validation", lambda up: lenient("POST", NS + r"/tables/[^/]+$", (409,), 200, _empty)),
     Odd("EVO-08", "metadata-log", lambda up: rewrites_metadata(lambda m: {**m, "metadata-log": []})),
+    Odd("EVO-09", "unknown-update-or-requirement", lambda up: drops_unknown()),
     Odd("TXN-01", "create-transaction", lambda up: acknowledged_not_done("POST", NS + r"/tables/[^/]+$", 200,
                                                                                _empty)),
     Odd("TXN-02", "concurrent-create-transaction", lambda up: lenient("POST", NS + r"/tables/[^/]+$", (409,), 200,

@@ -809,6 +809,48 @@ def check_metadata_log(t: SemRun) -> Verdict:
                 "write.metadata.previous-versions-max (2) from then on")
 
 
+# ------------------------------------------------------------------------------------------------ EVO-09
+
+UNKNOWN_ACTION = "ctk-unknown-action"
+UNKNOWN_REQUIREMENT = "ctk-unknown-requirement"
+BAD_REQUEST = ("BadRequestException",)
+
+
+@semantic("EVO-09", "updateTable", uses=("createTable", "loadTable"))
+def check_unknown_update_or_requirement(t: SemRun) -> Verdict:
+    """Two commits, each invalid on purpose (X-Ctk-Invalid): a set-properties beside an update action the
+    document does not define, and one under a requirement type it does not define. Each must be refused and
+    leave the table as it was; a 200 means the catalog dropped what it did not know and said "done"."""
+    ns = t.namespace("evo_unknown")
+    name, before = t.table(ns)
+    effects: list[str] = []
+    statuses: list[str | None] = []
+    sent = (
+        ("an update action it does not define",
+         [set_properties_update({MARK: "action"}), {"action": UNKNOWN_ACTION, "ctk": "x"}], [],
+         f"update action {UNKNOWN_ACTION!r} is not defined (sent to be refused)"),
+        ("a requirement type it does not define",
+         [set_properties_update({MARK: "requirement"})], [{"type": UNKNOWN_REQUIREMENT}],
+         f"requirement type {UNKNOWN_REQUIREMENT!r} is not defined (sent to be refused)"),
+    )
+    current = before
+    for what, updates, requirements, invalid in sent:
+        body = {"identifier": ident(ns, name), "requirements": requirements, "updates": updates}
+        ex = t.send("POST", table_path(ns, name), body, label=f"updateTable with {what}", invalid=invalid)
+        _, after = load_result(t, ns, name, f"read: the table after the commit with {what}")
+        effect, status = refused(t, ex, current, after, f"a commit with {what}", (400,), BAD_REQUEST)
+        if effect is None and (meta(after).get("properties") or {}).get(MARK):
+            effect = f"a commit with {what}: answered {describe(ex)}, but the table has {MARK}=" \
+                     f"{(meta(after).get('properties') or {}).get(MARK)}"
+        effects += [effect] if effect else []
+        statuses.append(status)
+        current = after or current
+    return judge(t, "a commit with an update action or requirement type the document does not define is refused "
+                    "(400 BadRequestException) and changes nothing", effects, statuses,
+                 "both commits (an undefined update action, an undefined requirement type) were refused with 400 "
+                 "and the table was unchanged")
+
+
 # ------------------------------------------------------------------------------------------------ V3-01
 
 VARIANT_REQUESTED = struct(
