@@ -249,3 +249,28 @@ def test_namespaces_listed_as_objects_are_a_listing_finding_not_an_empty_list(ma
     assert ns09.status in (Status.INCONCLUSIVE, Status.UNSUPPORTED), (ns09.status, ns09.message[:400])
     if ns09.status is Status.INCONCLUSIVE:
         assert ns09.details.get("blocked_by") == "NS-01", ns09.details
+
+
+class creates_fail(Rule):
+    """createTable / createView / createNamespace answer 500 to every request (nothing made)."""
+
+    def __init__(self, pattern: str) -> None:
+        super().__init__()
+        self.pattern = pattern
+
+    def before(self, req: Req) -> Answer | None:
+        if req.is_("POST", self.pattern) and b"ctk_absent" not in req.body:
+            self.hit()
+            return Answer.of(500, {"error": {"message": "boom", "type": "InternalError", "code": 500}})
+        return None
+
+
+@pytest.mark.parametrize("check, pattern", [("create-table", NS + r"/tables$"), ("create-view", NS + r"/views$")])
+def test_a_valid_create_answered_500_every_time_is_a_finding_not_only_inconclusive(make_odd, check, pattern):
+    """Issue 34 item 5: a catalog whose createTable answered 500 to every valid request had no root cause at all.
+    The baseline now sends it three times, a fresh name each time, and the last 500 is the finding."""
+    [v] = _run(make_odd, lambda up: creates_fail(pattern), check).values()
+    assert (v.status, v.classification, v.details.get("kind")) == (Status.DEVIATION, "server error", "SERVER_ERROR"), \
+        (v.status, v.message[:600])
+    names = {e["request_body"] for e in v.exchanges if e["method"] == "POST" and re.search(pattern, e["url"])}
+    assert len(names) == 3, names         # three tries, each under a name of its own

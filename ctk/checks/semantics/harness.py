@@ -18,7 +18,7 @@ Rules every semantic check follows (they are what makes its verdict rest only on
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 from urllib.parse import unquote, urlsplit
 
 from ctk.catalog import PrerequisiteError
@@ -101,6 +101,7 @@ class SemRun(Run):
         self.client = ctx.client
         self._ns: tuple[str, ...] | None = None
         self.stale_accepted: list[str] = []     # commits whose stale requirement was answered as a success
+        self.tried_out: set[int] = set()        # exchanges of a valid create answered 5xx on every try
 
     # -- verdicts ---------------------------------------------------------------------------------------------
     def _kw(self, classification: str | None, details: dict | None) -> dict:
@@ -154,6 +155,23 @@ class SemRun(Run):
             ex = self.send(method, path, json, params, f"{label} (try {n} after a {ex.status})")
         return ex
 
+    def create_valid(self, stem: str, build: Callable[[str], tuple[str, Any]], label: str) -> tuple[str, Exchange]:
+        """A create the verdict is about (a baseline's): POSTed; while it is answered 5xx it is sent again under
+        a fresh name (the same name could meet its own earlier write as a 409), ``SERVER_ERROR_TRIES`` in all.
+        (the name, the last answer); still 5xx: a finding for `server_error`, never only "inconclusive"."""
+        name = self.unique(stem)
+        path, body = build(name)
+        ex = self.send("POST", path, body, label=label)
+        for n in range(2, SERVER_ERROR_TRIES + 1):
+            if ex.status is None or ex.status < 500:
+                break
+            name = self.unique(stem)
+            path, body = build(name)
+            ex = self.send("POST", path, body, label=f"{label} (try {n}, a fresh name, after a {ex.status})")
+        if ex.status is not None and ex.status >= 500:
+            self.tried_out.add(id(ex))       # answered 5xx on every try: `not_acknowledged` makes it a finding
+        return name, ex
+
     def expect(self, ex: Exchange, statuses: Iterable[int], types: Iterable[str] = ()) -> str | None:
         """None when ``ex`` answered one of ``statuses`` and, where a client reads the error ``type`` of that
         answer (`client_reads_type`), one of ``types``; else what happened, for the verdict. Where no client
@@ -176,6 +194,8 @@ class SemRun(Run):
         if ex.status is not None and 400 <= ex.status < 500 and not_routed(ex) is None:
             return self.status_broken(f"{what} is accepted", f"it answered {describe(ex)}: refused, so nothing of "
                                                               "what the check reads back was made")
+        if id(ex) in self.tried_out:
+            return self.server_error(ex, what)        # sent SERVER_ERROR_TRIES times (`create_valid`), 5xx each
         return self.inconclusive(f"{what} answered {describe(ex)}: nothing acknowledged to read back")
 
     # -- setup steps that read their effect back -------------------------------------------------------------

@@ -61,9 +61,13 @@ def _exists_status(t: SemRun, ns: tuple[str, ...]) -> int | None:
           rck=("CatalogTests.testCreateNamespace", "CatalogTests.testLoadNamespaceMetadata"))
 def check_create_namespace(t: SemRun) -> Verdict:
     placement = getattr(t.client, "placement", None)
-    name = t.unique("ns")
-    ns = placement.child(name) if placement is not None else tuple(t.ctx.namespace) + (name,)
-    ex = t.send("POST", "namespaces", {"namespace": list(ns), "properties": {}}, label="createNamespace")
+
+    def placed(n: str) -> tuple[str, ...]:
+        return placement.child(n) if placement is not None else tuple(t.ctx.namespace) + (n,)
+
+    name, ex = t.create_valid("ns", lambda n: ("namespaces", {"namespace": list(placed(n)), "properties": {}}),
+                              "createNamespace")
+    ns = placed(name)
     if ex.status != 200:
         if ex.status is not None and 200 <= ex.status < 300:
             pass     # judged by its effect below; a 2xx other than 200 is a status matter
