@@ -352,18 +352,13 @@ class dot_path_namespaces(Rule):
         return None
 
 
-class one_level_nested(Rule):
-    """Levels [a, b] become the one-level name "a.b" everywhere: createNamespace stores it so, and a path
-    segment ``a%1Fb`` is read as "a.b", so the nested namespace loads (200) - naming itself ["a.b"]."""
+class one_level_nested(dot_joined_namespaces):
+    """Levels [a, b] become the one-level name "a.b" everywhere: createNamespace stores it so (as
+    `dot_joined_namespaces`), and a path segment ``a%1Fb`` is read as "a.b", so the nested namespace loads (200) -
+    naming itself ["a.b"]."""
 
     def before(self, req: Req) -> Answer | None:
-        if req.is_("POST", r"/namespaces$"):
-            body = req.json()
-            levels = body.get("namespace") if isinstance(body, dict) else None
-            if isinstance(levels, list) and len(levels) > 1:
-                body["namespace"] = [".".join(levels)]
-                req.body = json.dumps(body).encode()
-                self.hit()
+        super().before(req)
         m = re.search(r"/namespaces/([^/?]+)", req.path)
         if m and re.search("%1f", m.group(1), flags=re.I):
             req.path = req.path[:m.start(1)] + re.sub("%1f", ".", m.group(1), flags=re.I) + req.path[m.end(1):]
