@@ -230,6 +230,19 @@ def _explain(error: Any) -> str:
     return f"as {prop} {inst[prop]!r} ({target.rsplit('/', 1)[-1]}): {where}: {_explain(best)}"
 
 
+def _body_problems(where: str, text: str, validator: Any) -> list[str]:
+    """The first problems of a JSON body (a response's or a request's) against ``validator``, each prefixed with
+    ``where``; a body that is not JSON is one problem."""
+    import json
+
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return [f"{where}: body is not JSON: {text[:120]!r}"]
+    errors = sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{where}: {'/'.join(map(str, e.absolute_path)) or '(body)'}: {_explain(e)[:300]}" for e in errors[:5]]
+
+
 class Spec:
     def __init__(self, document: dict[str, Any], source: str = "<spec>"):
         if not isinstance(document, dict) or "paths" not in document:
@@ -319,15 +332,7 @@ class Spec:
         body_text = get("response_body")
         if not body_text:
             return [f"{where}: empty body where the document declares a JSON body"]
-        try:
-            import json
-
-            body = json.loads(body_text)
-        except ValueError:
-            return [f"{where}: body is not JSON: {body_text[:120]!r}"]
-        validator = self._validator(op.template, op.method, key)
-        errors = sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
-        return [f"{where}: {'/'.join(map(str, e.absolute_path)) or '(body)'}: {_explain(e)[:300]}" for e in errors[:5]]
+        return _body_problems(where, body_text, self._validator(op.template, op.method, key))
 
     @functools.lru_cache(maxsize=512)  # noqa: B019 - one Spec per run
     def _validator(self, template: str, method: str, key: str) -> Draft202012Validator:
@@ -365,15 +370,7 @@ class Spec:
         text = body_text.decode("utf-8", "replace") if isinstance(body_text, bytes) else body_text
         if not text:
             return [f"{where}: no body where the document requires one"] if required else []
-        import json
-
-        try:
-            body = json.loads(text)
-        except ValueError:
-            return [f"{where}: body is not JSON: {text[:120]!r}"]
-        validator = self._request_validator(op.template, op.method, nulls_absent)
-        errors = sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
-        return [f"{where}: {'/'.join(map(str, e.absolute_path)) or '(body)'}: {_explain(e)[:300]}" for e in errors[:5]]
+        return _body_problems(where, text, self._request_validator(op.template, op.method, nulls_absent))
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 - one Spec per run
     def _request_validator(self, template: str, method: str, nulls_absent: bool = False) -> Any:
