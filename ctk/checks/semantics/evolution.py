@@ -825,7 +825,7 @@ def check_unknown_update_or_requirement(t: SemRun) -> Verdict:
     name, before = t.table(ns)
     effects: list[str] = []
     statuses: list[str | None] = []
-    sent = (
+    sent: tuple[tuple[str, list[dict], list[dict], str], ...] = (
         ("an update action it does not define",
          [set_properties_update({MARK: "action"}), {"action": UNKNOWN_ACTION, "ctk": "x"}], [],
          f"update action {UNKNOWN_ACTION!r} is not defined (sent to be refused)"),
