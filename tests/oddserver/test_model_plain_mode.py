@@ -87,15 +87,18 @@ class create_existing_view_answers_it(Rule):
         return None
 
 
-def test_create_existing_view_answered_200_is_a_sem01_deviation_without_key_support(make_odd):
-    """The SeaweedFS finding reproduced: on a target without key support the plain mode blames SEM-01 (a status,
-    SHOULD) for it, with a minimal sequence that creates the view twice; nothing changed, so SEM-02 passes."""
+def test_create_existing_view_answered_200_is_a_sem02_fail_as_view_02_grades_it(make_odd):
+    """The SeaweedFS finding reproduced: a create of an existing view answered 200 with the old view. The model
+    graded it SEM-01 (a status, SHOULD) while VIEW-02 grades it a MUST (the client was told its create happened;
+    grading.Kind.NOT_DONE): one kind, one grade - the model's verdict is SEM-02 now, with a minimal sequence that
+    creates the view twice."""
     rules = []
     ctx, _ = make_odd(lambda up: rules.append(create_existing_view_answers_it(up)) or rules, **NO_KEYS)
     vs = by_req(run_stateful_check(ctx, options=StatefulOptions(examples=20, steps=10, shrinks=30, seed=1)))
     assert rules[0].hits >= 1
-    sem1 = vs["SEM-01"]
-    assert sem1.status is Status.DEVIATION and sem1.classification == "unexpected-status", sem1.message
-    assert "create view" in sem1.message and "answered 200; the model expects 409" in sem1.message, sem1.message
-    assert vs["SEM-02"].status is Status.PASS, vs["SEM-02"].message
+    sem2 = vs["SEM-02"]
+    assert sem2.status is Status.FAIL, (sem2.status, sem2.message[:500])
+    assert "create view" in sem2.message and "the model says the identifier exists (409)" in sem2.message, \
+        sem2.message[:500]
+    assert vs["SEM-01"].status is Status.PASS, vs["SEM-01"].message[:500]
     assert vs["GEN-02"].status is Status.UNSUPPORTED

@@ -116,6 +116,12 @@ def check_create_existing_namespace(t: SemRun) -> Verdict:
     if props.get("ctk.mark") != "first":
         return t.broken("the existing namespace keeps its properties",
                         f"after the second create (answered {ex.status}) ctk.mark is {props.get('ctk.mark')!r}")
+    if ex.status is not None and 200 <= ex.status < 300:
+        # the client was told its create (ctk.mark=second) happened; the old namespace is what loads: the grade of
+        # every create answered with the old object (TBL-02, VIEW-02; grading.Kind.NOT_DONE)
+        return t.broken("a create of an existing namespace is refused (409): a client told it succeeded expects "
+                        "its properties", f"the second create answered {ex.status}; the namespace still has "
+                        "ctk.mark=first")
     problem = t.expect(ex, (409,), ("AlreadyExistsException",))
     if problem:
         return t.status_broken("409 AlreadyExistsException for a namespace that exists", problem)
