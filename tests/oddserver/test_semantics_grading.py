@@ -20,6 +20,7 @@ classification; and the cases real catalogs showed, each reproduced by one rule 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from urllib.parse import unquote
 
@@ -274,3 +275,44 @@ def test_a_valid_create_answered_500_every_time_is_a_finding_not_only_inconclusi
         (v.status, v.message[:600])
     names = {e["request_body"] for e in v.exchanges if e["method"] == "POST" and re.search(pattern, e["url"])}
     assert len(names) == 3, names         # three tries, each under a name of its own
+
+
+class partition_ids_from_zero(Rule):
+    """An unpartitioned table's last-partition-id reads 0, not Java's 999 (a small JavaScript catalog), and the
+    catalog holds commits to that: assert-last-assigned-partition-id 0 holds (sent on as the reference's 999), and
+    999 does not (sent on as a value the reference refuses, 409)."""
+
+    REFERENCE, OWN = 999, 0
+
+    def before(self, req: Req) -> Answer | None:
+        body = req.json() if req.method == "POST" else None
+        changes = (body.get("table-changes") or [body]) if isinstance(body, dict) else []
+        touched = False
+        for change in changes:
+            for r in (change.get("requirements") or []) if isinstance(change, dict) else []:
+                if isinstance(r, dict) and r.get("type") == "assert-last-assigned-partition-id":
+                    v = r.get("last-assigned-partition-id")
+                    r["last-assigned-partition-id"] = self.REFERENCE if v == self.OWN else (
+                        -1 if v == self.REFERENCE else v)
+                    touched = True
+        if touched:
+            self.hit()
+            req.body = json.dumps(body).encode()
+        return None
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        body = answer.json()
+        meta = body.get("metadata") if isinstance(body, dict) else None
+        if isinstance(meta, dict) and meta.get("last-partition-id") == self.REFERENCE:
+            return Answer.of(answer.status, {**body, "metadata": {**meta, "last-partition-id": self.OWN}})
+        return None
+
+
+def test_partition_ids_are_read_from_the_catalogs_state_not_assumed(make_odd):
+    """Issue 34 item 1 (a small JavaScript catalog): EVO-03 failed twice because the kit sent
+    assert-last-assigned-partition-id 999 where that table says 0 - its 409 was right by its own state. Read from
+    the table, the value holds on such a catalog as on the reference."""
+    got = _run(make_odd, lambda up: partition_ids_from_zero(), "spec-update-and-revert", "spec-conflicts",
+               "spec-server-side-retry", "replace-missing-table")
+    assert {n: v.status for n, v in got.items()} == {n: Status.PASS for n in got}, \
+        {n: v.message[:500] for n, v in got.items()}
