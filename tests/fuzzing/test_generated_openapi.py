@@ -215,8 +215,8 @@ def test_the_backstop_fires_only_after_no_answer_for_its_time():
 
 
 def test_generated_openapi_has_no_wall_clock_limit(pytester):
-    """The kit marks its checks with pytest-timeout's wall clock; the generated OpenAPI cases get none (0): their own
-    backstop is progress, so a busy runner cannot turn their verdict into an ERROR."""
+    """No kit check has pytest-timeout's wall clock (0, issue 36): the generated OpenAPI cases' backstop is
+    progress and the others' budgets count requests, so a busy runner cannot turn a verdict into an ERROR."""
     pytester.makeconftest("""
 import pytest
 
@@ -230,4 +230,4 @@ def pytest_collection_modifyitems(items):
                                       "and finalized)", "-p", "no:cacheprovider", "-s")
     lines = {ln.split()[1]: ln.split()[2] for ln in r.stdout.lines if ln.startswith("TIMEOUT ")}
     assert lines.get("test_generated_openapi") == "0", r.stdout.str()[-2000:]
-    assert float(lines.get("test_idempotency", "0")) >= 60, lines
+    assert lines.get("test_idempotency") == "0" and lines.get("createNamespace_finalized_duplicate", "0") == "0", lines

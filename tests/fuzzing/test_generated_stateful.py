@@ -114,20 +114,24 @@ def test_gen02_hang_backstop_is_inconclusive_naming_the_option(gen_ctx):
 def test_gen02_counts_not_seconds(gen_ctx, monkeypatch):
     """A slow catalog (each request 50 ms late, as on a busy runner) runs the same sequences and steps."""
     ctx = gen_ctx()
+    mark = len(ctx.client.exchanges)
     quick, *_ = run_stateful_check(ctx, examples=3, steps=6, seed=5)
+    sent = len(ctx.client.exchanges) - mark
     request = ctx.client.request
+    delays: list[float] = []
 
     def slow(*a, **kw):
+        delays.append(0.05)
         time.sleep(0.05)
         return request(*a, **kw)
 
     monkeypatch.setattr(ctx.client, "request", slow)
     # the hang backstop is a clock of answers, not of the run (issue 30 item 7's leftover): a run many times
-    # longer than it, answered all along, is never cut
-    t0 = time.monotonic()
-    slowed, *_ = run_stateful_check(ctx, examples=3, steps=6, seed=5, backstop_s=0.5)
-    took = time.monotonic() - t0
-    assert took > 2 * 0.5, took
+    # longer than it, answered all along, is never cut. The backstop is a quarter of the delay the same
+    # sequences add (counted, not timed), so the slowed run outlasts it however fast the machine is
+    backstop = sent * 0.05 / 4
+    slowed, *_ = run_stateful_check(ctx, examples=3, steps=6, seed=5, backstop_s=backstop)
+    assert sent >= 8 and sum(delays) > 2 * backstop, (sent, len(delays), backstop)
     assert quick.status is slowed.status is Status.PASS, slowed.message
     assert not slowed.details["backstop_hit"], slowed.details
     assert (quick.details["sequences"], quick.details["steps"]) == (slowed.details["sequences"],
