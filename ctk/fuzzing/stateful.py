@@ -407,7 +407,7 @@ def build_machine(shared: _Shared) -> type:
             self.touched += m.touched
             self.lines[-1] += f", got {ex.status if ex.status is not None else 'no answer'}"
             if ex.status not in m.expect and self._ok(ex.status) and set(m.expect) == {409} and m.op in CREATES:
-                # acknowledged where the identifier exists: the client is told its create or rename happened,
+                # a create acknowledged where the identifier exists: the client is told its create happened,
                 # which it could not have (the grading of the semantic checks: answered with the old object or
                 # over it - a MUST, ctk.checks.semantics.grading.Kind.NOT_DONE), not a status matter
                 self._fail("state", f"step {m.index} ({m.text}) answered {_st(ex)}: acknowledged, though the model "

@@ -40,17 +40,11 @@ def summarize(session: Any, spec_path: str | None) -> dict[str, Any]:
         out["error"] = f"OpenAPI document unusable: {type(exc).__name__}: {exc}"
         return out
     out["source"] = str(getattr(spec, "source", spec_path or "the kit's OpenAPI document"))
-    unrouted = unrouted_answers(exchanges, route_of(spec), advertised_by(getattr(session, "discovery", None)))
-    for ex in exchanges:
-        # not judged: fault rules, and answers to a key reused on another operation on purpose (SCOPE-01's probe)
-        if ex.status is None or (ex.label or "").startswith(("fault:", "reused key:")) or "/_ctk" in ex.url:
-            continue
-        if id(ex) in unrouted:   # an operation the target does not serve is unsupported, not a schema deviation
-            out["unrouted"] = out.get("unrouted", 0) + 1
-            continue
-        if spec.operation(ex.method, ex.url) is None:   # no path of the document: nothing to hold it to
-            out["unmatched"] = out.get("unmatched", 0) + 1
-            continue
+    judged = responses_to_judge(spec, exchanges, getattr(session, "discovery", None))
+    for key in ("unrouted", "unmatched"):
+        if judged[key]:
+            out[key] = judged[key]
+    for ex in judged["exchanges"]:
         out["checked"] += 1
         try:
             problems = spec.validate(ex)
@@ -64,6 +58,26 @@ def summarize(session: Any, spec_path: str | None) -> dict[str, Any]:
             groups[key] = groups.get(key, 0) + 1
             if first and len(out["problems"]) < MAX_PROBLEMS:     # one example exchange per kind of problem
                 out["problems"].append([p, ex.to_dict()])
+    return out
+
+
+def responses_to_judge(spec: Any, exchanges: list[Any], discovery: Any = None) -> dict[str, Any]:
+    """The recorded responses SCHEMA-01 holds to ``spec`` ({"exchanges": [...]}), and how many it leaves out as
+    ``unrouted`` (an operation the target does not serve is unsupported, not a schema deviation) or
+    ``unmatched`` (no operation of the document: nothing to hold it to, and no evidence). Never judged: no
+    answer, fault rules, answers to a key the kit reuses on another operation on purpose (the spec forbids the
+    reuse, and a server keyed by the key alone replays the other operation's answer), the control API."""
+    unrouted = unrouted_answers(list(exchanges), route_of(spec), advertised_by(discovery))
+    out: dict[str, Any] = {"exchanges": [], "unrouted": 0, "unmatched": 0}
+    for ex in exchanges:
+        if ex.status is None or (ex.label or "").startswith(("fault:", "reused key:")) or "/_ctk" in ex.url:
+            continue
+        if id(ex) in unrouted:
+            out["unrouted"] += 1
+        elif spec.operation(ex.method, ex.url) is None:
+            out["unmatched"] += 1
+        else:
+            out["exchanges"].append(ex)
     return out
 
 

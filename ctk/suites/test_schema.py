@@ -6,8 +6,7 @@ client has recorded so far (the suites run before it in file order)."""
 import uuid
 from urllib.parse import quote
 
-from ctk.checks.common import unrouted_answers
-from ctk.plugin.traffic import advertised_by, route_of
+from ctk.plugin.traffic import responses_to_judge
 from ctk.core.behaviours import Behaviour
 from ctk.core.verdicts import Verdict
 from ctk.openapi import SpecError, load_spec
@@ -16,22 +15,9 @@ REQ = "SCHEMA-01"
 
 
 def _verdict(spec, exchanges, what, discovery=None):
-    problems, checked, seen = [], 0, 0
-    # not routed is decided from the route and the advertised endpoints, not from the body's shape
-    unrouted = unrouted_answers(list(exchanges), route_of(spec), advertised_by(discovery))
-    for ex in exchanges:
-        # not judged: fault rules, and answers to a key the kit reuses on another operation on purpose (the spec
-        # forbids the reuse, and a server keyed by the key alone replays the other operation's answer)
-        if ex.status is None or (ex.label or "").startswith(("fault:", "reused key:")) or "/_ctk" in ex.url:
-            continue
-        if id(ex) in unrouted:   # an operation the target does not serve is unsupported, not a schema deviation
-            continue
-        seen += 1
-        if spec.operation(ex.method, ex.url) is None:
-            continue             # no path of the document: nothing to hold it to (zero evidence is no pass)
-        checked += 1
-        for p in spec.validate(ex):
-            problems.append((p, ex))
+    judged = responses_to_judge(spec, list(exchanges), discovery)
+    checked, seen = len(judged["exchanges"]), len(judged["exchanges"]) + judged["unmatched"]
+    problems = [(p, ex) for ex in judged["exchanges"] for p in spec.validate(ex)]
     if checked == 0:
         why = (f"none of {seen} responses matched an operation of {spec.source} (a base path the document's "
                f"paths do not begin with?)" if seen else "no responses to validate")

@@ -839,9 +839,9 @@ def check_unknown_update_or_requirement(t: SemRun) -> Verdict:
         ex = t.send("POST", table_path(ns, name), body, label=f"updateTable with {what}", invalid=invalid)
         _, after = load_result(t, ns, name, f"read: the table after the commit with {what}")
         effect, status = refused(t, ex, current, after, f"a commit with {what}", (400,), BAD_REQUEST)
-        if effect is None and (meta(after).get("properties") or {}).get(MARK):
-            effect = f"a commit with {what}: answered {describe(ex)}, but the table has {MARK}=" \
-                     f"{(meta(after).get('properties') or {}).get(MARK)}"
+        marked = (meta(after).get("properties") or {}).get(MARK)
+        if effect is None and marked:
+            effect = f"a commit with {what}: answered {describe(ex)}, but the table has {MARK}={marked}"
         effects += [effect] if effect else []
         statuses.append(status)
         current = after or current

@@ -91,6 +91,17 @@ def client_exception(ex: Exchange) -> str | None:
     return "NoSuchViewException" if view else "NoSuchTableException"
 
 
+def _until_not_5xx(attempt: Callable[[int, Exchange | None], Exchange]) -> Exchange:
+    """``attempt(n, last)`` for n = 1.. while the last answer is a 5xx, ``SERVER_ERROR_TRIES`` tries in all (a
+    count, never a time); the last answer."""
+    ex = attempt(1, None)
+    for n in range(2, SERVER_ERROR_TRIES + 1):
+        if ex.status is None or ex.status < 500:
+            break
+        ex = attempt(n, ex)
+    return ex
+
+
 class SemRun(Run):
     """One semantic check's run: its context, its namespace, its setup steps that read back, its verdicts."""
 
@@ -148,29 +159,28 @@ class SemRun(Run):
                    label: str = "semantic") -> Exchange:
         """A valid request the verdict is about: sent again while it is answered 5xx, ``SERVER_ERROR_TRIES`` in
         all; the last answer (still 5xx: `server_error`)."""
-        ex = self.send(method, path, json, params, label)
-        for n in range(2, SERVER_ERROR_TRIES + 1):
-            if ex.status is None or ex.status < 500:
-                break
-            ex = self.send(method, path, json, params, f"{label} (try {n} after a {ex.status})")
-        return ex
+        return _until_not_5xx(lambda n, last: self.send(
+            method, path, json, params, label if last is None else f"{label} (try {n} after a {last.status})"))
 
-    def create_valid(self, stem: str, build: Callable[[str], tuple[str, Any]], label: str) -> tuple[str, Exchange]:
+    def create_valid(self, stem: str, build: Callable[[str], tuple[str, Any]], label: str
+                     ) -> tuple[str, Any, Exchange]:
         """A create the verdict is about (a baseline's): POSTed; while it is answered 5xx it is sent again under
         a fresh name (the same name could meet its own earlier write as a 409), ``SERVER_ERROR_TRIES`` in all.
-        (the name, the last answer); still 5xx: a finding for `server_error`, never only "inconclusive"."""
-        name = self.unique(stem)
-        path, body = build(name)
-        ex = self.send("POST", path, body, label=label)
-        for n in range(2, SERVER_ERROR_TRIES + 1):
-            if ex.status is None or ex.status < 500:
-                break
+        (the name, the body, the last answer); still 5xx: a finding for `server_error`, never only
+        "inconclusive"."""
+        sent: list[tuple[str, Any]] = []
+
+        def attempt(n: int, last: Exchange | None) -> Exchange:
             name = self.unique(stem)
             path, body = build(name)
-            ex = self.send("POST", path, body, label=f"{label} (try {n}, a fresh name, after a {ex.status})")
+            sent.append((name, body))
+            return self.send("POST", path, body, label=label if last is None else
+                             f"{label} (try {n}, a fresh name, after a {last.status})")
+
+        ex = _until_not_5xx(attempt)
         if ex.status is not None and ex.status >= 500:
             self.tried_out.add(id(ex))       # answered 5xx on every try: `not_acknowledged` makes it a finding
-        return name, ex
+        return sent[-1][0], sent[-1][1], ex
 
     def expect(self, ex: Exchange, statuses: Iterable[int], types: Iterable[str] = ()) -> str | None:
         """None when ``ex`` answered one of ``statuses`` and, where a client reads the error ``type`` of that

@@ -65,7 +65,7 @@ def check_create_namespace(t: SemRun) -> Verdict:
     def placed(n: str) -> tuple[str, ...]:
         return placement.child(n) if placement is not None else tuple(t.ctx.namespace) + (n,)
 
-    name, ex = t.create_valid("ns", lambda n: ("namespaces", {"namespace": list(placed(n)), "properties": {}}),
+    name, _, ex = t.create_valid("ns", lambda n: ("namespaces", {"namespace": list(placed(n)), "properties": {}}),
                               "createNamespace")
     ns = placed(name)
     if ex.status != 200:

@@ -100,7 +100,7 @@ def check_create_table(t: SemRun) -> Verdict:
     a handful of requests. Whether listTables lists it is LIST-01's: a broken listing does not hold back the
     createTable retry checks, which never list."""
     ns = t.namespace("tcreate")
-    name, ex = t.create_valid("t", lambda n: (f"namespaces/{ns_path(ns)}/tables", create_table_body(n)),
+    name, _, ex = t.create_valid("t", lambda n: (f"namespaces/{ns_path(ns)}/tables", create_table_body(n)),
                               "createTable")
     if not acknowledged(ex):
         return t.not_acknowledged(ex, "createTable")

@@ -158,9 +158,9 @@ def status_problems(t: SemRun, tries: Sequence[Try]) -> list[str]:
           rck=("ViewCatalogTests.basicCreateView",))
 def check_create_view(t: SemRun) -> Verdict:
     ns = t.namespace("view_create")
-    name, ex = t.create_valid("v", lambda n: (f"namespaces/{ns_path(ns)}/views",
-                                              create_body(ns, n, schema={**SCHEMA, "schema-id": 0})), "createView")
-    body = create_body(ns, name, schema={**SCHEMA, "schema-id": 0})
+    name, body, ex = t.create_valid("v", lambda n: (f"namespaces/{ns_path(ns)}/views",
+                                                    create_body(ns, n, schema={**SCHEMA, "schema-id": 0})),
+                                    "createView")
     if ex.status is None or not 200 <= ex.status < 300:
         return t.not_acknowledged(ex, "createView")
     got = load_view(t, ns, name)
