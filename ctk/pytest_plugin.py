@@ -16,7 +16,7 @@ from typing import Any, Generator
 import pytest
 
 from ctk.core.verdicts import Verdict, VerdictError
-from ctk.plugin import exits, lifeline, outcomes, scheduling, traffic
+from ctk.plugin import exits, lifeline, outcomes, scheduling, served, traffic
 from ctk.plugin.collection import (ScenarioFile, add_keywords, default_args, is_scenario_path, is_suite_item,
                                    select_requirements)
 from ctk.plugin.fixtures import (  # noqa: F401 - fixtures registered by import
@@ -470,10 +470,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             # xdist gives a worker's Config a `workeroutput` dict (sent to the controller); pytest does not declare it
             workeroutput: dict[str, object] = getattr(config, "workeroutput")
             workeroutput[traffic.KEY] = traffic.summarize(own, config.stash[OPTIONS_KEY].openapi_spec)
+            workeroutput[served.KEY] = served.summarize(own)
             _stop_before_reports(config)
             workeroutput["ctk_cleanup_problems"] = list(own.cleanup_problems)
         return
     _add_all_traffic_verdict(session, collector)
+    _add_claimed_served_verdict(session, collector)
     _stop_before_reports(config)
     interrupts = config.stash.get(INTERRUPTS_KEY, None)
     collector.interrupted = exitstatus == exits.EXIT_INTERRUPTED or bool(interrupts and interrupts.received)
@@ -519,13 +521,15 @@ def _sweep_after_workers(config: pytest.Config, collector: VerdictCollector, own
 
 
 TRAFFIC_KEY = pytest.StashKey[list]()
+CLAIMED_KEY = pytest.StashKey[list]()
 
 
 def _keep_traffic_summary(node: Any) -> None:
-    """xdist controller (from pytest_testnodedown): keep a worker's SCHEMA-01 traffic summary."""
-    summary = (getattr(node, "workeroutput", None) or {}).get(traffic.KEY)
-    if summary:
-        node.config.stash.setdefault(TRAFFIC_KEY, []).append(summary)
+    """xdist controller (from pytest_testnodedown): keep a worker's SCHEMA-01 and DISC-05 traffic summaries."""
+    output = getattr(node, "workeroutput", None) or {}
+    for key, stash in ((traffic.KEY, TRAFFIC_KEY), (served.KEY, CLAIMED_KEY)):
+        if output.get(key):
+            node.config.stash.setdefault(stash, []).append(output[key])
 
 
 def _add_all_traffic_verdict(session: pytest.Session, collector: VerdictCollector) -> None:
@@ -533,12 +537,29 @@ def _add_all_traffic_verdict(session: pytest.Session, collector: VerdictCollecto
     summaries = session.config.stash.get(TRAFFIC_KEY, [])
     if not summaries or not any(d.get("requirement") == traffic.REQ for d, *_ in collector.results):
         return
-    v = traffic.verdict(summaries)
+    _add_run_verdict(session, collector, traffic.verdict(summaries), traffic.NODEID)
+
+
+def _add_claimed_served_verdict(session: pytest.Session, collector: VerdictCollector) -> None:
+    """DISC-05 over every process's traffic (the workers' summaries, and this process's own): on a whole run, or
+    on a subset where a check was left resting on it (``blocked_by`` DISC-05) or an operation was not served."""
+    summaries = list(session.config.stash.get(CLAIMED_KEY, []))
+    own = get_session(session.config)
+    if own is not None and getattr(own, "client", None) is not None:
+        summaries.append(served.summarize(own))
+    blocked = any((d.get("details") or {}).get("blocked_by") == served.REQ for d, *_ in collector.results)
+    if not summaries or not (blocked or any(s.get("unserved") for s in summaries) or not _selection(session)):
+        return
+    _add_run_verdict(session, collector, served.verdict(summaries), served.NODEID)
+
+
+def _add_run_verdict(session: pytest.Session, collector: VerdictCollector, v: Verdict | None, nodeid: str) -> None:
+    """One verdict judged over the whole run, added to its results (and to its exit status when failing)."""
     if v is None:
         return
     strict = _strict(session.config)
     failing = v.status.value == "fail" or (strict and v.status.value == "deviation")
-    collector.results.append((v.to_dict(), traffic.NODEID, 0.0, "failed" if failing else "passed"))
+    collector.results.append((v.to_dict(), nodeid, 0.0, "failed" if failing else "passed"))
     if failing and session.exitstatus == exits.EXIT_OK:
         session.exitstatus = exits.EXIT_MUST_BROKEN
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 from typing import Any, Callable
+from urllib.parse import unquote, urlsplit
 
 from ctk.checks.faults import FaultUnsupported, unread_probe
 from ctk.core.behaviours import Behaviour
@@ -163,9 +165,9 @@ def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, 
                 return [effect_missing(r, exc) for r in runs]
             except PrerequisiteError as exc:
                 ex = getattr(exc, "exchange", None)
-                if ex is not None and (unserved := not_routed(ex)) is not None:
-                    return [r.unsupported(f"an operation the check needs is not served by the target: {exc} "
-                                          f"({ex.method} {ex.url}: {unserved})") for r in runs]
+                step = unserved_step(ctx.discovery, ex, control_sender(ctx.client)) if ex is not None else None
+                if step is not None:
+                    return [unserved_verdict(r, step, str(exc)) for r in runs]
                 return [r.inconclusive(setup_failed(exc)) for r in runs]
             except FaultUnsupported as exc:
                 return [r.unsupported(str(exc), needs=exc.needs) for r in runs]
@@ -184,10 +186,10 @@ def guarded(requirement: str | None = None, behaviour: Behaviour | None = None, 
             if endpoint is not None and any(v.status.value != "unsupported" for v in out):
                 # every request to the operation answered like a router that does not know it: nothing about
                 # the operation was exercised, whatever the verdict said (a "replayed" router 404 is no pass)
-                unrouted = unrouted_endpoint(runs[0].exchanges(), endpoint)
-                if unrouted is not None:
-                    return [r.unsupported(f"{endpoint.operation} is not served by the target: {unrouted}")
-                            for r in runs]
+                found = unserved(ctx.discovery, runs[0].exchanges(), endpoint.method, endpoint.template,
+                                 endpoint.operation, control_sender(ctx.client), ctx.client.exchanges)
+                if found is not None:
+                    return [unserved_verdict(r, found) for r in runs]
             return out
 
         check.requirement = requirement  # type: ignore[attr-defined]
@@ -268,7 +270,8 @@ NOT_ROUTED_TYPES = ("nosuchoperation", "notimplemented", "unsupportedoperation",
 
 def not_routed(ex: Exchange) -> str | None:
     """Why ``ex`` says the target does not serve the operation at all (None when it does): 404/405 without an
-    error model (a router's answer), 501, or an error type such as NoSuchOperation / NotImplemented."""
+    error model (a router's answer), any 405 (the method is not allowed on the path: no operation of the document
+    answers it), 501, or an error type such as NoSuchOperation / NotImplemented."""
     if ex.status is None:
         return None
     err = error_of(ex)
@@ -279,6 +282,8 @@ def not_routed(ex: Exchange) -> str | None:
         return f"{ex.method} answered 501 (not implemented)"
     if ex.status in (404, 405) and not err:
         return f"{ex.method} answered {ex.status} without an error model (not routed)"
+    if ex.status == 405:
+        return f"{ex.method} answered {describe(ex)} (method not allowed)"
     return None
 
 
@@ -321,17 +326,159 @@ def _template_regex(template: str) -> re.Pattern:
     return re.compile("/" + "[^/]+".join(re.escape(p) for p in parts) + r"(\?|$)")
 
 
-def unrouted_endpoint(exchanges: list[Exchange], endpoint: Endpoint) -> str | None:
-    """Why ``endpoint`` is not served at all (None when it is, or when the kit never reached it): every request
-    the check sent to its method and path was answered as unrouted (`not_routed`)."""
-    rx = _template_regex(endpoint.template)
-    hits = [e for e in exchanges if e.method == endpoint.method and rx.search(e.url.split("://", 1)[-1])]
-    if not hits:
+UNROUTED_SEGMENT = "ctk-no-such-route"
+CONTROL_LABEL = "probe: a path no catalog serves, to compare its answer with the operation's"
+DISC_UNSERVED = "DISC-05"                       # an operation the catalog claims is not served
+ADVERTISED_UNSERVED = "advertised but not served"
+
+
+def unserved_sign(ex: Exchange) -> str | None:
+    """What in the answer alone shows its route is not served (`not_routed`), None when nothing does. A HEAD's
+    404 is never one: a HEAD answer has no body, so its 404 is the operation's own "does not exist"."""
+    if ex.method == "HEAD" and ex.status == 404:
         return None
-    reasons = [not_routed(e) for e in hits]
-    if all(reasons):
-        return f"{endpoint.method} {endpoint.template}: {reasons[0]} ({len(hits)} request(s))"
-    return None
+    return not_routed(ex)
+
+
+def claimed_by(discovery: Any, method: str, template: str) -> str | None:
+    """Where the catalog claims ``method template`` (relative to /v1/{prefix}/): "its endpoints list", or the
+    spec's default set when /v1/config sends no list ("If a server does not send the `endpoints` field, a
+    default set of endpoints is assumed"); None when it does not claim it (or nothing was discovered)."""
+    if discovery is None or not hasattr(discovery, "supports") or not discovery.supports(method, template):
+        return None
+    if getattr(discovery, "endpoints", None) is not None:
+        return "its /v1/config endpoints list"
+    return "the spec's default endpoint set (its /v1/config sends no endpoints list)"
+
+
+@dataclass(frozen=True)
+class Unserved:
+    """An operation every request to which was answered as by a router that does not know its path (or refused
+    with 405/501, or a NoSuchOperation-like type): not served. ``claimed`` says where the catalog claims it (then
+    a DISC-05 finding), None where it does not (the operation is not offered: unsupported)."""
+
+    operation: str
+    method: str
+    template: str
+    claimed: str | None
+    seen: str                       # what was seen, with the request count
+    exchange: Exchange              # the first request answered so
+    control: Exchange | None = None  # the answer to a path no catalog serves it was compared with
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"operation": self.operation, "endpoint": f"{self.method} /v1/{{prefix}}/{self.template}",
+                "claimed_by": self.claimed, "seen": self.seen, "exchange": self.exchange.to_dict(),
+                "control": self.control.to_dict() if self.control is not None else None}
+
+
+def served_answer(ex: Exchange) -> bool:
+    """An answer only a handler of the route gives: answered below 500, not a 404, and no sign of `unserved`."""
+    return ex.status is not None and ex.status < 500 and ex.status != 404 and unserved_sign(ex) is None
+
+
+def requests_to(exchanges: list[Exchange], method: str, template: str) -> list[Exchange]:
+    """The requests in ``exchanges`` to ``method template`` (relative to /v1/{prefix}/) whose answer is the
+    catalog's: not a fault the kit armed, not a key reused on another operation on purpose, not the control API
+    or a control request of `control_sender`."""
+    rx, method = _template_regex(template), method.upper()
+    return [e for e in exchanges if e.method == method and rx.search(e.url.split("://", 1)[-1])
+            and not (e.label or "").startswith(("fault:", "reused key:", CONTROL_LABEL)) and "/_ctk" not in e.url]
+
+
+def unserved(discovery: Any, exchanges: list[Exchange], method: str, template: str, operation: str | None = None,
+             control: Callable[[Exchange], Exchange | None] | None = None,
+             history: list[Exchange] | None = None) -> Unserved | None:
+    """The one judgement of "not served", used by every check and by the run's DISC-05 verdict: every request
+    in ``exchanges`` to ``method template`` (relative to /v1/{prefix}/) was answered as unserved - a sign in
+    the answer itself (`unserved_sign`: 404/405 without an error model, 405, 501, a NoSuchOperation-like type), or
+    a 404 with an error model identical to what a path no catalog serves is answered (``control(first)``: a
+    router with an error model of its own, as SeaweedFS; an ordinary 404 about a missing resource differs from
+    it). None when the operation answered anything else, was never reached, or an answer to it in ``history``
+    (the process's traffic) shows a handler (`served_answer`). ``claimed`` of the result (`claimed_by`) tells a
+    DISC-05 finding from an operation the catalog does not offer."""
+    method = method.upper()
+    hits = requests_to(exchanges, method, template)
+    if not hits or any(served_answer(e) for e in requests_to(history or [], method, template)):
+        return None
+    signs = [unserved_sign(e) for e in hits]
+    rest = [e for e, sign in zip(hits, signs) if sign is None]
+    answer, ctl = hits[0], None
+    if not rest:
+        seen = f"{method} {template}: {signs[0]} ({len(hits)} request(s))"
+    else:
+        if control is None or not all(e.status == 404 and error_of(e) and e.method != "HEAD" for e in rest):
+            return None
+        ctl = control(rest[0])
+        if ctl is None or not all(same_answer(e, ctl) for e in rest):
+            return None
+        answer = rest[0]
+        seen = (f"{method} {template}: answered {describe(answer)}, as a path no catalog serves is answered "
+                f"({ctl.method} {ctl.url} -> {describe(ctl)}; {len(hits)} request(s))")
+    return Unserved(operation or f"{method} {template}", method, template, claimed_by(discovery, method, template),
+                    seen, answer, ctl)
+
+
+def unserved_step(discovery: Any, ex: Exchange, control: Callable[[Exchange], Exchange | None] | None = None
+                  ) -> Unserved | None:
+    """`unserved` for one setup step's answer, its operation found by the document's paths (None: the answer
+    shows a handler, or the path is no operation of the document and the answer says nothing by itself)."""
+    from ctk.openapi import load_spec
+
+    op = load_spec().operation(ex.method, ex.url)
+    if op is None:
+        sign = unserved_sign(ex)
+        path = urlsplit(ex.url).path
+        return Unserved(f"{ex.method} {path}", ex.method, path, None, f"{ex.method} {path}: {sign}", ex) \
+            if sign else None
+    template = op.template.split("/v1/{prefix}/", 1)[-1]
+    return unserved(discovery, [ex], ex.method, template, op.operation_id, control)
+
+
+def control_sender(client: Any) -> Callable[[Exchange], Exchange | None]:
+    """``first -> answer``: one request with ``first``'s method to a path below ``first``'s that no operation of
+    the document matches (and so no catalog serves), whose answer `unserved` compares with the operation's."""
+    def send(first: Exchange) -> Exchange | None:
+        from ctk.openapi import load_spec
+
+        url = first.url.split("?", 1)[0].rstrip("/") + "/" + UNROUTED_SEGMENT
+        if load_spec().operation(first.method, url) is not None:     # e.g. POST .../tables/<x> is a commit
+            url += "/" + UNROUTED_SEGMENT
+        return client.request(first.method, url, json={} if first.method in ("POST", "PUT") else None,
+                              label=CONTROL_LABEL)
+    return send
+
+
+def unserved_verdict(run: "Run", found: Unserved, step: str | None = None) -> Verdict:
+    """The verdict of a check whose operation (or, with ``step``, the operation of a setup step it needs) is not
+    served: claimed by the catalog, inconclusive "advertised but not served (DISC-05)", naming it as the finding
+    it rests on (``details.blocked_by``; never a semantic verdict, never "not applicable"); not claimed,
+    unsupported (the catalog does not offer it)."""
+    what = (f"an operation the check needs is not served by the target: {step} ({found.exchange.method} "
+            f"{found.exchange.url}: {found.seen})") if step else f"{found.operation} is not served by the target: " \
+                                                                  f"{found.seen}"
+    if found.claimed is None:
+        return run.unsupported(what)
+    return run.inconclusive(f"{ADVERTISED_UNSERVED} ({DISC_UNSERVED}): {what}; the catalog claims "
+                            f"{found.operation} in {found.claimed}, so "
+                            + ("what this check needs" if step else "what this check judges")
+                            + " could not be exercised", classification=ADVERTISED_UNSERVED,
+                            details={"blocked_by": DISC_UNSERVED, "advertised_unserved": found.to_dict()})
+
+
+def same_answer(a: Exchange, b: Exchange) -> bool:
+    """The same status, error type and message (each request's own path in it set aside, as in the reference's
+    "No route for POST /v1/..."): a router's fixed answer, not a handler's about a resource."""
+    ea, eb = error_of(a), error_of(b)
+    return a.status == b.status and bool(ea) and ea.get("type") == eb.get("type") \
+        and _without_path(a, ea.get("message")) == _without_path(b, eb.get("message"))
+
+
+def _without_path(ex: Exchange, message: Any) -> str:
+    text = str(message or "")
+    path = urlsplit(ex.url).path
+    for form in (path, unquote(path)):
+        text = text.replace(form, "<path>")
+    return text
 
 
 def op_count(counters: dict | None, operation: str) -> int | None:

@@ -20,8 +20,8 @@ import uuid
 from functools import partial
 from typing import Any
 
-from ctk.checks.common import (baseline_blocked, blocked_verdict, commit_answer, describe, effect_missing,
-                               error_of, guarded, not_routed)
+from ctk.checks.common import (baseline_blocked, blocked_verdict, commit_answer, control_sender, describe,
+                               effect_missing, error_of, guarded, unserved, unserved_verdict)
 from ctk.core.behaviours import Behaviour, check
 from ctk.core.verdicts import Verdict
 from ctk.history.checkers import check_table
@@ -583,8 +583,10 @@ def _transaction(run: Run, ctx: CheckContext, endpoint: Endpoint) -> Verdict:
     uuid_b = ((made[b] or {}).get("metadata") or {}).get("table-uuid")
     bad = {"table-changes": [change(a, []), change(b, [{"type": "assert-table-uuid", "uuid": str(uuid.uuid4())}])]}
     ex = ctx.client.request("POST", "transactions/commit", json=bad, label="transaction, second table's requirement fails")
-    if (why := not_routed(ex)) is not None:
-        return run.unsupported(f"commitTransaction is not served by the target: POST transactions/commit {why}")
+    found = unserved(ctx.discovery, [ex], "POST", "transactions/commit", "commitTransaction",
+                     control_sender(ctx.client), ctx.client.exchanges)
+    if found is not None:       # claimed (it is, to reach here): advertised but not served, DISC-05's finding
+        return unserved_verdict(run, found)
     kind, text = commit_answer(ex)
     applied = applied_to()
     if isinstance(applied, Verdict):

@@ -67,6 +67,7 @@ class Behaviour(StrEnum):
     LIFETIME_PLACEMENT = ("lifetime-placement", "lifetime at top level", "discovery")
     JAVA_PARSEABLE = ("java-parseable", "lifetime Java-parseable", "discovery")
     KEY_IGNORED_WHEN_UNSUPPORTED = ("key-ignored-when-unsupported", "key ignored when unsupported", "discovery")
+    CLAIMED_SERVED = ("claimed-served", "claimed operations served", "discovery")
     NESTED_NAMESPACE = ("nested-namespace", "nested namespace loads back", "discovery")
     # key format
     MALFORMED_KEY = ("malformed-key", "malformed key", "keys")

@@ -247,6 +247,12 @@ _ALL: list[Requirement] = [
                          "request retries."),
                     Said("design", None, "§Goals", "Make support for handling idempotency optional so that "
                          "existing client/server behavior remains unchanged"))),
+    Requirement("DISC-05", "discovery", Level.SHOULD, "", "An operation the catalog claims (listed in `endpoints`, "
+                "or in the default set when no list is sent) is served: not answered as by a router that does not "
+                "know the path, nor refused with 405 or 501.", said=(
+                    Said("spec", None, "CatalogConfig.endpoints; getConfig", "A list of endpoints that the server "
+                         "supports. [..] If a server does not send the `endpoints` field, a default set of endpoints "
+                         "is assumed"),)),
     # --- key format --------------------------------------------------------------------------------
     Requirement("KEY-01", "keys", Level.SHOULD, "", "A malformed key (not a UUID, wrong length) is rejected with a "
                 "4xx and executes nothing.", said=(

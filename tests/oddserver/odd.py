@@ -16,6 +16,9 @@ differently; each rule is one of the oddities seen on real catalogs:
 * `flaky_load_table`         every n-th loadTable answers 503
 * `busy_at_first`            the first n GETs of a path (e.g. ``/_ctk``, ``/v1/config``) answer 503 (a busy runner)
 * `not_routed`               a route answered 404 with no error model (e.g. POST .../transactions/commit)
+* `refused_as_unserved`      a route answered 405 (or 501), with or without an error model
+* `no_endpoints_listed`      /v1/config without `endpoints` (the spec's default set applies)
+* `unlisted`                 /v1/config's `endpoints` without the entries matching a pattern
 * `router_with_error_model`  a route not served, and every path the catalog does not know, answered 404 with an
                              error model of the router's own (SeaweedFS: type NotFound, "Path not found")
 * `snake_case_metadata_location`  loadTable answers ``metadata_location`` instead of ``metadata-location``
@@ -264,6 +267,52 @@ class not_routed(Rule):
             self.hit()
             return Answer(404, [("content-type", "text/plain")], b"Not Found")
         return None
+
+
+class refused_as_unserved(Rule):
+    """``method`` on paths matching ``pattern`` answered ``status`` (405 or 501) with ``body`` (None: a plain-text
+    body, no error model), never reaching the catalog: a route that refuses the method."""
+
+    def __init__(self, method: str, pattern: str, status: int = 405, body: Any = None) -> None:
+        super().__init__()
+        self.method, self.pattern, self.status, self.body = method, pattern, status, body
+
+    def before(self, req: Req) -> Answer | None:
+        if req.is_(self.method, self.pattern):
+            self.hit()
+            if self.body is None:
+                return Answer(self.status, [("content-type", "text/plain")], b"Method Not Allowed")
+            return Answer.of(self.status, self.body)
+        return None
+
+
+class no_endpoints_listed(Rule):
+    """/v1/config without its `endpoints` list (as SeaweedFS and lakana answer): the spec's default set applies."""
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        body = answer.json()
+        if req.path.endswith("/v1/config") and isinstance(body, dict) and "endpoints" in body:
+            self.hit()
+            return Answer.of(answer.status, {k: v for k, v in body.items() if k != "endpoints"})
+        return None
+
+
+class unlisted(Rule):
+    """/v1/config's `endpoints` list without the entries matching ``pattern`` (e.g. "/register-view$")."""
+
+    def __init__(self, pattern: str) -> None:
+        super().__init__()
+        self.pattern = pattern
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        body = answer.json()
+        if not (req.path.endswith("/v1/config") and isinstance(body, dict) and isinstance(body.get("endpoints"), list)):
+            return None
+        kept = [e for e in body["endpoints"] if not re.search(self.pattern, str(e))]
+        if len(kept) == len(body["endpoints"]):
+            return None
+        self.hit()
+        return Answer.of(answer.status, {**body, "endpoints": kept})
 
 
 class router_with_error_model(Rule):

@@ -8,22 +8,11 @@ operation's own 404s (another message) are not mistaken for it."""
 from __future__ import annotations
 
 import odd
-from odd import Answer, Req, Rule
+from odd import no_endpoints_listed
 
 from ctk.catalog.capabilities import Capability
 from ctk.checks.semantics import run_semantic, semantic_checks
 from ctk.core.verdicts import Status
-
-
-class no_endpoints_listed(Rule):
-    """/v1/config without its `endpoints` list (as SeaweedFS and lakana answer)."""
-
-    def after(self, req: Req, answer: Answer) -> Answer | None:
-        body = answer.json()
-        if req.path.endswith("/v1/config") and isinstance(body, dict) and "endpoints" in body:
-            self.hit()
-            return Answer.of(answer.status, {k: v for k, v in body.items() if k != "endpoints"})
-        return None
 
 
 def _check(requirement: str):

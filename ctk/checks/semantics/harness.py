@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from typing import Any, Callable, Iterable
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from ctk.catalog import PrerequisiteError
 from ctk.catalog.bodies import create_table_body, create_view_body
@@ -29,7 +29,8 @@ from ctk.client.placement import ABSENT
 from ctk.client.transport import ns_path, table_path, view_path
 from ctk.core.exchange import Exchange
 from ctk.core.verdicts import Status, Verdict
-from ctk.checks.common import Run, _template_regex, describe, error_of, not_routed, setup_failed
+from ctk.checks.common import (Run, control_sender, describe, error_of, not_routed, setup_failed, unserved,
+                               unserved_step, unserved_verdict)
 from ctk.checks.context import CheckContext
 from ctk.checks.semantics.grading import SERVER_ERROR_TRIES, Kind, grade
 from ctk.checks.semantics.probes import PROBES
@@ -372,57 +373,19 @@ def _run(t: SemRun, check: SemanticCheck) -> list[Verdict]:
         return [t.unsupported(str(exc))]
     except PrerequisiteError as exc:
         ex = getattr(exc, "exchange", None)
-        if ex is not None and (unserved := not_routed(ex)) is not None:
-            return [t.unsupported(f"an operation the check needs is not served: {exc} ({unserved})")]
+        step = unserved_step(t.ctx.discovery, ex, control_sender(t.client)) if ex is not None else None
+        if step is not None:
+            return [unserved_verdict(t, step, str(exc))]
         return [t.inconclusive(setup_failed(exc))]
     except Exception as exc:  # noqa: BLE001 - the check crashed: an error verdict, never a lost one
         return [t.crashed(exc)]
     out = out if isinstance(out, list) else [out]
-    unserved = _unserved(t, check) if any(v.status is not Status.UNSUPPORTED for v in out) else None
-    if unserved is not None:   # every request to the operation was answered as by a router that does not know it
-        return [t.unsupported(f"{check.operation} is not served by the target: {unserved}")]
+    if any(v.status is not Status.UNSUPPORTED for v in out):
+        # every request to the operation answered as by a router that does not know it: claimed by the catalog,
+        # "advertised but not served" (DISC-05's finding, never a semantic verdict); not claimed, not applicable
+        op = spec_operation(check.operation)
+        found = unserved(t.ctx.discovery, t.exchanges(), op.method, op.template, check.operation,
+                         control_sender(t.client), t.client.exchanges)
+        if found is not None:
+            return [unserved_verdict(t, found)]
     return out
-
-
-def _unserved(t: SemRun, check: SemanticCheck) -> str | None:
-    """Why the check's operation is not served (None when it is, or was never reached): every request the check
-    sent to its method and path answered as unrouted (`not_routed`: 404/405 without an error model, 501, ...)."""
-    op = spec_operation(check.operation)
-    d = t.ctx.discovery
-    if d is not None and d.endpoints is not None and d.supports(op.method.upper(), op.template):
-        return None     # listed in /v1/config: routed, whatever its 404s look like
-    rx = _template_regex(op.template)
-    hits = [e for e in t.exchanges() if e.method == op.method.upper() and rx.search(e.url.split("://", 1)[-1])]
-    reasons = [not_routed(e) for e in hits]
-    if hits and all(reasons):
-        return f"{op.method.upper()} {op.template}: {reasons[0]} ({len(hits)} request(s))"
-    if hits and all(e.status in (404, 405) and error_of(e) for e in hits):
-        # a router that answers every path it does not know with an error model of its own (SeaweedFS: 404
-        # {"type": "NotFound", "message": "Path not found"}): one control request to a path no catalog serves
-        # tells its answer from the operation's own 404s
-        control = t.send(op.method.upper(), hits[0].url.split("?", 1)[0] + "/" + UNROUTED_SEGMENT,
-                         json={} if op.method.upper() in ("POST", "PUT") else None,
-                         label="probe: a path no catalog serves, to compare its answer with the operation's")
-        if all(_same_answer(e, control) for e in hits):
-            return (f"{op.method.upper()} {op.template}: answered {describe(hits[0])}, as a path no catalog serves "
-                    f"is answered ({control.method} {control.url} -> {describe(control)}; {len(hits)} request(s))")
-    return None
-
-
-UNROUTED_SEGMENT = "ctk-no-such-route"
-
-
-def _same_answer(a: Exchange, b: Exchange) -> bool:
-    """The same status, error type and message (each request's own path in it set aside, as in the reference's
-    "No route for POST /v1/..."): a router's fixed answer, not a handler's about a resource."""
-    ea, eb = error_of(a), error_of(b)
-    return a.status == b.status and bool(ea) and ea.get("type") == eb.get("type") \
-        and _without_path(a, ea.get("message")) == _without_path(b, eb.get("message"))
-
-
-def _without_path(ex: Exchange, message: Any) -> str:
-    text = str(message or "")
-    path = urlsplit(ex.url).path
-    for form in (path, unquote(path)):
-        text = text.replace(form, "<path>")
-    return text
