@@ -176,13 +176,17 @@ def test_writer_thread_crash_is_recorded_and_shown(make_odd, monkeypatch):
 
 # OCC-04 on a catalog that does not route multi-table transactions -------------------------------------------
 
-def test_unrouted_transactions_are_unsupported(make_odd):
+def test_unrouted_transactions_are_advertised_but_not_served(make_odd):
+    """The reference lists commitTransaction in /v1/config; answered 404 without an error model (a router's), OCC-04
+    is inconclusive resting on DISC-05 (issue 34: "an advertised transactions/commit answering 404 was 'not
+    served' with nothing said about the contradiction")."""
     rule = odd.not_routed("POST", r"/transactions/commit$")
     ctx, _ = make_odd([rule])
     [v] = concurrency.check_transaction(ctx)
     assert rule.hits >= 1          # the check's own request (and the plain commitTransaction of its baseline)
-    assert v.status is Status.UNSUPPORTED, v.message
-    assert "not served by the target" in v.message and "404 without an error model" in v.message
+    assert v.status is Status.INCONCLUSIVE and v.details["blocked_by"] == "DISC-05", v.message
+    assert v.message.startswith("advertised but not served (DISC-05)") and "not served by the target" in v.message
+    assert "404 without an error model" in v.message
     # nor is the router's plain 404 a SCHEMA-01 deviation: the operation is unsupported, not malformed
     from ctk.openapi import load_spec
     from ctk.suites.test_schema import _verdict
@@ -344,9 +348,9 @@ def test_5xx_while_observing_an_endpoint_case_is_state_unreadable(make_odd):
         assert any(e["status"] == 503 for e in v.exchanges)
 
 
-def test_operation_the_target_does_not_route_is_unsupported_not_failed(make_odd):
-    """registerView answered 404 without an error model (a router's answer): the idempotency checks of it are
-    unsupported, naming the route, instead of failing."""
+def test_operation_the_target_does_not_route_is_not_failed(make_odd):
+    """registerView, listed in /v1/config, answered 404 without an error model (a router's answer): the idempotency
+    checks of it are not failed but inconclusive, naming the route and DISC-05 (advertised but not served)."""
     from ctk.checks import run_endpoint_checks
 
     rule = odd.not_routed("POST", r"/register-view$")
@@ -354,13 +358,14 @@ def test_operation_the_target_does_not_route_is_unsupported_not_failed(make_odd)
     verdicts = run_endpoint_checks(ctx, "registerView", ["finalized-duplicate", "terminal-4xx-replayed"])
     assert rule.hits and verdicts
     for v in verdicts:
-        assert v.status is Status.UNSUPPORTED, v.message
+        assert v.status is Status.INCONCLUSIVE and v.details["blocked_by"] == "DISC-05", v.message
         assert "registerView is not served by the target" in v.message
         assert "404 without an error model" in v.message
 
 
-def test_unrouted_prerequisite_operation_is_unsupported(make_odd):
-    """The registerView case needs createView; a target that does not route it makes the checks unsupported."""
+def test_unrouted_prerequisite_operation_rests_on_disc05(make_odd):
+    """The registerView case needs createView, which /v1/config lists; a target that does not route it leaves the
+    checks inconclusive, naming the operation they need and DISC-05 (advertised but not served)."""
     from ctk.checks import run_endpoint_checks
 
     rule = odd.not_routed("POST", r"/views$")
@@ -368,7 +373,8 @@ def test_unrouted_prerequisite_operation_is_unsupported(make_odd):
     verdicts = run_endpoint_checks(ctx, "registerView", ["finalized-duplicate"])
     assert rule.hits and verdicts
     for v in verdicts:
-        assert v.status is Status.UNSUPPORTED, v.message
+        assert v.status is Status.INCONCLUSIVE and v.details["blocked_by"] == "DISC-05", v.message
+        assert v.details["advertised_unserved"]["operation"] == "createView", v.details
         assert "an operation the check needs is not served by the target" in v.message and "create view" in v.message
 
 
