@@ -140,10 +140,13 @@ def test_a_404_is_judged_by_the_exception_a_java_client_raises_for_it(path, kind
     assert client_exception(ex) == raised
 
 
-def test_an_operation_the_catalog_does_not_route_is_not_applicable(ctx, monkeypatch):
+def test_an_operation_the_catalog_does_not_route_is_not_judged(ctx, monkeypatch):
     """lakana answers registerTable with FastAPI's 404 {"detail": "Not Found"} and lists no endpoints: the check's
-    every request to the operation answered as by a router that does not know it, so it is not applicable, not a
-    deviation. (An operation listed in /v1/config's endpoints is routed, whatever its 404s look like.)"""
+    every request to the operation answered as by a router that does not know it. The spec's default set (no
+    endpoints list) claims registerTable, so the check is not judged but rests on DISC-05 (advertised but not
+    served); an operation the catalog does not claim (registerView, served only by --ctk-capability views=yes) is
+    not applicable."""
+    from ctk.catalog.capabilities import Capability
     from ctk.core.exchange import Exchange
 
     monkeypatch.setattr(ctx.discovery, "endpoints", None)
@@ -154,7 +157,17 @@ def test_an_operation_the_catalog_does_not_route_is_not_applicable(ctx, monkeypa
         return t.broken("a registered table loads", "404")
 
     (v,) = run_semantic(ctx, _fake(check, operation="registerTable"))
-    assert v.status is Status.UNSUPPORTED and "not served" in v.message
+    assert v.status is Status.INCONCLUSIVE and v.details["blocked_by"] == "DISC-05", v.message
+    assert v.message.startswith("advertised but not served (DISC-05)") and "default endpoint set" in v.message
+
+    def view(t: SemRun):
+        t.extra.append(Exchange("POST", "http://127.0.0.1:1/v1/namespaces/a/register-view", status=404,
+                                response_body='{"detail": "Not Found"}'))
+        return t.broken("a registered view loads", "404")
+
+    monkeypatch.setitem(ctx.capabilities.declared, Capability.VIEWS, True)
+    (v,) = run_semantic(ctx, _fake(view, operation="registerView"))
+    assert v.status is Status.UNSUPPORTED and "not served" in v.message and "DISC-05" not in v.message
 
     def served(t: SemRun):
         t.extra.append(Exchange("POST", "http://127.0.0.1:1/v1/namespaces/a/register", status=409,
