@@ -543,7 +543,7 @@ def _add_all_traffic_verdict(session: pytest.Session, collector: VerdictCollecto
 def _add_claimed_served_verdict(session: pytest.Session, collector: VerdictCollector) -> None:
     """DISC-05 over every process's traffic (the workers' summaries, and this process's own): on a whole run, or
     on a subset where a check was left resting on it (``blocked_by`` DISC-05) or an operation was not served."""
-    summaries = list(session.config.stash.get(CLAIMED_KEY, []))
+    summaries: list[dict[str, Any]] = [*session.config.stash.get(CLAIMED_KEY, [])]
     own = get_session(session.config)
     if own is not None and getattr(own, "client", None) is not None:
         summaries.append(served.summarize(own))
