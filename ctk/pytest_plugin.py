@@ -154,7 +154,8 @@ def _check_known_gap_ids(config: pytest.Config, items: list[pytest.Item], gaps: 
     problem goes to the controller in workeroutput, which ends the run with exit 4 (pytest_sessionfinish)."""
     from ctk.reporting.known_gaps import check_id, unknown_checks
 
-    problems = unknown_checks(gaps, (check_id(i.nodeid) for i in items))
+    # the checks collected, and the verdicts judged over the whole run (their results name no item)
+    problems = unknown_checks(gaps, [*(check_id(i.nodeid) for i in items), traffic.NODEID, served.NODEID])
     if not problems:
         return
     if not hasattr(config, "workerinput"):

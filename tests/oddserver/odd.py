@@ -286,21 +286,11 @@ class refused_as_unserved(Rule):
         return None
 
 
-class no_endpoints_listed(Rule):
-    """/v1/config without its `endpoints` list (as SeaweedFS and lakana answer): the spec's default set applies."""
-
-    def after(self, req: Req, answer: Answer) -> Answer | None:
-        body = answer.json()
-        if req.path.endswith("/v1/config") and isinstance(body, dict) and "endpoints" in body:
-            self.hit()
-            return Answer.of(answer.status, {k: v for k, v in body.items() if k != "endpoints"})
-        return None
-
-
 class unlisted(Rule):
-    """/v1/config's `endpoints` list without the entries matching ``pattern`` (e.g. "/register-view$")."""
+    """/v1/config's `endpoints` list without the entries matching ``pattern`` (e.g. "/register-view$"); with no
+    pattern, without the list (as SeaweedFS and lakana answer): the spec's default set applies."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str | None = None) -> None:
         super().__init__()
         self.pattern = pattern
 
@@ -308,11 +298,19 @@ class unlisted(Rule):
         body = answer.json()
         if not (req.path.endswith("/v1/config") and isinstance(body, dict) and isinstance(body.get("endpoints"), list)):
             return None
+        if self.pattern is None:
+            self.hit()
+            return Answer.of(answer.status, {k: v for k, v in body.items() if k != "endpoints"})
         kept = [e for e in body["endpoints"] if not re.search(self.pattern, str(e))]
         if len(kept) == len(body["endpoints"]):
             return None
         self.hit()
         return Answer.of(answer.status, {**body, "endpoints": kept})
+
+
+def no_endpoints_listed() -> unlisted:
+    """/v1/config without its `endpoints` list."""
+    return unlisted()
 
 
 class router_with_error_model(Rule):
