@@ -1,0 +1,113 @@
+"""What no source states is not a finding (issue 34 item 3; docs/assertion-trace.md): each odd catalog below does
+one thing that the catalog-semantics checks used to report as a deviation though neither the merged spec, nor
+Iceberg's compatibility kit, nor a client's data says so. The check now passes, and says what it saw in the
+verdict's ``details.notes``. Where a rule next to it does have a source, the same odd server shows it still fails.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import pytest
+from odd import Answer, Req, Rule
+
+from ctk.checks.semantics import run_semantic, semantic_checks
+from ctk.core.verdicts import Status
+
+NS = r"/namespaces/[^/]+"
+
+
+class rewrites_answer(Rule):
+    """``method`` on ``pattern``, when ``when(req, answer)``: the answer becomes ``change(req, answer)``."""
+
+    def __init__(self, method: str, pattern: str, when: Callable[[Req, Answer], bool],
+                 change: Callable[[Req, Answer], Answer]) -> None:
+        super().__init__()
+        self.method, self.pattern, self.when, self.change = method, pattern, when, change
+
+    def after(self, req: Req, answer: Answer) -> Answer | None:
+        if req.is_(self.method, self.pattern) and self.when(req, answer):
+            self.hit()
+            return self.change(req, answer)
+        return None
+
+
+def _body(answer: Answer, change: Callable[[dict], Any]) -> Answer:
+    body = answer.json()
+    return Answer(answer.status, answer.headers, json.dumps(change(body)).encode())
+
+
+def _as_422(req: Req, answer: Answer) -> Answer:
+    err = (answer.json() or {}).get("error") or {}
+    return Answer.of(422, {"error": {"message": err.get("message", "refused"), "type": "UnprocessableEntityException",
+                                     "code": 422}})
+
+
+def _requirements(req: Req) -> list:
+    return [r.get("type") for r in ((req.json() or {}).get("requirements") or []) if isinstance(r, dict)]
+
+
+def _first_action(req: Req) -> Any:
+    ups = (req.json() or {}).get("updates") or [{}]
+    return ups[0].get("action") if isinstance(ups[0], dict) else None
+
+
+def _log_names_a_ghost(req: Req, answer: Answer) -> Answer:
+    def change(body: dict) -> dict:
+        m = dict(body.get("metadata") or {})
+        m["version-log"] = [*(m.get("version-log") or []), {"version-id": 999, "timestamp-ms": 1}]
+        return {**body, "metadata": m}
+    return _body(answer, change)
+
+
+CASES = [
+    # updateProperties without `missing`: "Server's do not need to implement this."
+    ("NS-04", "update-properties", lambda: rewrites_answer(
+        "POST", NS + r"/properties$", lambda req, a: a.status == 200,
+        lambda req, a: _body(a, lambda b: {k: v for k, v in b.items() if k != "missing"})), "missing"),
+    # assert-create beside another requirement refused with 409, not 400: no source says it must stand alone
+    ("TXN-02", "concurrent-create-transaction", lambda: rewrites_answer(
+        "POST", NS + r"/tables/[^/]+$", lambda req, a: a.status == 400 and "assert-create" in _requirements(req)
+        and len(_requirements(req)) > 1,
+        lambda req, a: Answer.of(409, {"error": {"message": "refused", "type": "CommitFailedException",
+                                                 "code": 409}})), "assert-create"),
+    # versions not expired / a version-log naming more than the kept versions: no source of this family says
+    ("VIEW-06", "view-version-history-limit", lambda: rewrites_answer(
+        "GET", NS + r"/views/[^/]+$", lambda req, a: a.status == 200 and len(
+            ((a.json() or {}).get("metadata") or {}).get("versions") or []) >= 2, _log_names_a_ghost),
+     "version-log"),
+    # removing the current schema refused with 422, not 400: no source names the status
+    ("EVO-02", "remove-unused-schemas", lambda: rewrites_answer(
+        "POST", NS + r"/tables/[^/]+$", lambda req, a: a.status == 400 and _first_action(req) == "remove-schemas",
+        _as_422), "422"),
+    # a v2 table with a variant column refused with 422, not 400: the compatibility kit asserts a refusal
+    ("V3-01", "variant-columns", lambda: rewrites_answer(
+        "POST", NS + r"/tables$", lambda req, a: a.status == 400
+        and ((req.json() or {}).get("properties") or {}).get("format-version") == "2", _as_422), None),
+]
+
+
+@pytest.mark.parametrize("requirement,check_name,rule,noted", CASES, ids=[c[1] for c in CASES])
+def test_what_no_source_states_is_a_note_not_a_finding(make_odd, requirement, check_name, rule, noted):
+    [check] = [c for c in semantic_checks() if c.name == check_name]
+    ctx, server = make_odd(lambda up: [rule()])
+    verdicts = run_semantic(ctx, check)
+    [odd] = server.rules
+    got = [(v.requirement, v.status.value, v.message[:300], v.details.get("notes")) for v in verdicts]
+    assert odd.hits >= 1, f"the odd server never did what the case is about: {got}"
+    assert [v.status for v in verdicts] == [Status.PASS], got
+    assert verdicts[0].requirement == requirement
+    if noted:
+        assert any(noted in n for n in verdicts[0].details.get("notes") or []), got
+
+
+def test_a_missing_list_naming_other_keys_is_still_a_deviation(make_odd):
+    """`missing` where the catalog gives it is "List of properties requested for removal that were not found"."""
+    [check] = [c for c in semantic_checks() if c.name == "update-properties"]
+    ctx, server = make_odd(lambda up: [rewrites_answer(
+        "POST", NS + r"/properties$", lambda req, a: a.status == 200 and bool((a.json() or {}).get("missing")),
+        lambda req, a: _body(a, lambda b: {**b, "missing": ["a"]}))])
+    [v] = run_semantic(ctx, check)
+    assert server.rules[0].hits == 1
+    assert v.status is Status.DEVIATION and "missing" in v.message, (v.status, v.message[:300])
