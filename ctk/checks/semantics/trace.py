@@ -3,7 +3,7 @@
 Every condition of a semantic check that can give a fail or a deviation is one `Assertion`, with its source:
 
 - ``spec``     the merged Iceberg REST OpenAPI document; ``where`` names the operation or schema, ``quote`` is its
-               text verbatim ([..] marks an omission; ``tests/checks/semantics/test_assertion_trace.py`` finds every
+               text verbatim ([..] marks an omission; ``tests/reporting/test_assertion_trace.py`` finds every
                quoted piece in the document when the document is at hand);
 - ``rck``      a test of Iceberg's compatibility kit; ``where`` is ``CatalogTests.testX`` / ``ViewCatalogTests.x``
                (a name of ``ctk.core.rck``), ``quote`` the assertion of that test (apache/iceberg 7f879b1);
