@@ -164,3 +164,15 @@ def test_a_staged_create_visible_before_its_commit_is_a_deviation_not_a_fail(mak
     [v] = run_semantic(ctx, check)
     assert server.rules[0].hits >= 1
     assert (v.status, v.classification) == (Status.DEVIATION, "staged create visible"), (v.status, v.message[:300])
+
+
+def test_a_view_registered_from_a_missing_file_is_graded_as_a_table_is(make_odd):
+    """registerView of a metadata file that does not exist answered 200: acknowledged and not done, the
+    requirement's level (VIEW-08's K_EFFECT: a fail), as TBL-09 grades registerTable - not a status deviation."""
+    [check] = [c for c in semantic_checks() if c.name == "register-existing-view"]
+    ctx, server = make_odd(lambda up: [rewrites_answer(
+        "POST", NS + r"/register-view$", lambda req, a: a.status >= 400 and "ctk-missing" in req.body.decode(),
+        lambda req, a: Answer.of(200, None))])
+    [v] = run_semantic(ctx, check)
+    assert server.rules[0].hits == 1
+    assert v.status is Status.FAIL and "does not exist" in v.message, (v.status, v.message[:300])

@@ -1009,6 +1009,11 @@ def check_register_existing_view(t: SemRun) -> Verdict:
                         f"registerView answered {ex.status}; the view changed")
     if ghost.status == 200 and not (nofile.status is not None and 200 <= nofile.status < 300):
         return t.broken("a refused registerView registers nothing", f"{missing_name} loads (200)")
+    if nofile.status is not None and 200 <= nofile.status < 300:
+        # the client is told a view was registered from a file that holds none: graded as registerTable's
+        # (TBL-09) - acknowledged and not done, the requirement's level
+        return t.broken("a registration of a metadata file that does not exist is refused (4xx)",
+                        f"it answered {nofile.status} (and the name then loads: {describe(ghost)})")
     problems = status_problems(t, [("registerView where the view exists", ex, (409,), EXISTS)])
     if nofile.status is None or not 400 <= nofile.status < 500:
         problems.append(f"registerView of a missing metadata file: {describe(nofile)} (expected a 4xx)")
