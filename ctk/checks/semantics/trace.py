@@ -87,6 +87,46 @@ def _stale(what: str, test: str, quote: str) -> tuple[Assertion, ...]:
             rck(f"{what}: CommitFailedException (the 409's type, where a client reads it)", test, quote))
 
 
+def _retry(what: str, conflict_test: str, retry_test: str, retry_quote: str) -> tuple[Assertion, ...]:
+    """The compatibility kit's "server side retry": the stale commit refused, the one with only its own
+    requirements landing on the concurrent change, both kept."""
+    return (*_stale(what, conflict_test, "isInstanceOf(CommitFailedException.class)"),
+            rck("with only the requirements it needs the update lands on the concurrent change", retry_test,
+                retry_quote),
+            read_back("the next load shows the commit's metadata-location"),
+            done("the update on top of the concurrent change keeps both"))
+
+
+def _remove_unused(action: str, noun: str, role: str, test: str, quote: str, kept_for: str) -> tuple[Assertion, ...]:
+    """remove-schemas / remove-partition-specs: the unused one removed, the one in use not."""
+    return (rck(f"{action} of a {noun} no longer {role} lands", test, quote),
+            done(f"after {action} [0] only the {role} {noun} is left"),
+            Assertion(f"{action} of the {role} {noun} is not answered 2xx (a 2xx either drops the {noun} the table "
+                      f"{kept_for} or reports a removal that did not happen)", "kit-must",
+                      "an acknowledged mutation has its effect", K_EFFECT.quote, "effect"),
+            note("that refusal is a 400", "no source names the status of this refusal: said in the verdict's "
+                 "details"))
+
+
+def _dropped(op: str, noun: str, summary: str, test: str, quote: str, exists_op: str, exists_404: str
+             ) -> tuple[Assertion, ...]:
+    """A plain drop: accepted, gone (load 404, not listed, exists 404), answered 204."""
+    return (spec(NOT_ACCEPTED, op, summary),
+            done(f"an acknowledged {op}: the {noun} is gone (load answers 404)"),
+            rck("the same, in the compatibility kit's words", test, quote, "effect"),
+            read_back(f"a dropped {noun} is no longer listed"),
+            spec(f"{exists_op} answers 404 for a dropped {noun}", f"{exists_op} 404", exists_404),
+            spec(f"{op} answers 204", f"{op} 204", "Success, no content"))
+
+
+def _renamed(op: str, accepted: str, summary: str, moved: str, test: str, quote: str) -> tuple[Assertion, ...]:
+    """A plain rename: accepted, the source gone and the target the same object, answered 204."""
+    return (spec(accepted, op, summary),
+            done(f"an acknowledged {op}: {moved}"),
+            rck("the source is gone and the target is the same object", test, quote, "effect"),
+            spec(f"{op} answers 204", f"{op} 204", "Success, no content"))
+
+
 TRACE: dict[str, tuple[Assertion, ...]] = {
     # ---------------------------------------------------------------------------------------------- namespaces
     "create-namespace": (
@@ -151,16 +191,11 @@ TRACE: dict[str, tuple[Assertion, ...]] = {
             '.as("Dropping a nonexistent namespace should return false").isFalse()'),
         spec("namespaceExists answers 404", "namespaceExists 404", "Not Found - Namespace not found"),
     ),
-    "drop-empty-namespace": (
-        spec(NOT_ACCEPTED, "dropNamespace", "Drop a namespace from the catalog. Namespace must be empty."),
-        done("an acknowledged dropNamespace: the namespace is gone (load answers 404)"),
-        rck("the same, in the compatibility kit's words", "CatalogTests.testDropNamespace",
-            'assertThat(catalog.namespaceExists(NS)).as("Namespace should not exist").isFalse()', "effect"),
-        read_back("a dropped namespace is no longer listed"),
-        spec("namespaceExists answers 404 for a dropped namespace", "namespaceExists 404",
-             "Not Found - Namespace not found"),
-        spec("dropNamespace answers 204", "dropNamespace 204", "Success, no content"),
-    ),
+    "drop-empty-namespace": _dropped(
+        "dropNamespace", "namespace", "Drop a namespace from the catalog. Namespace must be empty.",
+        "CatalogTests.testDropNamespace",
+        'assertThat(catalog.namespaceExists(NS)).as("Namespace should not exist").isFalse()', "namespaceExists",
+        "Not Found - Namespace not found"),
     "drop-non-empty-namespace": (
         unchanged("a refused drop of a namespace holding a table, a view or a nested namespace drops nothing"),
         spec("acknowledged although not empty (what it held orphaned): lenient, the documents' level",
@@ -282,13 +317,10 @@ TRACE: dict[str, tuple[Assertion, ...]] = {
         note("a 200 (the catalog serves metadata from a copy of its own)", "a pass with a classification: no "
              "client loses anything"),
     ),
-    "rename-table": (
-        spec(NOT_ACCEPTED, "renameTable", "Rename a table from one identifier to another."),
-        done("after an acknowledged rename the destination loads the same table (table-uuid)"),
-        rck("after an acknowledged rename the source identifier is gone (404)", "CatalogTests.testRenameTable",
-            '.as("Original table should no longer exist").isFalse()', "effect"),
-        spec("renameTable answers 204", "renameTable 204", "Success, no content"),
-    ),
+    "rename-table": _renamed(
+        "renameTable", NOT_ACCEPTED, "Rename a table from one identifier to another.",
+        "the destination loads the same table (table-uuid) and the source identifier is gone (404)",
+        "CatalogTests.testRenameTable", '.as("Original table should no longer exist").isFalse()'),
     "drop-after-rename": (
         rck("purging a renamed table leaves the table created under its old name loading with its table-uuid",
             "CatalogTests.dropAfterRenameDoesntCorruptTable",
@@ -316,16 +348,10 @@ TRACE: dict[str, tuple[Assertion, ...]] = {
         rck("AlreadyExistsException for an existing target", "CatalogTests.testRenameTableDestinationTableAlreadyExists",
             "isInstanceOf(AlreadyExistsException.class)"),
     ),
-    "drop-table": (
-        spec(NOT_ACCEPTED, "dropTable", "Remove a table from the catalog"),
-        done("an acknowledged dropTable: the table is gone (load 404)"),
-        rck("the same, in the compatibility kit's words", "CatalogTests.testDropTable",
-            '.as("Table should not exist after drop").isFalse()', "effect"),
-        read_back("after dropTable the table is no longer listed"),
-        spec("tableExists answers 404 for a dropped table", "tableExists 404",
-             "Not Found - NoSuchTableException, Table not found"),
-        spec("dropTable answers 204", "dropTable 204", "Success, no content"),
-    ),
+    "drop-table": _dropped(
+        "dropTable", "table", "Remove a table from the catalog", "CatalogTests.testDropTable",
+        '.as("Table should not exist after drop").isFalse()', "tableExists",
+        "Not Found - NoSuchTableException, Table not found"),
     "drop-purge-and-missing": (
         spec(NOT_ACCEPTED, "dropTable", "Remove a table from the catalog"),
         done("an acknowledged purge-drop: the table is gone (load 404), not listed"),
@@ -429,23 +455,14 @@ TRACE: dict[str, tuple[Assertion, ...]] = {
     "schema-conflicts": _stale("a schema update on a stale base (assert-current-schema-id, "
                                "assert-last-assigned-field-id)", "CatalogTests.testUpdateTableSchemaConflict",
                                "isInstanceOf(CommitFailedException.class)"),
-    "schema-server-side-retry": (
-        *_stale("a schema update asserting the stale default spec", "CatalogTests.testUpdateTableSchemaConflict",
-                "isInstanceOf(CommitFailedException.class)"),
-        rck("with only the requirements it needs the update lands on the concurrent change",
-            "CatalogTests.testUpdateTableSchemaServerSideRetry", '.as("Loaded table should have expected schema")'),
-        read_back("the next load shows the commit's metadata-location"),
-        done("the update on top of the concurrent change keeps both"),
-    ),
-    "remove-unused-schemas": (
-        rck("remove-schemas of a schema no longer current lands", "CatalogTests.testRemoveUnusedSchemas",
-            "assertThat(loaded.schemas().keySet()).containsExactlyInAnyOrder(loaded.currentSnapshot().schemaId())"),
-        done("after remove-schemas [0] only the current schema is left"),
-        Assertion("remove-schemas of the current schema is not answered 2xx (a 2xx either drops the schema the "
-                  "table is read with or reports a removal that did not happen)", "kit-must",
-                  "an acknowledged mutation has its effect", K_EFFECT.quote, "effect"),
-        note("that refusal is a 400", "no source names the status of this refusal: said in the verdict's details"),
-    ),
+    "schema-server-side-retry": _retry("a schema update asserting the stale default spec",
+                                       "CatalogTests.testUpdateTableSchemaConflict",
+                                       "CatalogTests.testUpdateTableSchemaServerSideRetry",
+                                       '.as("Loaded table should have expected schema")'),
+    "remove-unused-schemas": _remove_unused(
+        "remove-schemas", "schema", "current", "CatalogTests.testRemoveUnusedSchemas",
+        "assertThat(loaded.schemas().keySet()).containsExactlyInAnyOrder(loaded.currentSnapshot().schemaId())",
+        "is read with"),
     "spec-update-and-revert": (
         spec(NOT_ACCEPTED, "updateTable", "Commit updates to a table."),
         done("the default spec is the one committed"),
@@ -456,23 +473,13 @@ TRACE: dict[str, tuple[Assertion, ...]] = {
     "spec-conflicts": _stale("a spec update on a stale base (assert-default-spec-id, "
                              "assert-last-assigned-partition-id)", "CatalogTests.testUpdateTableSpecConflict",
                              "isInstanceOf(CommitFailedException.class)"),
-    "spec-server-side-retry": (
-        *_stale("a spec update asserting the stale current schema", "CatalogTests.testUpdateTableSpecConflict",
-                "isInstanceOf(CommitFailedException.class)"),
-        rck("with only the requirements it needs the update lands on the concurrent change",
-            "CatalogTests.testUpdateTableSpecServerSideRetry", '.as("Loaded table should have expected spec")'),
-        read_back("the next load shows the commit's metadata-location"),
-        done("the update on top of the concurrent change keeps both"),
-    ),
-    "remove-unused-spec": (
-        rck("remove-partition-specs of a spec no longer default lands", "CatalogTests.testRemoveUnusedSpec",
-            "assertThat(loaded.specs().values()).containsExactlyInAnyOrder(current)"),
-        done("after remove-partition-specs [0] only the default spec is left"),
-        Assertion("remove-partition-specs of the default spec is not answered 2xx (a 2xx either drops the spec "
-                  "the table writes with or reports a removal that did not happen)", "kit-must",
-                  "an acknowledged mutation has its effect", K_EFFECT.quote, "effect"),
-        note("that refusal is a 400", "no source names the status of this refusal: said in the verdict's details"),
-    ),
+    "spec-server-side-retry": _retry("a spec update asserting the stale current schema",
+                                     "CatalogTests.testUpdateTableSpecConflict",
+                                     "CatalogTests.testUpdateTableSpecServerSideRetry",
+                                     '.as("Loaded table should have expected spec")'),
+    "remove-unused-spec": _remove_unused(
+        "remove-partition-specs", "spec", "default", "CatalogTests.testRemoveUnusedSpec",
+        "assertThat(loaded.specs().values()).containsExactlyInAnyOrder(current)", "writes with"),
     "sort-order-update-and-revert": (
         spec(NOT_ACCEPTED, "updateTable", "Commit updates to a table."),
         done("the default sort order is the one committed"),
@@ -482,14 +489,10 @@ TRACE: dict[str, tuple[Assertion, ...]] = {
         unchanged("a stale assert-default-sort-order-id is not answered 2xx and changes nothing"),
         spec("that stale commit answers 409", "updateTable 409", CONFLICT_409),
     ),
-    "sort-order-server-side-retry": (
-        *_stale("a sort order update asserting the stale current schema", "CatalogTests.testUpdateTableSchemaConflict",
-                "isInstanceOf(CommitFailedException.class)"),
-        rck("with only the requirements it needs the update lands on the concurrent change",
-            "CatalogTests.testUpdateTableSortOrderServerSideRetry", '.as("Loaded table should have expected order")'),
-        read_back("the next load shows the commit's metadata-location"),
-        done("the update on top of the concurrent change keeps both"),
-    ),
+    "sort-order-server-side-retry": _retry("a sort order update asserting the stale current schema",
+                                           "CatalogTests.testUpdateTableSchemaConflict",
+                                           "CatalogTests.testUpdateTableSortOrderServerSideRetry",
+                                           '.as("Loaded table should have expected order")'),
     "update-transaction": (
         spec(NOT_ACCEPTED, "updateTable", "Commit updates to a table."),
         done("every update of one commit is loaded back (column, spec, set and removed properties)"),
@@ -690,23 +693,18 @@ TRACE: dict[str, tuple[Assertion, ...]] = {
             "ViewCatalogTests.replaceTableViaTransactionThatAlreadyExistsAsView",
             "isInstanceOf(AlreadyExistsException.class)"),
     ),
-    "rename-view": (
-        spec(NOT_ACCEPTED, "renameView", "Rename a view from one identifier to another."),
-        done("an acknowledged renameView: the source is gone (404) and the target loads"),
-        rck("the renamed view is the same view (uuid, versions, schemas, properties)", "ViewCatalogTests.renameView",
-            ".usingRecursiveComparison().ignoringFieldsOfTypes(Schema.class).isEqualTo(original)", "effect"),
-        spec("renameView answers 204", "renameView 204", "Success, no content"),
-    ),
-    "rename-view-across-namespaces": (
-        spec(NOT_ACCEPTED + " (a catalog \"is not required to support\" a move across namespaces: its refusal is "
-             "a deviation at the documents' level)", "renameView",
-             "It's valid to move a view across namespaces, but the server implementation is not required to "
-             "support it."),
-        done("an acknowledged renameView: the source is gone (404) and the target loads"),
-        rck("the renamed view is the same view", "ViewCatalogTests.renameViewUsingDifferentNamespace",
-            ".usingRecursiveComparison().ignoringFieldsOfTypes(Schema.class).isEqualTo(original)", "effect"),
-        spec("renameView answers 204", "renameView 204", "Success, no content"),
-    ),
+    "rename-view": _renamed(
+        "renameView", NOT_ACCEPTED, "Rename a view from one identifier to another.",
+        "the source is gone (404) and the target loads the same view (uuid, versions, schemas, properties)",
+        "ViewCatalogTests.renameView",
+        ".usingRecursiveComparison().ignoringFieldsOfTypes(Schema.class).isEqualTo(original)"),
+    "rename-view-across-namespaces": _renamed(
+        "renameView", NOT_ACCEPTED + " (a catalog \"is not required to support\" a move across namespaces: its "
+        "refusal is a deviation at the documents' level)",
+        "It's valid to move a view across namespaces, but the server implementation is not required to support it.",
+        "the source is gone (404) and the target, in the other namespace, loads the same view",
+        "ViewCatalogTests.renameViewUsingDifferentNamespace",
+        ".usingRecursiveComparison().ignoringFieldsOfTypes(Schema.class).isEqualTo(original)"),
     "rename-view-errors": (
         unchanged("refused renames change nothing"),
         spec("404 for a missing target namespace or source, 409 for an existing target", "renameView 404 / 409",
