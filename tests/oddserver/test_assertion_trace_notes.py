@@ -176,3 +176,28 @@ def test_a_view_registered_from_a_missing_file_is_graded_as_a_table_is(make_odd)
     [v] = run_semantic(ctx, check)
     assert server.rules[0].hits == 1
     assert v.status is Status.FAIL and "does not exist" in v.message, (v.status, v.message[:300])
+
+
+class refuses_v1_create_commits(Rule):
+    """The commit of a v1 create transaction (assert-create, upgrade-format-version 1) refused with 400 before the
+    catalog sees it: a valid request not accepted, nothing made."""
+
+    def before(self, req: Req) -> Answer | None:
+        body = req.json()
+        if req.is_("POST", NS + r"/tables/[^/]+$") and isinstance(body, dict) and any(
+                u.get("action") == "upgrade-format-version" and u.get("format-version") == 1
+                for u in body.get("updates") or [] if isinstance(u, dict)):
+            self.hit()
+            return Answer.of(400, {"error": {"message": "format version 1 is not supported", "type":
+                                             "BadRequestException", "code": 400}})
+        return None
+
+
+def test_a_refused_create_commit_is_the_documents_level_not_a_lost_write(make_odd):
+    """A create transaction's commit refused (400) and nothing made: a valid request not accepted, as
+    `not_acknowledged` grades every refusal - a deviation, not a fail of TXN-01's MUST (nothing acknowledged)."""
+    [check] = [c for c in semantic_checks() if c.name == "create-transaction-format-versions"]
+    ctx, server = make_odd(lambda up: [refuses_v1_create_commits()])
+    [v] = run_semantic(ctx, check)
+    assert server.rules[0].hits == 1
+    assert v.status is Status.DEVIATION and "v1" in v.message, (v.status, v.message[:300])

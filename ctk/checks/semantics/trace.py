@@ -557,9 +557,12 @@ TRACE: dict[str, tuple[Assertion, ...]] = {
     "create-transaction-format-versions": (
         spec(NOT_ACCEPTED, "createTable stage-create", "If `stage-create` is true, the table is not created, but "
              "table metadata is initialized and returned."),
-        rck("a create transaction with format-version N makes a table of format version N (the commit lands)",
-            "CatalogTests.createTableTransaction",
+        rck("an acknowledged create transaction with format-version N makes a table of format version N; a "
+            "refused one makes nothing", "CatalogTests.createTableTransaction",
             "assertThat(TableUtil.formatVersion(catalog().loadTable(TABLE))).isEqualTo(formatVersion)", "effect"),
+        rck("the commit of a create transaction with format-version N (1, 2, 3 where supported) is accepted "
+            "(refused and nothing made: the documents' level)", "CatalogTests.createTableTransaction",
+            "assertThat(TableUtil.formatVersion(catalog().loadTable(TABLE))).isEqualTo(formatVersion)"),
     ),
     "concurrent-create-transaction": (
         spec(NOT_ACCEPTED, "createTable stage-create", "If `stage-create` is true, the table is not created, but "

@@ -136,7 +136,7 @@ def check_create_transaction_format_versions(t: SemRun) -> Verdict:
     v3 = t.capability(Capability.FORMAT_V3)
     if v3.supported:
         versions.append(3)
-    problems, seen = [], []
+    problems, seen, refused = [], [], []
     for version in versions:
         name = t.unique(f"v{version}")
         ex, staged = stage_create(t, ns, name, {"format-version": str(version)},
@@ -147,13 +147,18 @@ def check_create_transaction_format_versions(t: SemRun) -> Verdict:
                       f"updateTable (commit the v{version} create)")
         _, loaded = load_result(t, ns, name, f"read: the v{version} table")
         got = meta(loaded).get("format-version")
-        if done.status != 200 or got != version:
+        accepted = done.status is not None and 200 <= done.status < 300
+        if (accepted and got != version) or (not accepted and loaded is not None):
             problems.append(f"v{version}: the commit answered {describe(done)}, the table loads with format-version "
                             f"{got}")
+        elif not accepted:      # refused, nothing made: a valid request not accepted, the documents' level
+            refused.append(f"v{version}: the commit answered {describe(done)} and created nothing")
         seen.append(version)
     if problems:
         return t.broken("a create transaction with format-version N makes a table of format version N",
                         "; ".join(problems))
+    if refused:
+        return t.status_broken("a create transaction with format-version N is accepted", "; ".join(refused))
     note = "" if 3 in versions else f" (v3 not tried: {v3.why})"
     return t.ok(f"create transactions (also the create path of create-or-replace) with format-version "
                 f"{', '.join(map(str, seen))} made tables of those versions{note}")
