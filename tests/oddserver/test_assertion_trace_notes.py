@@ -201,3 +201,27 @@ def test_a_refused_create_commit_is_the_documents_level_not_a_lost_write(make_od
     [v] = run_semantic(ctx, check)
     assert server.rules[0].hits == 1
     assert v.status is Status.DEVIATION and "v1" in v.message, (v.status, v.message[:300])
+
+
+class refuses_tags(Rule):
+    """A commit setting a tag refused with 400 before the catalog sees it (a catalog without tags)."""
+
+    def before(self, req: Req) -> Answer | None:
+        body = req.json()
+        if req.is_("POST", NS + r"/tables/[^/]+$") and isinstance(body, dict) and any(
+                u.get("action") == "set-snapshot-ref" and u.get("type") == "tag"
+                for u in body.get("updates") or [] if isinstance(u, dict)):
+            self.hit()
+            return Answer.of(400, {"error": {"message": "tags are not supported", "type": "BadRequestException",
+                                             "code": 400}})
+        return None
+
+
+def test_a_refused_ref_commit_is_the_documents_level_not_a_lost_write(make_odd):
+    """set-snapshot-ref refused (400) with the refs untouched: a valid request not accepted - a deviation, not a
+    fail of EVO-06's MUST (nothing acknowledged went missing)."""
+    [check] = [c for c in semantic_checks() if c.name == "appends-and-refs"]
+    ctx, server = make_odd(lambda up: [refuses_tags()])
+    [v] = run_semantic(ctx, check)
+    assert server.rules[0].hits == 1
+    assert v.status is Status.DEVIATION and "no ref was set" in v.message, (v.status, v.message[:300])

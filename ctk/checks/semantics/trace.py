@@ -511,6 +511,8 @@ TRACE: dict[str, tuple[Assertion, ...]] = {
             "assertFiles(catalog.loadTable(TABLE), FILE_A, FILE_B)"),
         done("the retried append is current with the first as its parent"),
         done("a tag and a branch set by set-snapshot-ref load back; remove-snapshot-ref removes the tag only"),
+        spec("set-snapshot-ref / remove-snapshot-ref are accepted (refused with the refs untouched: the documents' "
+             "level)", "updateTable", "Commit updates to a table."),
     ),
     "uuid-validation": (
         *_stale("a commit asserting the dropped table's uuid", "CatalogTests.testUUIDValidation",
