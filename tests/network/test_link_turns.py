@@ -6,6 +6,7 @@ turns)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -72,6 +73,7 @@ def link(tmp_path, monkeypatch):
     LinkLock._registry.clear()
 
 
+@contextlib.contextmanager
 def _worker(script: str, link, tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", script, link.url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True, env={**os.environ, "CTK_LINK_LOCK_DIR": str(tmp_path)})
@@ -81,23 +83,23 @@ def _worker(script: str, link, tmp_path):
         proc.stdin.flush()
         return proc.stdout.readline().strip()
 
-    return proc, say
+    try:
+        yield say
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 @pytest.fixture
 def child(link, tmp_path):
-    proc, say = _worker(CHILD, link, tmp_path)
-    yield say
-    proc.kill()
-    proc.wait()
+    with _worker(CHILD, link, tmp_path) as say:
+        yield say
 
 
 @pytest.fixture
 def requests_child(link, tmp_path):
-    proc, say = _worker(PER_REQUEST_CHILD, link, tmp_path)
-    yield say
-    proc.kill()
-    proc.wait()
+    with _worker(PER_REQUEST_CHILD, link, tmp_path) as say:
+        yield say
 
 
 def _until(pred, limit: int = 2000) -> bool:
