@@ -66,6 +66,12 @@ def render_markdown() -> str:
             lines.append(f"| {_cell(a.what)} | {a.grade} | {a.source} | {_cell(a.where)} | "
                          f"\u201c{_cell(a.quote)}\u201d |")
         lines.append("")
+    from ctk.checks.semantics.trace import LEVEL_NOTES
+
+    lines += ["## Levels the trace questions", "",
+              "Where the level a check judges at and the level of the sentence it rests on part; left as they are.",
+              ""]
+    lines += [f"- **{who}**: {why}" for who, why in LEVEL_NOTES]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

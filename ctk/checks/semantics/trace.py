@@ -857,6 +857,26 @@ TRACE: dict[str, tuple[Assertion, ...]] = {
 }
 
 
+# Where the level a check judges at and the level its source gives part (left as they are; each says why).
+LEVEL_NOTES: tuple[tuple[str, str], ...] = (
+    ("EVO-09", "updateTable's description says servers \"are required to fail with a 400 status code\" for an "
+               "unknown update or requirement - a requirement without the RFC 2119 word; the status (400 rather than "
+               "another 4xx) is judged at the documents' level (SHOULD), the refusal and no change at the kit's "
+               "MUST."),
+    ("LIST-02", "PageToken's text uses \"must\" (`next-page-token` null in the last response; every result in one "
+                "response when `pageToken` is not set); the requirement rests on page-size's sentence, which has no "
+                "RFC 2119 word (SHOULD)."),
+    ("TXN-04, EVO-07", "a stale requirement answered as a success loses the other commit's update (OCC-01's MUST, "
+                       "named as the root cause through details.stale_requirement_accepted); the requirements "
+                       "themselves rest on the compatibility kit only and judge at SHOULD."),
+    ("VIEW-07", "a view version on a schema the view does not have makes the view unloadable (the kit's MUST would "
+                "apply), but the refusal is judged at the documents' level, as the other invalid updates."),
+    ("NS-04", "updateProperties is documented as optional (\"Server implementations are not required to support "
+              "namespace properties\", 406 Unsupported Operation); NS-04 needs no capability, so a 406 reads as a "
+              "refused valid request (a deviation), not as not applicable (the harness's 405/501 rule decides)."),
+)
+
+
 def trace_of(name: str) -> tuple[Assertion, ...]:
     """The assertions of the semantic check named ``name`` (empty: none declared)."""
     return TRACE.get(name, ())
