@@ -14,6 +14,7 @@ from ctk.core.verdicts import Verdict
 from ctk.checks.common import describe
 from ctk.checks.semantics.grading import Kind
 from ctk.checks.semantics.harness import SemRun, SetupBroken, error_type
+from ctk.checks.semantics.reading import acknowledged
 from ctk.checks.semantics.registry import semantic
 
 NO_NS = ("NoSuchNamespaceException",)
@@ -228,7 +229,7 @@ def check_missing_namespace(t: SemRun) -> list[Verdict] | Verdict:
 def check_drop_empty_namespace(t: SemRun) -> Verdict:
     ns = t.namespace("drop")
     ex = t.send("DELETE", f"namespaces/{ns_path(ns)}", label="dropNamespace")
-    if ex.status is None or not 200 <= ex.status < 300:
+    if not acknowledged(ex):
         return t.not_acknowledged(ex, "dropNamespace of an empty namespace")
     got = _load(t, ns, "read: load the dropped namespace")
     if got.status != 404:
