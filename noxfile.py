@@ -136,3 +136,4 @@ def docs(session: nox.Session) -> None:
     session.run("python", "-m", "pip", "install", *PIP, "-e", ".")
     session.run("ctk", "requirements", "--markdown", "-o", "docs/requirements.md")
     session.run("ctk", "rck-coverage", "-o", "docs/rck-coverage.md")
+    session.run("ctk", "assertion-trace", "-o", "docs/assertion-trace.md")

@@ -22,6 +22,8 @@ SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("requirements", "ctk.reporting.requirements_doc", "print the requirements table (markdown)"),
     ("rck-coverage", "ctk.reporting.rck_coverage", "map every test of Iceberg's REST compatibility kit to the "
                                                    "requirements covering it (markdown)"),
+    ("assertion-trace", "ctk.reporting.assertion_trace", "list every assertion of the catalog-semantics checks with "
+                                                         "the sentence that states it (markdown)"),
     ("spark-jars", "ctk.spark.jars", "assemble the Iceberg Spark runtime jars, with checksums (two Debian .deb files: "
                                      "downloaded once, or --debs DIR / --offline)"),
 ]

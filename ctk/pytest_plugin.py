@@ -170,12 +170,14 @@ KNOWN_GAPS_PROBLEMS_KEY_NAME = "ctk_known_gaps_problems"
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
-    """With --ctk-db-link every ctk check runs in a turn on the shared database link (scheduling.link_turns)."""
+    """With --ctk-db-link every ctk check runs in a check scope on the shared database link (scheduling.link_turns):
+    a shared turn for its whole run where its client's requests do not bound its traffic
+    (scheduling.whole_check_turn), else its requests take theirs."""
     options = get_options(item.config)
     turns = scheduling.link_turns(options.db_link) if options is not None and options.active else None
     if turns is None or item.get_closest_marker("ctk") is None:
         return (yield)
-    with turns.check_scope():
+    with turns.check_scope(whole=scheduling.whole_check_turn(item.nodeid)):
         return (yield)
 
 

@@ -13,7 +13,7 @@ from ctk.catalog.bodies import ident
 from ctk.catalog.cases import Case, CaseContext, Conflict, Endpoint, Req, case, get_endpoint
 from ctk.catalog.facade import Catalog
 from ctk.catalog.state import load_result
-from ctk.catalog.tables import table_ops
+from ctk.catalog.tables import Ops, table_ops
 from ctk.client.errors import PrerequisiteError
 from ctk.client.transport import CatalogClient, table_path
 from ctk.core.exchange import Exchange
@@ -196,13 +196,21 @@ def append_file(client: CatalogClient, ns: tuple[str, ...], name: str, ids: list
 
 
 
-@case("planTableScan", success=(200,), requires=("createTable", "fetchPlanningResult"))
-def plan_table_scan(ctx: CaseContext, ep: Endpoint) -> Case:
+def _planned_table(ctx: CaseContext) -> tuple[Catalog, tuple[str, ...], Ops, str]:
+    """What every planning case starts from: the catalog, the case's namespace, its table operations (creates
+    read back: TBL-01 otherwise; drops purge) and a table made with them, whose scans the case plans."""
     cat = Catalog(ctx.client)
     ns = tuple(ctx.namespace)
-    tables = table_ops(cat, ns, purge=True)      # creates read back (TBL-01 otherwise)
-    name, missing = ctx.unique("t"), ctx.unique("tm")
+    tables = table_ops(cat, ns, purge=True)
+    name = ctx.unique("t")
     tables.make(name)
+    return cat, ns, tables, name
+
+
+@case("planTableScan", success=(200,), requires=("createTable", "fetchPlanningResult"))
+def plan_table_scan(ctx: CaseContext, ep: Endpoint) -> Case:
+    cat, ns, tables, name = _planned_table(ctx)
+    missing = ctx.unique("tm")
     plans = Plans(ctx.client, ns, name)
     absent = Plans(ctx.client, ns, missing, listed=plans.listed)
     path, mpath = table_path(ns, name) + "/plan", table_path(ns, missing) + "/plan"
@@ -230,11 +238,7 @@ def plan_table_scan(ctx: CaseContext, ep: Endpoint) -> Case:
 @case("cancelPlanning", success=(204, 200),
       requires=("createTable", "planTableScan", "fetchPlanningResult"), has_payload=False)
 def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
-    cat = Catalog(ctx.client)
-    ns = tuple(ctx.namespace)
-    tables = table_ops(cat, ns, purge=True)      # creates read back (TBL-01 otherwise)
-    name = ctx.unique("t")
-    tables.make(name)
+    cat, ns, tables, name = _planned_table(ctx)
     pid = plan_scan(cat, ns, name)["plan-id"]
     plans = Plans(ctx.client, ns, name, listed=False)
 
@@ -293,11 +297,7 @@ def cancel_planning(ctx: CaseContext, ep: Endpoint) -> Case:
 @case("fetchScanTasks", success=(200,),
       requires=("createTable", "loadTable", "updateTable", "planTableScan", "fetchPlanningResult"))
 def fetch_scan_tasks(ctx: CaseContext, ep: Endpoint) -> Case:
-    cat = Catalog(ctx.client)
-    ns = tuple(ctx.namespace)
-    tables = table_ops(cat, ns, purge=True)      # creates read back (TBL-01 otherwise)
-    name = ctx.unique("t")
-    tables.make(name)
+    cat, ns, tables, name = _planned_table(ctx)
     append_file(ctx.client, ns, name, [1, 2])
     first, second = plan_scan(cat, ns, name), plan_scan(cat, ns, name)   # two plans, each with its own plan task
     tokens = [(d.get("plan-tasks") or [None])[0] for d in (first, second)]

@@ -276,6 +276,14 @@ NEEDS_CRASH_BEFORE_FINALIZE = (
     "restart a catalog it did not start")
 
 
+def _cannot_inject(ctx: CheckContext, fault: str, needed: str) -> str | None:
+    """Why a check cannot run on this run, when its fault injector does not support ``fault``: what the check
+    ``needed`` and which injector the run uses (None: it can inject it)."""
+    if ctx.faults.supports(fault):
+        return None
+    return f"{needed}; this run injects faults via {ctx.faults.name}"
+
+
 @check(requirement="REPLAY-03", behaviour=Behaviour.FIVE_XX_NOT_STORED)
 @guarded()
 def check_5xx_not_stored(run: Run, ctx: CheckContext, endpoint: Endpoint, status: int = 503) -> Verdict:
@@ -284,9 +292,8 @@ def check_5xx_not_stored(run: Run, ctx: CheckContext, endpoint: Endpoint, status
         from ctk.checks.db_link import db_link_failure   # the database write fails: any catalog
 
         return db_link_failure(run, ctx, endpoint, db.link, "fail_write")
-    if not ctx.faults.supports("fail_before"):
-        return run.unsupported(NEEDS_FAIL_BEFORE + f"; this run injects faults via {ctx.faults.name}",
-                               needs=needs.DB_LINK_OR_CONTROL_API)
+    if (why := _cannot_inject(ctx, "fail_before", NEEDS_FAIL_BEFORE)) is not None:
+        return run.unsupported(why, needs=needs.DB_LINK_OR_CONTROL_API)
     case = endpoint.prepare(ctx)
     key = new_key()
     before = case.observe()
@@ -316,9 +323,9 @@ def check_5xx_not_stored(run: Run, ctx: CheckContext, endpoint: Endpoint, status
 # ----------------------------------------------------------------------------------------------------------
 @guarded("REPLAY-04", Behaviour.LOST_ANSWER)
 def check_lost_answer(run: Run, ctx: CheckContext, endpoint: Endpoint, mode: str = "503") -> Verdict | list[Verdict]:
-    if not (ctx.faults.supports(f"lose_answer:{mode}")):
-        return run.unsupported(f"losing the answer ({mode}) needs the control API or the interposer; this run "
-                               f"injects faults via {ctx.faults.name}", needs=needs.CONTROL_API_OR_INTERPOSER)
+    if (why := _cannot_inject(ctx, f"lose_answer:{mode}",
+                              f"losing the answer ({mode}) needs the control API or the interposer")) is not None:
+        return run.unsupported(why, needs=needs.CONTROL_API_OR_INTERPOSER)
     case = endpoint.prepare(ctx)
     key = new_key()
     before = case.observe()
@@ -933,8 +940,7 @@ def check_replay_failed(run: Run, ctx: CheckContext, endpoint: Endpoint) -> list
 
     run03 = Run(ctx, "RECON-03", endpoint, Behaviour.REPLAY_FAILED_SUBTYPE)
     run03.mark = run.mark
-    if not ctx.faults.supports("corrupt_stored_response"):
-        why = NEEDS_CORRUPT_STORED + f"; this run injects faults via {ctx.faults.name}"
+    if (why := _cannot_inject(ctx, "corrupt_stored_response", NEEDS_CORRUPT_STORED)) is not None:
         return [run.unsupported(why, needs=needs.CONTROL_API), run03.unsupported(why, needs=needs.CONTROL_API)]
     case = endpoint.prepare(ctx)
     key = new_key()
@@ -966,9 +972,8 @@ def check_replay_failed(run: Run, ctx: CheckContext, endpoint: Endpoint) -> list
 @check(requirement="RECON-02", behaviour=Behaviour.CRASH_RECONCILED)
 @guarded()
 def check_crash_reconciled(run: Run, ctx: CheckContext, endpoint: Endpoint) -> Verdict | list[Verdict]:
-    if not ctx.faults.supports("crash_before_finalize"):
-        return run.unsupported(NEEDS_CRASH_BEFORE_FINALIZE + f"; this run injects faults via {ctx.faults.name}",
-                               needs=needs.CONTROL_API)
+    if (why := _cannot_inject(ctx, "crash_before_finalize", NEEDS_CRASH_BEFORE_FINALIZE)) is not None:
+        return run.unsupported(why, needs=needs.CONTROL_API)
     case = endpoint.prepare(ctx)
     key = new_key()
     before = case.observe()

@@ -27,12 +27,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json as _json
 import re
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote, unquote, urlencode, urlsplit
 
 import httpx
@@ -164,6 +165,20 @@ def _headers_dict(items: Iterable[tuple[str, str]]) -> dict[str, str]:
     return out
 
 
+class RequestTurns(Protocol):
+    """Turns the client's requests are sent in (`CatalogClient.turns`): with --ctk-db-link, the shared side of the
+    turns on the catalog's database link (`ctk.interposer.linklock.LinkLock`), so that a link fault another
+    process arms never meets a request of this one."""
+
+    def request(self) -> contextlib.AbstractContextManager[None]:
+        """Held while one request is in flight."""
+        ...
+
+    def unfinished(self) -> None:
+        """A request ended without its answer: the catalog may still be at work on it."""
+        ...
+
+
 class CatalogClient:
     """Recorded HTTP client for one `TargetConfig`.
 
@@ -184,6 +199,7 @@ class CatalogClient:
         self.storage_allow_remote: bool = False             # --ctk-allow-remote: lift the storage guard
         self.placement: Any = None                          # ctk.client.placement.Placement of the run
         self.bound_headers: dict[str, str] = {}             # this client's own headers (a fault injector's scope)
+        self.turns: RequestTurns | None = None               # every request is sent in a turn of these (`_send`)
         self.exchanges: list[Exchange] = []
         self._lock = threading.Lock()
         self._auth_lock = threading.Lock()
@@ -207,6 +223,7 @@ class CatalogClient:
         other.access_delegation = self.access_delegation
         other.storage_properties = dict(self.storage_properties)
         other.storage_allow_remote, other.placement = self.storage_allow_remote, self.placement
+        other.turns = self.turns
         other._token = self._token
         return other
 
@@ -363,7 +380,20 @@ class CatalogClient:
               label: str | None, timeout: float | None, read_retries: int | None = None) -> Exchange:
         """One recorded exchange. A read (GET, HEAD: idempotent) lost on a connection the server dropped
         (`dropped_connection`) is sent again on a fresh connection, at most ``read_retries`` times (default
-        ``READ_RETRIES``); the lost tries are kept on the exchange (``dropped``), which is recorded once."""
+        ``READ_RETRIES``); the lost tries are kept on the exchange (``dropped``), which is recorded once. With
+        `turns`, sent in one (from before the first try to the answer of the last), and said `unfinished` when
+        it ended without an answer."""
+        turns = self.turns
+        if turns is None:
+            return self._send_once(method, url, content, headers, label, timeout, read_retries)
+        with turns.request():
+            ex = self._send_once(method, url, content, headers, label, timeout, read_retries)
+            if ex.status is None or ex.dropped:
+                turns.unfinished()
+        return ex
+
+    def _send_once(self, method: str, url: str, content: bytes | None, headers: list[tuple[str, str]],
+                   label: str | None, timeout: float | None, read_retries: int | None) -> Exchange:
         started = time.time()
         t0 = time.monotonic()
         ex = Exchange(method.upper(), url, _headers_dict(headers),

@@ -6,15 +6,22 @@ moment, in every process that drives the catalog: the xdist workers of a run, or
 readers-writer lock across processes (``fcntl.flock`` on files named after the link, in the temporary
 directory):
 
-- a check that does not arm link faults runs inside ``lock.check_scope()`` (a shared turn: many at once),
-- arming a link fault takes the exclusive turn (``acquire_exclusive``): it waits until no other process is inside
-  a check, and no other check begins until it is given back - at the end of the arming check's scope (the pytest
-  plugin's), else when its last fault is removed (``release_exclusive``).
+- what a fault can meet is the catalog's work on the kit's requests, so the shared side is held while a request is
+  in flight: every request of the kit's client (``request()``, `ctk.client.transport.CatalogClient`) takes one,
+  many at once. A check whose traffic at the catalog no request of the kit's client bounds (copies the interposer
+  sends, a JVM's or pyiceberg's requests, a request that ended without its answer while the catalog may still be
+  at work on it, retries timed against a key lifetime) holds it for its whole run instead:
+  ``check_scope(whole=True)``, or from that moment to the check's end (``unfinished()``).
+- arming a link fault takes the exclusive turn (``acquire_exclusive``) for that one injection: it waits until no
+  request of another process is in flight (and no whole check runs), no other request is sent until it is given
+  back, and it is given back when the injection's last fault is removed (``release_exclusive``) - once this
+  process's own requests then in flight have ended, and at the end of the check scope at the latest.
 
 A writer waiting is served before readers that come after it (a turnstile file the readers pass through), so a
-stream of short checks on other workers cannot starve it. A check that runs long (the generated cases) lets a
+stream of requests from other workers cannot starve it. A whole check that runs long (the generated cases) lets a
 waiting writer in between its units with ``pause_point()``. Turns are per process and re-entrant: the threads
-of one check share its turn, and the process that owns the exclusive turn needs no shared one. The kernel drops a
+of one check share its turn, and the process that owns the exclusive turn needs no shared one. Every wait is a
+blocking ``flock`` (the kernel wakes the waiter when the turn is given back), never a timer. The kernel drops a
 dead process's turns.
 """
 
@@ -58,7 +65,9 @@ class LinkLock:
         self._mode: str | None = None     # None, "shared", "exclusive": what this process holds
         self._readers = 0                 # shared turns taken in this process (threads, nested scopes)
         self._owners = 0                  # exclusive turns taken in this process
-        self._scopes = 0                  # check scopes open: the exclusive turn is kept until the last ends
+        self._scopes = 0                  # check scopes open: the exclusive turn ends with the last at the latest
+        self._scope_turns = 0             # shared turns taken for the open check scope, left when it ends
+        self._unfinished = False          # one of them is kept for a request that ended without its answer
         self.waits = 0                    # times this process had to wait for another's turn (tests, measuring)
 
     @classmethod
@@ -109,9 +118,11 @@ class LinkLock:
     def _leave_shared(self) -> None:
         with self._mutex:
             self._readers -= 1
-            if self._readers == 0 and self._mode == "shared":
-                fcntl.flock(self._fds()[0], fcntl.LOCK_UN)
-                self._mode = None
+            if self._readers > 0:
+                return
+            if self._mode == "shared" or (self._mode == "exclusive" and self._owners == 0):
+                fcntl.flock(self._fds()[0], fcntl.LOCK_UN)   # (an exclusive turn given back while a request of
+                self._mode = None                            # this process was still in flight ends with it)
 
     @contextlib.contextmanager
     def shared(self) -> Iterator[None]:
@@ -122,27 +133,54 @@ class LinkLock:
         finally:
             self._leave_shared()
 
+    def request(self) -> contextlib.AbstractContextManager[None]:
+        """One request of the kit's client, in flight at the catalog: a shared turn while it is
+        (`ctk.client.transport.CatalogClient`)."""
+        return self.shared()
+
+    def unfinished(self) -> None:
+        """A request of the running check ended without its answer (a timeout, a dropped connection): the catalog
+        may still be at work on it, so the check keeps a shared turn from now to its end. Outside a check scope,
+        nothing (no check follows whose requests could be told apart)."""
+        with self._mutex:
+            if self._scopes == 0 or self._unfinished:
+                return
+            self._unfinished = True
+            self._scope_turns += 1
+        self._enter_shared()
+
     @contextlib.contextmanager
-    def check_scope(self) -> Iterator[None]:
-        """One check: a shared turn; an exclusive turn the check takes inside is kept until the block ends."""
+    def check_scope(self, whole: bool = True) -> Iterator[None]:
+        """One check. ``whole``: a shared turn for all of it (its traffic at the catalog is not bounded by its
+        client's requests); else only its requests take turns (`request`; `unfinished`). An exclusive turn the
+        check takes inside ends with the injection (`release_exclusive`), with the block at the latest."""
         with self._mutex:
             self._scopes += 1
-        self._enter_shared()
+            if whole:
+                self._scope_turns += 1
+        if whole:
+            self._enter_shared()
         try:
             yield
         finally:
             with self._mutex:
                 self._scopes -= 1
+                left = self._scope_turns if self._scopes == 0 else 0
+                self._scope_turns -= left
+                self._unfinished = self._unfinished and self._scopes > 0
+            for _ in range(left):
+                self._leave_shared()
+            with self._mutex:
                 if self._scopes == 0 and self._mode == "exclusive":
                     self._owners = 0
                     self._give_back()
-            self._leave_shared()
 
     def pause_point(self) -> None:
         """Between two self-contained units of a long check: a writer waiting for the link gets its turn now,
-        then the check goes on. Nothing when no writer waits, or this process is not in a shared turn."""
+        then the check goes on. Nothing when no writer waits, or this process is not in a shared turn, or the turn is
+        kept for a request that ended without its answer (`unfinished`: the catalog may still be at work on it)."""
         with self._mutex:
-            if self._mode != "shared":
+            if self._mode != "shared" or self._unfinished:
                 return
             data, turn = self._fds()
             try:
@@ -180,23 +218,23 @@ class LinkLock:
             self._owners = 1
 
     def release_exclusive(self) -> None:
-        """Give one exclusive turn back; the link is given up when none is left, unless a check scope is open (its
-        end gives it up)."""
+        """Give one exclusive turn back; the link is given up when none is left (the injection is over) and this
+        process has no request in flight (else when the last of them ends)."""
         with self._mutex:
             if self._mode != "exclusive":
                 return
             self._owners = max(0, self._owners - 1)
-            if self._owners == 0 and self._scopes == 0:
+            if self._owners == 0:
                 self._give_back()
 
     def _give_back(self) -> None:
-        data = self._fds()[0]
-        if self._readers > 0:          # still inside a shared turn of this process: keep that one
-            fcntl.flock(data, fcntl.LOCK_SH)
-            self._mode = "shared"
-        else:
-            fcntl.flock(data, fcntl.LOCK_UN)
-            self._mode = None
+        """The exclusive turn ends, unless a shared turn of this process is open (a request in flight, a whole
+        check): then it ends with the last of them (`_leave_shared`). Never turned into a shared one in place:
+        ``flock`` does that by unlocking first, and a writer waiting would get in while the request is in flight."""
+        if self._readers > 0:
+            return
+        fcntl.flock(self._fds()[0], fcntl.LOCK_UN)
+        self._mode = None
 
     @property
     def mode(self) -> str | None:

@@ -11,10 +11,13 @@ again: `make_scheduler` gives xdist a scheduling that sends the lifetime items (
 workloads) to one worker each, and `order_items` puts them first, so that their waiting overlaps the other
 workers' checks; then the longest single check (the generated OpenAPI cases), so that no worker starts it last.
 
-With --ctk-db-link the checks that arm faults on the catalog's database link form one more group, and every check
-of the run takes a turn on the link (`link_turns`, ctk.interposer.linklock): a shared one for its whole run, the
-exclusive one from the moment it arms a link fault to its end. The link carries every request the catalog serves,
-so without the turns one worker's armed fault gave other workers' checks stray 5xx (issue 30).
+With --ctk-db-link the checks that arm faults on the catalog's database link form one more group, and the run's
+traffic takes turns on the link (`link_turns`, ctk.interposer.linklock): every request of the kit's client a shared
+one while it is in flight, the checks whose traffic its requests do not bound (`whole_check_turn`) a shared one
+for their whole run, and one fault injection the exclusive one, from arming to removal. The link carries every
+request the catalog serves, so without the turns one worker's armed fault gave other workers' checks stray 5xx
+(issue 30); with a turn per check (the exclusive one to the arming check's end) three workers waited on each other
+for 1305 s where the plain run took 245 s (issue 34).
 """
 
 from __future__ import annotations
@@ -135,10 +138,32 @@ def group_of(nodeid: str, spark: bool, db_link: bool = False) -> str | None:
     return None
 
 
+#: the checks that hold a shared turn on the database link for their whole run (`whole_check_turn`): the lifetime
+#: batch (its retries are timed against the key lifetime: a fault window of another worker must not push one past
+#: it), the network scenarios (the interposer sends copies of a request after its answer, and a client times out
+#: while the catalog goes on), the Spark workloads and the pyiceberg client (their requests are not the kit's
+#: client's)
+_WHOLE_CHECK_ID = re.compile(r"test_idempotency\.py::test_idempotency\[\w+-lifetime\]$|test_network\.py::"
+                             r"|test_spark\.py::|test_real_client\.py::")
+#: the test files whose catalog traffic is all the kit's client's requests (the rest: a turn for the whole check)
+_PER_REQUEST_FILES = ("test_idempotency.py", "test_keys.py", "test_discovery.py", "test_semantics.py",
+                      "test_concurrency.py", "test_generated.py", "test_schema.py")
+
+
+def whole_check_turn(nodeid: str) -> bool:
+    """Whether the check holds a shared turn on the database link for its whole run (`_WHOLE_CHECK_ID`, and any
+    check this module does not know), not only while each of its client's requests is in flight."""
+    if _WHOLE_CHECK_ID.search(nodeid):
+        return True
+    path = nodeid.split("::", 1)[0]
+    return path.rsplit("/", 1)[-1] not in _PER_REQUEST_FILES
+
+
 def link_turns(db_link: str | None) -> LinkLock | None:
     """The turns on the catalog's database link (--ctk-db-link), shared by every process of the run (and any other
-    run on that link): each check runs in a shared turn, arming a link fault takes the exclusive one, so that a
-    fault meets only the requests of the check that armed it (ctk.interposer.linklock). None without a link."""
+    run on that link): each request of the kit's client (and each check of `whole_check_turn`) runs in a shared
+    turn, arming a link fault takes the exclusive one until it is removed, so that a fault meets only the requests
+    of the check that armed it (ctk.interposer.linklock). None without a link."""
     return LinkLock.for_url(db_link) if db_link else None
 
 

@@ -25,6 +25,7 @@ from ctk.client.discovery import Discovery, advertised_separator, discover
 if TYPE_CHECKING:  # pragma: no cover - imported where used: the embedded catalog's web stack, Docker
     import pytest
 
+    from ctk.interposer.linklock import LinkLock
     from ctk.plugin.containers import ContainerTarget
     from ctk.reference.server import ReferenceServer
 
@@ -164,11 +165,16 @@ class CtkSession:
 
     def _link_turn(self) -> contextlib.AbstractContextManager[None]:
         """A shared turn on the catalog's database link (--ctk-db-link; ctk.interposer.linklock), else nothing."""
+        lock = self._link_lock()
+        return lock.shared() if lock is not None else contextlib.nullcontext()
+
+    def _link_lock(self) -> LinkLock | None:
+        """The turns on the catalog's database link (--ctk-db-link; ctk.interposer.linklock), None without one."""
         if not self.options.db_link:
-            return contextlib.nullcontext()
+            return None
         from ctk.interposer.linklock import LinkLock
 
-        return LinkLock.for_url(self.options.db_link).shared()
+        return LinkLock.for_url(self.options.db_link)
 
     def public(self, text: str) -> str:
         """``text`` with the internal interposer's URL replaced by the URL the user gave (or the embedded one)."""
@@ -214,6 +220,7 @@ class CtkSession:
             credential=o.catalog_credential, headers=dict(o.catalog_headers), timeout=o.timeout,
             connect_timeout=min(o.timeout, 5.0), allow_remote=o.allow_remote or self.server is not None)
         client = CatalogClient(self.target)
+        client.turns = self._link_lock()     # its requests (and its siblings') in turns on the database link
         self.client = client
         self.discovery = discover(client)
         self._place_run_namespace(client)

@@ -198,17 +198,32 @@ def new_table(schema: Schema, spec: PartitionSpec, order: SortOrder, location: s
 
 # ---------------------------------------------------------------------------------------------- updates
 
-class _Added:
-    """Which schema, spec and order the updates of one commit added last (Java's lastAdded*Id) and all they
-    added."""
+class _Last:
+    """What the updates of one commit added of one kind (schema, spec or sort order): the id added last (Java's
+    lastAdded*Id; None: none) and every id they added."""
 
     def __init__(self) -> None:
-        self.schema: int | None = None
-        self.spec: int | None = None
-        self.order: int | None = None
-        self.schemas: set[int] = set()
-        self.specs: set[int] = set()
-        self.orders: set[int] = set()
+        self.id: int | None = None
+        self.ids: set[int] = set()
+
+    def add(self, new_id: int) -> None:
+        self.id = new_id
+        self.ids.add(new_id)
+
+    def reused(self, found: int | None, asked: int | None) -> bool:
+        """Whether an add found an equal entry (``found``, None: none): the found one is then the last added if
+        the commit added ``asked`` (Java asks it of the found schema, and of the last added spec or order)."""
+        if found is None:
+            return False
+        self.id = found if (self.id is not None and asked in self.ids) else None
+        return True
+
+
+class _Added:
+    """Which schema, spec and order the updates of one commit added last, and all they added."""
+
+    def __init__(self) -> None:
+        self.schema, self.spec, self.order = _Last(), _Last(), _Last()
 
 
 def _same_schema(a: Schema, b: Schema) -> bool:
@@ -229,22 +244,28 @@ def _same_order(a: SortOrder, b: SortOrder) -> bool:
     return list(a.fields) == list(b.fields)
 
 
+def _reused_or_next(ids: list[tuple[int, bool]], start: int) -> tuple[int, int | None]:
+    """Java's reuseOrCreateNew*Id over the existing entries' (id, the same as the one added): (the id a new entry
+    gets, above every id before the first same one and at least ``start``; the same one's id, None if none)."""
+    new_id = start
+    for existing, same in ids:
+        if same:
+            return new_id, existing
+        if existing >= new_id:
+            new_id = existing + 1
+    return new_id, None
+
+
 def _add_schema(update: AddSchemaUpdate, meta, context, added: _Added):
     schema = update.schema_
     check_schema_version(schema, meta.format_version)
     last_column_id = meta.last_column_id if meta.last_column_id is not None else 0
     new_last = max(last_column_id, schema.highest_field_id)
     schemas = list(meta.schemas or [])
-    new_id = meta.current_schema_id if meta.current_schema_id is not None else 0
-    found = None
-    for existing in schemas:
-        if _same_schema(existing, schema):
-            found = existing.schema_id
-            break
-        if existing.schema_id >= new_id:
-            new_id = existing.schema_id + 1
+    new_id, found = _reused_or_next([(s.schema_id, _same_schema(s, schema)) for s in schemas],
+                                    meta.current_schema_id if meta.current_schema_id is not None else 0)
     if found is not None and new_last == last_column_id:
-        added.schema = found if (added.schema is not None and found in added.schemas) else None
+        added.schema.reused(found, found)
         return meta
     new_id = found if found is not None else new_id
     changes: dict[str, Any] = {"last_column_id": new_last}
@@ -252,37 +273,15 @@ def _add_schema(update: AddSchemaUpdate, meta, context, added: _Added):
     if found is None:
         changes["schemas"] = schemas + [new_schema]
     context.add_update(AddSchemaUpdate(schema_=new_schema))
-    added.schema = new_id
-    added.schemas.add(new_id)
+    added.schema.add(new_id)
     return meta.model_copy(update=changes)
-
-
-def _set_current_schema(update: SetCurrentSchemaUpdate, meta, context, added: _Added):
-    schema_id = update.schema_id
-    if schema_id == -1:
-        if added.schema is None:
-            raise bad("Cannot set last added schema: no schema has been added")
-        schema_id = added.schema
-    if schema_id == meta.current_schema_id:
-        return meta
-    if not any(s.schema_id == schema_id for s in meta.schemas or []):
-        raise bad(f"Cannot set current schema to unknown schema: {schema_id}")
-    context.add_update(SetCurrentSchemaUpdate(schema_id=schema_id))
-    return meta.model_copy(update={"current_schema_id": schema_id})
 
 
 def _add_spec(update: AddPartitionSpecUpdate, meta, context, added: _Added):
     spec = update.spec
     specs = list(meta.partition_specs or [])
-    new_id, found = 0, None
-    for existing in specs:
-        if _compatible_spec(spec, existing):
-            found = existing.spec_id
-            break
-        if new_id <= existing.spec_id:
-            new_id = existing.spec_id + 1
-    if found is not None:
-        added.spec = found if (added.spec is not None and added.spec in added.specs) else None
+    new_id, found = _reused_or_next([(s.spec_id, _compatible_spec(spec, s)) for s in specs], 0)
+    if added.spec.reused(found, added.spec.id):
         return meta
     new_spec = spec if spec.spec_id == new_id else PartitionSpec(*spec.fields, spec_id=new_id)
     new_spec.check_compatible(meta.schema())      # Java binds it to the current schema: unknown sources fail
@@ -290,23 +289,8 @@ def _add_spec(update: AddPartitionSpecUpdate, meta, context, added: _Added):
     last = meta.last_partition_id if meta.last_partition_id is not None else start
     last = max(last, max((f.field_id for f in new_spec.fields), default=start))
     context.add_update(AddPartitionSpecUpdate(spec=new_spec))
-    added.spec = new_id
-    added.specs.add(new_id)
+    added.spec.add(new_id)
     return meta.model_copy(update={"partition_specs": specs + [new_spec], "last_partition_id": last})
-
-
-def _set_default_spec(update: SetDefaultSpecUpdate, meta, context, added: _Added):
-    spec_id = update.spec_id
-    if spec_id == -1:
-        if added.spec is None:
-            raise bad("Cannot set last added spec: no spec has been added")
-        spec_id = added.spec
-    if spec_id == meta.default_spec_id:
-        return meta
-    if not any(s.spec_id == spec_id for s in meta.partition_specs or []):
-        raise bad(f"Cannot set default partition spec to unknown spec: {spec_id}")
-    context.add_update(SetDefaultSpecUpdate(spec_id=spec_id))
-    return meta.model_copy(update={"default_spec_id": spec_id})
 
 
 def _add_sort_order(update: AddSortOrderUpdate, meta, context, added: _Added):
@@ -315,36 +299,14 @@ def _add_sort_order(update: AddSortOrderUpdate, meta, context, added: _Added):
     if order.is_unsorted:
         new_id, found = UNSORTED_ORDER_ID, next((o.order_id for o in orders if o.is_unsorted), None)
     else:
-        new_id, found = 1, None
-        for existing in orders:
-            if _same_order(order, existing):
-                found = existing.order_id
-                break
-            if new_id <= existing.order_id:
-                new_id = existing.order_id + 1
-    if found is not None:
-        added.order = found if (added.order is not None and added.order in added.orders) else None
+        new_id, found = _reused_or_next([(o.order_id, _same_order(order, o)) for o in orders], 1)
+    if added.order.reused(found, added.order.id):
         return meta
     new_order = order if order.order_id == new_id else SortOrder(*order.fields, order_id=new_id)
     new_order.check_compatible(meta.schema())
     context.add_update(AddSortOrderUpdate(sort_order=new_order))
-    added.order = new_id
-    added.orders.add(new_id)
+    added.order.add(new_id)
     return meta.model_copy(update={"sort_orders": orders + [new_order]})
-
-
-def _set_default_sort_order(update: SetDefaultSortOrderUpdate, meta, context, added: _Added):
-    order_id = update.sort_order_id
-    if order_id == -1:
-        if added.order is None:
-            raise bad("Cannot set last added sort order: no sort order has been added")
-        order_id = added.order
-    if order_id == meta.default_sort_order_id:
-        return meta
-    if not any(o.order_id == order_id for o in meta.sort_orders or []):
-        raise bad(f"Cannot set default sort order to unknown sort order: {order_id}")
-    context.add_update(SetDefaultSortOrderUpdate(sort_order_id=order_id))
-    return meta.model_copy(update={"default_sort_order_id": order_id})
 
 
 def _upgrade(update: UpgradeFormatVersionUpdate, meta, context, added: _Added):
@@ -408,6 +370,27 @@ def _lenient_statistics(field: str):
     return handler
 
 
+def _setting_current(id_field: str, kind: str, noun: str, unknown: str, current: str,
+                     ids: Callable[[Any], set[int]]):
+    """set-current-schema / set-default-spec / set-default-sort-order: the update's ``id_field`` (-1: the ``noun``
+    the commit added last, ``kind`` of `_Added`) becomes the metadata's ``current``; an id not among ``ids(meta)``
+    is refused with Java's message ``unknown``."""
+    def handler(update, meta, context, added: _Added):
+        chosen = getattr(update, id_field)
+        if chosen == -1:
+            last = getattr(added, kind).id
+            if last is None:
+                raise bad(f"Cannot set last added {noun}: no {noun} has been added")
+            chosen = last
+        if chosen == getattr(meta, current):
+            return meta
+        if chosen not in ids(meta):
+            raise bad(f"{unknown}: {chosen}")
+        context.add_update(type(update)(**{id_field: chosen}))
+        return meta.model_copy(update={current: chosen})
+    return handler
+
+
 # a handler gets an update of the class it is registered for (apply_updates looks it up by type(update)); that
 # pairing is beyond a dict's type, so the update parameter is Any here and precise in each handler
 _Handler = Callable[[Any, TableMetadata, _TableMetadataUpdateContext, _Added], TableMetadata]
@@ -419,9 +402,19 @@ HANDLERS: dict[type[IcebergBaseModel], _Handler] = {
     RemoveSchemasUpdate: _lenient_removal("schema_ids", lambda m: {s.schema_id for s in m.schemas or []}),
     RemoveStatisticsUpdate: _lenient_statistics("statistics"),
     RemovePartitionStatisticsUpdate: _lenient_statistics("partition_statistics"),
-    AddSchemaUpdate: _add_schema, SetCurrentSchemaUpdate: _set_current_schema,
-    AddPartitionSpecUpdate: _add_spec, SetDefaultSpecUpdate: _set_default_spec,
-    AddSortOrderUpdate: _add_sort_order, SetDefaultSortOrderUpdate: _set_default_sort_order,
+    AddSchemaUpdate: _add_schema,
+    SetCurrentSchemaUpdate: _setting_current("schema_id", "schema", "schema",
+                                             "Cannot set current schema to unknown schema", "current_schema_id",
+                                             lambda m: {s.schema_id for s in m.schemas or []}),
+    AddPartitionSpecUpdate: _add_spec,
+    SetDefaultSpecUpdate: _setting_current("spec_id", "spec", "spec", "Cannot set default partition spec to unknown "
+                                           "spec", "default_spec_id",
+                                           lambda m: {s.spec_id for s in m.partition_specs or []}),
+    AddSortOrderUpdate: _add_sort_order,
+    SetDefaultSortOrderUpdate: _setting_current("sort_order_id", "order", "sort order",
+                                                "Cannot set default sort order to unknown sort order",
+                                                "default_sort_order_id",
+                                                lambda m: {o.order_id for o in m.sort_orders or []}),
     UpgradeFormatVersionUpdate: _upgrade, AddSnapshotUpdate: _add_snapshot,
 }
 

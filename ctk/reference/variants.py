@@ -145,23 +145,21 @@ def _rebuild(engine: Any, mutation: Mutation, body: dict) -> dict | None:
     if target is None:
         return None
     kind, ns, name = target
-    if kind == "table":
-        with store.read_connection(engine) as conn:
-            table = store.load_table(conn, ns, name)
-        if table is None:
-            return None
+    with store.read_connection(engine) as conn:
+        table = store.load_table(conn, ns, name) if kind == "table" else None
+        view = store.load_view(conn, ns, name) if kind != "table" else None
+    if table is not None:
         out = table_result(table.metadata_location, table.metadata)
-        same = out["metadata"].get("table-uuid") == body["metadata"].get("table-uuid")
-        if same and isinstance(body.get("config"), dict):
-            out["config"] = body["config"]
-    else:
-        with store.read_connection(engine) as conn:
-            view = store.load_view(conn, ns, name)
-        if view is None:
-            return None
+    elif view is not None:
         out = view_result(view.metadata_location, view.metadata)
-        same = out["metadata"].get("view-uuid") == body["metadata"].get("view-uuid")
-    return out if same else None
+    else:
+        return None
+    uuid = f"{kind}-uuid"       # the same table or view, not one created since under its name
+    if out["metadata"].get(uuid) != body["metadata"].get(uuid):
+        return None
+    if kind == "table" and isinstance(body.get("config"), dict):
+        out["config"] = body["config"]
+    return out
 
 
 class DotSeparator(CommitPolicy):

@@ -197,3 +197,51 @@ def test_keys():
         assert not is_valid_key(bad), bad
     ks = [new_key() for _ in range(50)]
     assert ks == sorted(ks)  # time-ordered
+
+
+class _Turns:
+    """What the client's requests are sent in (with --ctk-db-link, the database link's shared turns): a log."""
+
+    def __init__(self):
+        self.log: list[str] = []
+        self.held = 0
+
+    def request(self):
+        import contextlib
+
+        @contextlib.contextmanager
+        def turn():
+            self.held += 1
+            self.log.append("enter")
+            try:
+                yield
+            finally:
+                self.held -= 1
+                self.log.append("leave")
+        return turn()
+
+    def unfinished(self):
+        self.log.append("unfinished")
+
+
+def test_every_request_is_sent_in_a_turn_and_one_without_an_answer_says_so():
+    """Issue 34 item 6: a link fault another worker arms waits for the requests in flight, not for whole checks
+    (ctk.interposer.linklock): the client holds a turn while each request is in flight - its siblings too - and
+    says when one ended without its answer (the catalog may still be at work on it)."""
+    turns = _Turns()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert turns.held == 1                       # in flight inside the turn
+        if request.url.path.endswith("/lost"):
+            raise httpx.ReadTimeout("no answer", request=request)
+        return httpx.Response(200, json={})
+
+    c = mock_client(handler)
+    c.turns = turns
+    assert c.get("namespaces").status == 200
+    assert turns.log == ["enter", "leave"]
+    assert c.post("lost", json={}).status is None
+    assert turns.log[2:] == ["enter", "unfinished", "leave"]
+    sibling = c.sibling()
+    assert sibling.turns is turns
+    assert mock_client(handler).turns is None        # without a link: no turns

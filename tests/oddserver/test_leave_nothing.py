@@ -75,6 +75,29 @@ def test_a_nested_namespace_loaded_under_one_joined_level_is_not_nesting(make_od
     assert known.supported is False and "one level, not nested" in known.why, known
 
 
+class nested_load_unavailable(Rule):
+    """Loading a namespace whose path holds a nested name (levels joined by %1F) answers 503."""
+
+    def before(self, req: Req) -> Answer | None:
+        if req.method == "GET" and re.search(r"/namespaces/[^/?]*%1f[^/?]*$", req.path, flags=re.I):
+            self.hit()
+            return Answer.of(503, {"error": {"message": "unavailable", "type": "ServiceUnavailableException",
+                                             "code": 503}})
+        return None
+
+
+def test_a_nested_namespace_whose_load_answers_5xx_leaves_nesting_undecided(make_odd):
+    """The semantic probe's fallback reads the probe as the session's (`probe_nesting`): a load answered 503
+    tells nothing, so nesting is undecided (None), not "not nested"."""
+    from ctk.checks.semantics.probes import nested_namespaces
+
+    rule = nested_load_unavailable()
+    ctx, _ = make_odd([rule])
+    known = nested_namespaces(ctx)
+    assert rule.hits >= 1, "the odd rule never answered"
+    assert known.supported is None and "503" in known.why, known
+
+
 def _seed(url: str, run: str, run_id: str, table: bool = True) -> None:
     """What a run of an older kit left through the odd server: its run namespace (marked), the nesting probe
     below it (marked), a table."""

@@ -199,8 +199,9 @@ def test_correct_view_refusals_pass_on_a_catalog_answering_another_metadata_loca
         {n: v.message[:600] for n, v in got.items()}
 
 
-def test_a_view_summary_the_catalog_wrote_itself_passes_view_01(make_odd):
-    got = _run(make_odd, lambda up: rewrites_view_summary(), "create-view", "complete-create-view")
+def test_a_view_summary_the_catalog_wrote_itself_passes_view_01_and_06(make_odd):
+    got = _run(make_odd, lambda up: rewrites_view_summary(), "create-view", "complete-create-view",
+               "create-or-replace-view")
     assert {n: v.status for n, v in got.items()} == {n: Status.PASS for n in got}, \
         {n: v.message[:600] for n, v in got.items()}
 

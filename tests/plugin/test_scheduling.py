@@ -47,6 +47,21 @@ def test_groups_by_node_id():
     assert group_of("test_spark.py::test_spark[row_level]", spark=False) is None
 
 
+def test_which_checks_hold_the_database_links_turn_for_their_whole_run():
+    """Issue 34 item 6: with --ctk-db-link only the checks whose catalog traffic the kit's client does not bound
+    hold a shared turn for their whole run; the others' requests take theirs (ctk.interposer.linklock)."""
+    whole = scheduling.whole_check_turn
+    assert not whole("test_idempotency.py::test_idempotency[createTable-5xx-not-stored]")
+    assert not whole("ctk/suites/test_semantics.py::test_semantics[TBL-01]")
+    assert not whole("test_generated.py::test_generated_openapi")
+    assert whole("test_idempotency.py::test_idempotency[createTable-lifetime]")        # timed against the lifetime
+    assert whole("test_network.py::test_network[createTable-network-duplicate]")       # the interposer's copies
+    assert whole("test_network.py::test_lost_evolution[schema]")
+    assert whole("test_spark.py::test_spark[row_level]")
+    assert whole("test_real_client.py::test_real_client_pyiceberg")
+    assert whole("scenarios/retry.yaml::retry")                                          # unknown: the safe side
+
+
 def test_the_kits_scheduling_only_for_xdists_default_distribution():
     chosen = SimpleNamespace(getvalue=lambda name: "loadscope")
     assert make_scheduler(chosen, None, spark=False) is None    # type: ignore[arg-type]  # the user's choice stays

@@ -11,7 +11,7 @@ from typing import Callable
 
 from ctk.catalog.bodies import create_table_body
 from ctk.catalog.capabilities import Capability, Known
-from ctk.catalog.facade import drop_as_named, drop_named, loaded_levels
+from ctk.catalog.facade import drop_as_named, drop_named, probe_nesting
 from ctk.client.transport import ns_path, table_path
 from ctk.checks.common import describe
 from ctk.checks.context import CheckContext
@@ -75,19 +75,19 @@ def nested_namespaces(ctx: CheckContext) -> Known:
     ns, why = _probe_namespace(ctx, "probe_nest")       # no session probe (a context of its own): probe here
     if ns is None:
         return Known(None, "probe", why)
-    child = ns + ("child",)
-    ex = ctx.client.request("POST", "namespaces", json={"namespace": list(child), "properties": {}},
-                            label="probe: create a nested namespace")
-    if ex.status != 200:
-        return Known(False if ex.status is not None and 400 <= ex.status < 500 else None, "probe",
-                     f"creating a nested namespace answered {describe(ex)}")
-    got = ctx.client.request("GET", f"namespaces/{ns_path(child)}", label="probe: load the nested namespace")
-    _leave_nothing(ctx, "the nested-namespace probe", namespace=child)
-    levels = loaded_levels(got)
-    if got.status == 200 and levels not in (None, child):
-        return Known(False, "probe", f"a nested namespace {list(child)} was created; loading it answered 200 "
-                                     f"naming it {list(levels or ())}: one level, not nested")
-    return Known(got.status == 200, "probe", f"a nested namespace was created; loading it answered {describe(got)}")
+    probe = probe_nesting(ctx.client, ns, "child")        # the session's probe, one level below the probe namespace
+    placement = getattr(ctx.client, "placement", None)
+    for left in probe.leftovers:
+        if placement is not None:
+            placement.leave(f"{left} (made by the nested-namespace probe)")
+    refused = probe.created not in (200, 201, 204, 409)
+    if refused or probe.loaded is None or probe.loaded >= 500:
+        # a 4xx refusal is the answer (no nesting); a 5xx or no answer, on the create or the load, tells nothing
+        status = probe.created if refused else probe.loaded
+        return Known(False if status is not None and 400 <= status < 500 else None, "probe", probe.note)
+    if probe.loaded == 200 and not probe.nested:
+        return Known(False, "probe", f"{probe.note}: one level, not nested")
+    return Known(probe.nested, "probe", probe.note)
 
 
 def names_with_dot_or_slash(ctx: CheckContext) -> Known:

@@ -46,6 +46,11 @@ def load_view(t: SemRun, ns: tuple[str, ...], name: str, label: str = "read: loa
     return read(t, view_path(ns, name), label, judged)
 
 
+def acknowledged(ex: Exchange) -> bool:
+    """Whether the answer is a 2xx."""
+    return ex.status is not None and 200 <= ex.status < 300
+
+
 def body_of(ex: Exchange) -> dict | None:
     """The JSON object of a 200 answer (None otherwise)."""
     body = ex.json() if ex.status == 200 else None
@@ -63,13 +68,16 @@ def meta(loaded: Any) -> dict:
     return m if isinstance(m, dict) else {}
 
 
+def chosen(m: dict, items: str, id_key: str, current: str) -> dict:
+    """The entry of the list ``items`` of metadata ``m`` whose ``id_key`` is ``m[current]`` (the current schema,
+    default spec or sort order, current view version); empty when there is none."""
+    return next((i for i in m.get(items) or [] if isinstance(i, dict) and i.get(id_key) == m.get(current)), {})
+
+
 def current_schema(m: dict) -> dict:
     """The current schema of table metadata (empty when it cannot be found)."""
-    schemas = [s for s in m.get("schemas") or [] if isinstance(s, dict)]
-    sid = m.get("current-schema-id")
-    found = next((s for s in schemas if s.get("schema-id") == sid), None)
     legacy = m.get("schema")
-    return found or (legacy if isinstance(legacy, dict) else {})
+    return chosen(m, "schemas", "schema-id", "current-schema-id") or (legacy if isinstance(legacy, dict) else {})
 
 
 def columns(schema: Any, keys: tuple[str, ...] = ID_NAME_TYPE) -> list[tuple[Any, ...]]:
@@ -81,8 +89,7 @@ def columns(schema: Any, keys: tuple[str, ...] = ID_NAME_TYPE) -> list[tuple[Any
 
 def current_version(m: dict) -> dict:
     """The current version of view metadata (empty when it cannot be found)."""
-    return next((v for v in m.get("versions") or [] if isinstance(v, dict)
-                 and v.get("version-id") == m.get("current-version-id")), {})
+    return chosen(m, "versions", "version-id", "current-version-id")
 
 
 def load_result(t: SemRun, ns: tuple[str, ...], name: str, label: str = "read: load table"

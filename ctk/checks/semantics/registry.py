@@ -18,6 +18,7 @@ from ctk.catalog.cases import spec_operation
 from ctk.core.behaviours import Behaviour, check
 from ctk.core.rck import NOT_OBSERVABLE, qualified
 from ctk.core.requirements import REQUIREMENTS
+from ctk.checks.semantics.trace import Assertion, trace_of
 
 AREAS: dict[str, Behaviour] = {
     "namespaces": Behaviour.CATALOG_NAMESPACES,
@@ -50,6 +51,11 @@ class SemanticCheck:
     @property
     def area(self) -> str:
         return REQUIREMENTS[self.requirement].area
+
+    @property
+    def asserts(self) -> tuple[Assertion, ...]:
+        """What the check asserts, each with the sentence that states it (``trace.TRACE``; docs/assertion-trace.md)."""
+        return trace_of(self.name)
 
 
 SEMANTIC_CHECKS: dict[str, SemanticCheck] = {}
@@ -114,3 +120,27 @@ def rck_coverage() -> dict[str, list[SemanticCheck]]:
 def uncovered() -> list[str]:
     """Compatibility-kit tests neither covered by a check nor listed as not observable over REST."""
     return [t for t, cs in rck_coverage().items() if not cs and t not in NOT_OBSERVABLE]
+
+
+def untraced() -> list[str]:
+    """What the assertion trace misses or names wrongly: a check declaring no assertion with a source, an entry
+    naming no registered check, an unknown source or grade, an RCK test ``ctk.core.rck`` does not know, a note
+    graded as a finding. Empty when every check's assertions are traced."""
+    from ctk.checks.semantics.trace import GRADES, SOURCES, TRACE
+
+    problems = [f"{c.id}: declares no assertion with a source (ctk/checks/semantics/trace.py)"
+                for c in semantic_checks() if not any(a.source != "none" for a in c.asserts)]
+    problems += [f"trace entry {name!r}: no semantic check of that name" for name in TRACE
+                 if name not in SEMANTIC_CHECKS]
+    for name, items in TRACE.items():
+        for a in items:
+            if a.source not in SOURCES or a.grade not in GRADES:
+                problems.append(f"{name}: {a.what!r}: source {a.source!r} / grade {a.grade!r} unknown")
+            if a.source == "rck" and a.where not in _KNOWN_RCK:
+                problems.append(f"{name}: {a.what!r}: {a.where!r} is not a compatibility-kit test")
+            if a.source == "none" and a.grade != "note":
+                problems.append(f"{name}: {a.what!r}: what no source states can only be a note")
+            if not a.quote.strip():
+                problems.append(f"{name}: {a.what!r}: no sentence quoted")
+    return problems
+

@@ -9,7 +9,7 @@ client too: the catalog answers 404 for the name, and the client then loads ``ns
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from ctk.catalog.bodies import create_table_body, ident, schema
 from ctk.catalog.capabilities import Capability
@@ -21,7 +21,8 @@ from ctk.core.verdicts import Verdict
 from ctk.checks.common import describe
 from ctk.checks.semantics.grading import Kind
 from ctk.checks.semantics.harness import NotApplicable, SemRun, error_type
-from ctk.checks.semantics.reading import NAME_TYPE_REQUIRED, body_of, columns, current_schema, load, meta
+from ctk.checks.semantics.reading import (NAME_TYPE_REQUIRED, acknowledged, body_of, columns, current_schema, load,
+                                          meta)
 from ctk.checks.semantics.registry import semantic
 
 NO_TABLE = ("NoSuchTableException",)
@@ -88,8 +89,32 @@ def drop(t: SemRun, ns: tuple[str, ...], name: str, purge: bool | None = None, l
     return t.send("DELETE", table_path(ns, name), params=params, label=label)
 
 
-def acknowledged(ex: Exchange) -> bool:
-    return ex.status is not None and 200 <= ex.status < 300
+Try = tuple[str, Exchange, tuple[int, ...], tuple[str, ...]]     # (what, its exchange, statuses, error types)
+
+
+def status_problems(t: SemRun, tries: Sequence[Try]) -> list[str]:
+    """What each try answered otherwise than its statuses and error types (`SemRun.expect`), named by what it
+    was."""
+    return [f"{what}: {pr}" for what, ex, statuses, types in tries if (pr := t.expect(ex, statuses, types))]
+
+
+CREATED_LOADS = "an acknowledged createTable: the table loads (200)"
+
+
+def loads_after(t: SemRun, ex: Exchange, what: str, ns: tuple[str, ...], name: str, expected: str,
+                label: str = "read: load table",
+                happened: Callable[[Exchange], str] = lambda got: f"loading it answered {describe(got)}"
+                ) -> dict | Verdict:
+    """The table's load answer (a JSON object) after ``ex``, the request under test (``what``), was acknowledged;
+    or the verdict: `not_acknowledged`, or ``expected`` broken when the table then does not load (``happened``
+    of the load)."""
+    if not acknowledged(ex):
+        return t.not_acknowledged(ex, what)
+    got = load(t, ns, name, label)
+    loaded = body_of(got)
+    if loaded is None:
+        return t.broken(expected, happened(got))
+    return loaded
 
 
 # -- TBL-01 ------------------------------------------------------------------------------------------------------
@@ -102,14 +127,11 @@ def check_create_table(t: SemRun) -> Verdict:
     ns = t.namespace("tcreate")
     name, _, ex = t.create_valid("t", lambda n: (f"namespaces/{ns_path(ns)}/tables", create_table_body(n)),
                               "createTable")
-    if not acknowledged(ex):
-        return t.not_acknowledged(ex, "createTable")
     answered = meta(ex.json() if isinstance(ex.json(), dict) else None)
-    got = load(t, ns, name)
-    loaded = body_of(got)
-    if loaded is None:
-        return t.broken("an acknowledged createTable: the table loads (200)",
-                        f"createTable answered {ex.status}; loading {'.'.join(ns)}.{name} answered {describe(got)}")
+    loaded = loads_after(t, ex, "createTable", ns, name, CREATED_LOADS, happened=lambda got: (
+        f"createTable answered {ex.status}; loading {'.'.join(ns)}.{name} answered {describe(got)}"))
+    if isinstance(loaded, Verdict):
+        return loaded
     m = meta(loaded)
     problems = []
     if not m.get("table-uuid"):
@@ -281,12 +303,9 @@ def check_complete_create_table(t: SemRun) -> Verdict:
     if wanted and ex.status is not None and 400 <= ex.status < 500 and ex.status != 409:
         note = f"; the requested location was refused ({describe(ex)}), the catalog places tables itself"
         ex = t.send("POST", path, complete_body(name, None), label="createTable (spec, order, properties)")
-    if not acknowledged(ex):
-        return t.not_acknowledged(ex, "createTable with a spec, an order and properties")
-    got = load(t, ns, name)
-    loaded = body_of(got)
-    if loaded is None:
-        return t.broken("an acknowledged createTable: the table loads (200)", f"loading it answered {describe(got)}")
+    loaded = loads_after(t, ex, "createTable with a spec, an order and properties", ns, name, CREATED_LOADS)
+    if isinstance(loaded, Verdict):
+        return loaded
     m = meta(loaded)
     problems = spec_and_order_problems(m)
     if columns(current_schema(m), NAME_TYPE_REQUIRED) != KIT_COLUMNS:
@@ -347,11 +366,11 @@ def check_transaction_properties(t: SemRun) -> Verdict:
     commit = {"identifier": ident(ns, name), "requirements": [{"type": "assert-create"}],
               "updates": _create_updates(sm)}
     created = t.send("POST", table_path(ns, name), commit, label="commit the create transaction (assert-create)")
-    if not acknowledged(created):
-        return t.not_acknowledged(created, "committing the create transaction")
-    got = body_of(load(t, ns, name, "read: the table the transaction created"))
-    if got is None:
-        return t.broken("an acknowledged create transaction: the table loads", "loading it did not answer 200")
+    got = loads_after(t, created, "committing the create transaction", ns, name,
+                      "an acknowledged create transaction: the table loads", "read: the table the transaction created",
+                      lambda _: "loading it did not answer 200")
+    if isinstance(got, Verdict):
+        return got
     if lost := missing_properties(meta(got), staged_props):
         return t.broken("the properties of a create transaction are in the created table",
                         f"after the commit (answered {created.status}) missing or changed: {lost}")
@@ -364,11 +383,10 @@ def check_transaction_properties(t: SemRun) -> Verdict:
                                                                       "schema-id": -1},
                            {"action": "set-properties", "updates": replace_props}]}
     replaced = t.send("POST", table_path(ns, name), replace, label="commit a replace transaction")
-    if not acknowledged(replaced):
-        return t.not_acknowledged(replaced, "the replace transaction")
-    after = body_of(load(t, ns, name, "read: the replaced table"))
-    if after is None:
-        return t.broken("an acknowledged replace: the table loads", "loading it did not answer 200")
+    after = loads_after(t, replaced, "the replace transaction", ns, name, "an acknowledged replace: the table loads",
+                        "read: the replaced table", lambda _: "loading it did not answer 200")
+    if isinstance(after, Verdict):
+        return after
     problems = []
     if lost := missing_properties(meta(after), replace_props):
         problems.append(f"properties of the replace missing or changed: {lost}")
@@ -393,12 +411,9 @@ def check_create_table_default_values(t: SemRun) -> Verdict:
     body = dict(create_table_body(name, {"format-version": "3"}),
                 schema={"type": "struct", "schema-id": 0, "fields": [column]})
     ex = t.send("POST", f"namespaces/{ns_path(ns)}/tables", body, label="createTable (v3, default values)")
-    if not acknowledged(ex):
-        return t.not_acknowledged(ex, "createTable of a v3 table with column defaults")
-    got = load(t, ns, name)
-    loaded = body_of(got)
-    if loaded is None:
-        return t.broken("an acknowledged createTable: the table loads (200)", f"loading it answered {describe(got)}")
+    loaded = loads_after(t, ex, "createTable of a v3 table with column defaults", ns, name, CREATED_LOADS)
+    if isinstance(loaded, Verdict):
+        return loaded
     fields = [f for f in current_schema(meta(loaded)).get("fields") or [] if isinstance(f, dict)]
     shown = [(f.get("name"), f.get("type"), f.get("required"), f.get("initial-default"), f.get("write-default"))
              for f in fields]
@@ -566,10 +581,9 @@ def check_rename_refused(t: SemRun) -> Verdict:
     if changed:
         return t.broken("a refused rename changes nothing",
                         f"answers {no_source.status}, {no_ns.status}, {taken.status}; " + "; ".join(changed))
-    problems = [f"{what}: {p}" for what, p in (
-        ("missing source", t.expect(no_source, (404,), NO_TABLE)),
-        ("missing target namespace", t.expect(no_ns, (404,), NO_NS)),
-        ("existing target", t.expect(taken, (409,), EXISTS))) if p]
+    problems = status_problems(t, [("missing source", no_source, (404,), NO_TABLE),
+                                   ("missing target namespace", no_ns, (404,), NO_NS),
+                                   ("existing target", taken, (409,), EXISTS)])
     if problems:
         return t.status_broken("404 NoSuchTableException (missing source), 404 NoSuchNamespaceException (missing "
                                "target namespace), 409 AlreadyExistsException (existing target)", "; ".join(problems))
