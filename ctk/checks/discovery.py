@@ -1,5 +1,7 @@
 """Discovery checks: DISC-01..04, from ``ctx.discovery`` (`ctk.client.discovery.Discovery`); and what the target
-showed about nested namespaces (SEM-02: one it acknowledged creating loads back)."""
+showed about nested namespaces (SEM-02: one it acknowledged creating loads back). DISC-05 (what the catalog claims
+is served) is judged over the whole run's traffic (`ctk.plugin.served`), with the judgement every check uses
+(`ctk.checks.common.unserved`)."""
 
 from __future__ import annotations
 
