@@ -225,3 +225,28 @@ def test_a_refused_ref_commit_is_the_documents_level_not_a_lost_write(make_odd):
     [v] = run_semantic(ctx, check)
     assert server.rules[0].hits == 1
     assert v.status is Status.DEVIATION and "no ref was set" in v.message, (v.status, v.message[:300])
+
+
+class properties_unsupported(Rule):
+    """updateProperties answers 406 UnsupportedOperationException, the spec's answer of a server without namespace
+    properties, and changes nothing."""
+
+    def before(self, req: Req) -> Answer | None:
+        if req.method == "POST" and re.search(NS + r"/properties$", req.path):
+            self.hit()
+            return Answer.of(406, {"error": {"message": "namespace properties are not supported",
+                                             "type": "UnsupportedOperationException", "code": 406}})
+        return None
+
+
+def test_update_properties_answered_406_is_not_applicable(make_odd):
+    """updateProperties: "Server implementations are not required to support namespace properties" (406
+    UnsupportedOperationResponse): a 406 is the spec's own answer, so NS-04 is not applicable, not a deviation."""
+    [check] = [c for c in semantic_checks() if c.name == "update-properties"]
+    ctx, server = make_odd(lambda up: [properties_unsupported()])
+    verdicts = run_semantic(ctx, check)
+    [rule] = server.rules
+    got = [(v.requirement, v.status.value, v.message[:300]) for v in verdicts]
+    assert rule.hits >= 1, got
+    assert [v.status for v in verdicts] == [Status.UNSUPPORTED], got
+    assert "406" in verdicts[0].message and "not required to support namespace properties" in verdicts[0].message, got

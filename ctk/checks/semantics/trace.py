@@ -871,9 +871,6 @@ LEVEL_NOTES: tuple[tuple[str, str], ...] = (
                        "themselves rest on the compatibility kit only and judge at SHOULD."),
     ("VIEW-07", "a view version on a schema the view does not have makes the view unloadable (the kit's MUST would "
                 "apply), but the refusal is judged at the documents' level, as the other invalid updates."),
-    ("NS-04", "updateProperties is documented as optional (\"Server implementations are not required to support "
-              "namespace properties\", 406 Unsupported Operation); NS-04 needs no capability, so a 406 reads as a "
-              "refused valid request (a deviation), not as not applicable (the harness's 405/501 rule decides)."),
 )
 
 
