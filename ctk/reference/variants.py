@@ -213,12 +213,58 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
             KeyPolicy, {}, {}, commits=DropDeletesMetadata),
 ]}
 
+COMBINE = "+"
+
+
+def _hooks(cls: type) -> set[str]:
+    """The hooks a policy class overrides itself (not those of its bases)."""
+    return {k for k, v in vars(cls).items() if callable(v) and not k.startswith("__")}
+
+
+def _combined(name: str, parts: list[Variant]) -> Variant:
+    """Several variants at once, as a real catalog takes several allowed paths (Polaris: an in-flight 503 and
+    replays rebuilt from the current state): one policy class over each part's, refused when two parts override
+    the same hook (two answers to one choice, e.g. inflight-wait+inflight-503)."""
+    owner: dict[str, str] = {}
+    for v in parts:
+        # a choice is a hook, or a row of the behaviour profile (inflight-wait's in_flight and inflight-503's
+        # in_flight_answer are two hooks but one choice: what an in-flight duplicate gets)
+        chosen = {h for cls in (v.policy, v.commits) if cls not in (KeyPolicy, CommitPolicy) for h in _hooks(cls)}
+        for hook in sorted(chosen | {f"the {row} row" for row in v.shows}):
+            if hook in owner:
+                raise ValueError(f"variant {name!r}: {owner[hook]} and {v.name} both choose {hook} (one catalog "
+                                 f"takes one path there)")
+            owner[hook] = v.name
+    keys = tuple(v.policy for v in parts if v.policy is not KeyPolicy) or (KeyPolicy,)
+    commits = tuple(v.commits for v in parts if v.commits is not CommitPolicy) or (CommitPolicy,)
+    policy = keys[0] if len(keys) == 1 else type(name, keys, {"name": name})
+    commit = commits[0] if len(commits) == 1 else type(name, commits, {})
+    return Variant(name, "; ".join(v.path for v in parts), policy,
+                   {k: s for v in parts for k, s in v.shows.items()},
+                   {k: s for v in parts for k, s in v.design.items()}, commit)
+
+
 def get_variant(name: str) -> Variant:
-    try:
-        return VARIANTS[name]
-    except KeyError:
-        raise ValueError(f"unknown variant profile {name!r}; known: {', '.join(VARIANTS)}") from None
+    """A variant by name, or several joined by '+' (``inflight-503+replies-rebuilt``): see ``_combined``."""
+    names = [n.strip() for n in name.split(COMBINE)]
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown or not names:
+        raise ValueError(f"unknown variant profile {', '.join(map(repr, unknown)) or repr(name)}; known: "
+                         f"{', '.join(VARIANTS)} (several joined by '{COMBINE}')")
+    if len(set(names)) != len(names):
+        raise ValueError(f"variant {name!r} names a variant twice")
+    return VARIANTS[names[0]] if len(names) == 1 else _combined(COMBINE.join(names), [VARIANTS[n] for n in names])
 
 
 def help_text() -> str:
     return "; ".join(f"{v.name}: {v.path}" for v in VARIANTS.values())
+
+
+def variant_name(raw: str) -> str:
+    """``ctk serve --variant``: the name as given once it names known, combinable variants (argparse's type)."""
+    import argparse
+
+    try:
+        return get_variant(raw).name
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

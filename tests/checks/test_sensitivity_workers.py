@@ -12,8 +12,9 @@ takes one to three minutes, so what runs is chosen:
 - the CI lane (CI=true, as .ci/run sets it, unless CTK_SENSITIVITY_WORKERS chooses): the default profiles, the
   comparison of a conformant target's verdicts with and without workers, and every allowed variant (`ctk serve
   --variant V`, issue 24 item 2: specificity through the whole kit), which must give the reference's verdicts: no
-  fail, deviation or error, and nothing the reference decides left undecided (14 runs: the reference's run is
-  also the comparison's run with workers; each test is a unit of xdist's work of its own, tests/xdist_lanes.py);
+  fail, deviation or error, and nothing the reference decides left undecided (the variants in three combined
+  catalogs, COMBINED; 6 runs: the reference's run is also the comparison's run with workers; each test is a unit
+  of xdist's work of its own, tests/xdist_lanes.py);
 - CTK_SENSITIVITY_WORKERS=all (`nox -s sensitivity`, which prints the matrix): all of that and every deviation
   profile through the user path; a comma list runs those profiles only.
 
@@ -31,7 +32,7 @@ import pytest
 
 from ctk.reference.deviations import PROFILES
 
-from ctk.reference.variants import VARIANTS
+from ctk.reference.variants import VARIANTS, get_variant
 from required import in_ci
 from user_path import KitRun, judge, rule_broken, run_kit, serve, status_table, verdict_diff
 
@@ -140,11 +141,25 @@ def test_conformant_target_gets_the_same_verdicts_with_and_without_workers(tmp_p
 
 
 UNDECIDED = ("inconclusive", "unsupported")
+# The CI lane runs every allowed variant through the whole kit in three catalogs, each taking several allowed paths
+# at once as real catalogs do (`ctk serve --variant a+b`; one path per choice, so the three in-flight answers need
+# three): 3 whole runs instead of 11. A combination still shows each part's false verdict, and its design verdicts
+# are the union of its parts'; CTK_SENSITIVITY_WORKERS=all runs each variant alone as well. separator-dot also runs
+# alone without the control API (test_separator_plain_run.py).
+COMBINED = ("inflight-wait+payload-unchecked+lifetime-grace+separator-dot",
+            "inflight-409-plain+payload-400+any-uuid+drop-deletes-metadata",
+            "inflight-503+keys-global+replies-rebuilt")
+VARIANT_RUNS = (*sorted(VARIANTS), *COMBINED) if ALL else COMBINED
+
+
+def test_the_combined_variants_hold_every_variant_once():
+    parts = [n for combined in COMBINED for n in get_variant(combined).name.split("+")]
+    assert sorted(parts) == sorted(VARIANTS), "each allowed variant in exactly one combined run of the CI lane"
 
 
 @pytest.mark.skipif(not CI_LANE, reason="CTK_SENSITIVITY_WORKERS=all (or the CI lane, CI=true) runs every "
                                         "allowed variant through the whole kit")
-@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("variant", VARIANT_RUNS)
 def test_allowed_variant_gets_the_reference_verdicts(tmp_path, reference_run, variant):
     """Specificity as a user meets it: `ctk serve --variant V` and `ctk run` give no fail, deviation or error, and
     leave nothing undecided that the reference decides (per requirement + endpoint + behaviour)."""
@@ -157,7 +172,7 @@ def test_allowed_variant_gets_the_reference_verdicts(tmp_path, reference_run, va
              and not set(theirs.get(k, "").split("/")) & set(UNDECIDED)]
     # a requirement the variant's own profile names (its `design` verdicts, e.g. inflight-wait's INFLIGHT-02, which
     # never sees a 409 to judge) may be undecided where the reference decides it; nothing else may
-    declared = [k for k in newly if k[0] in VARIANTS[variant].design]
+    declared = [k for k in newly if k[0] in get_variant(variant).design]
     undecided = [f"{' '.join(k)}: {ours[k]} (reference: {theirs.get(k, '(none)')})" for k in newly
                  if k not in declared]
     missing = sorted(set(theirs) - set(ours))

@@ -60,10 +60,33 @@ def test_serve_help_lists_every_variant_and_rejects_an_unknown_one():
     flat = re.sub(r"-\s+", "-", " ".join(out.split()))     # argparse wraps after a hyphen
     for name in VARIANTS:
         assert name in flat
-    assert "--variant NAME" in flat
-    bad = subprocess.run([sys.executable, "-m", "ctk", "serve", "--variant", "bogus"], capture_output=True,
-                         text=True, timeout=60)
-    assert bad.returncode == 2 and "invalid choice: 'bogus'" in bad.stderr
+    assert "--variant NAME[+NAME]" in flat
+    for wrong, said in (("bogus", "unknown variant profile 'bogus'; known: inflight-wait"),
+                        ("inflight-wait+inflight-503", "inflight-wait and inflight-503 both choose the in-flight row")):
+        bad = subprocess.run([sys.executable, "-m", "ctk", "serve", "--variant", wrong], capture_output=True,
+                             text=True, timeout=60)
+        assert bad.returncode == 2 and said in bad.stderr, bad.stderr
+
+
+def test_variants_combine_when_they_choose_different_hooks(tmp_path):
+    """A catalog takes several allowed paths at once: the combination's policy is each part's, its design
+    verdicts and profile rows the union; two answers to one choice are refused, naming both."""
+    both = get_variant("inflight-503+replies-rebuilt+separator-dot")
+    policy = for_settings(ReferenceSettings(warehouse=str(tmp_path), variant=both.name))
+    assert policy.in_flight_answer().status == 503            # inflight-503's hook
+    assert type(policy).replay is VARIANTS["replies-rebuilt"].policy.replay
+    assert both.commits is VARIANTS["separator-dot"].commits
+    assert both.design == {"INFLIGHT-01": "pass", "INFLIGHT-02": "deviation", "REPLAY-01": "pass",
+                           "REPLAY-05": "deviation"}
+    assert set(both.shows) == {"in-flight", "replay"}
+    assert get_variant("any-uuid") is VARIANTS["any-uuid"]
+    for wrong, said in (("payload-400+payload-400", "names a variant twice"),
+                        ("inflight-409-plain+inflight-503", "inflight-409-plain and inflight-503 both choose "
+                                                            "in_flight_answer"),
+                        ("payload-unchecked+payload-400", "both choose the payload-mismatch row"),
+                        ("keys-global+nope", "unknown variant profile 'nope'")):
+        with pytest.raises(ValueError, match=said):
+            get_variant(wrong)
 
 
 @pytest.fixture
