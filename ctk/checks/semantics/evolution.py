@@ -409,8 +409,7 @@ def _update_then_revert(t: SemRun, stem: str, key: str, set_current: Callable[[A
     return reverted(ns, name, uuid, new_id, back)
 
 
-@semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testUpdateTableSchema", "CatalogTests.testUpdateTableSchemaThenRevert"))
+@semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"))
 def check_schema_update_and_revert(t: SemRun) -> Verdict:
     def reverted(ns: tuple[str, ...], name: str, uuid: Any, new_id: Any, back: dict | None) -> Verdict:
         mb = meta(back)
@@ -435,8 +434,7 @@ def check_schema_update_and_revert(t: SemRun) -> Verdict:
         unread="an acknowledged schema update loads back")
 
 
-@semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testUpdateTableSchemaConflict", "CatalogTests.testUpdateTableSchemaAssignmentConflict"))
+@semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"))
 def check_schema_conflicts(t: SemRun) -> Verdict:
     ns = t.namespace("evo_schema_cf")
 
@@ -457,8 +455,7 @@ def check_schema_conflicts(t: SemRun) -> Verdict:
          {"last_assigned_field_id": 2})])
 
 
-@semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testUpdateTableSchemaServerSideRetry",))
+@semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"))
 def check_schema_server_side_retry(t: SemRun) -> Verdict:
     return _stale_then_retry(t, "evo_schema_retry", [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
                              req("assert-default-spec-id", default_spec_id=0),
@@ -468,8 +465,7 @@ def check_schema_server_side_retry(t: SemRun) -> Verdict:
                              lambda m: lacks(m, (3, "new_col", "long"), spec_is=[SHARD]), "a schema update")
 
 
-@semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testRemoveUnusedSchemas",))
+@semantic("EVO-02", "updateTable", uses=("createTable", "loadTable"))
 def check_remove_unused_schemas(t: SemRun) -> Verdict:
     return _remove_unused(t, "evo_rm_schema", [add_schema(NEW_COL, 3), set_current_schema()],
                           "setup: a second schema, current", "remove-schemas", "schema-ids", "schema", "current",
@@ -478,8 +474,7 @@ def check_remove_unused_schemas(t: SemRun) -> Verdict:
 
 # ------------------------------------------------------------------------------------------------ EVO-03 spec
 
-@semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testUpdateTableSpec", "CatalogTests.testUpdateTableSpecThenRevert"))
+@semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"))
 def check_spec_update_and_revert(t: SemRun) -> Verdict:
     def reverted(ns: tuple[str, ...], name: str, uuid: Any, new_id: Any, back: dict | None) -> Verdict:
         mb = meta(back)
@@ -499,8 +494,7 @@ def check_spec_update_and_revert(t: SemRun) -> Verdict:
         "set-default-spec back to the earlier spec id lands", reverted)
 
 
-@semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testUpdateTableSpecConflict", "CatalogTests.testUpdateTableAssignmentSpecConflict"))
+@semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"))
 def check_spec_conflicts(t: SemRun) -> Verdict:
     ns = t.namespace("evo_spec_cf")
     name, created = t.table(ns)
@@ -517,8 +511,7 @@ def check_spec_conflicts(t: SemRun) -> Verdict:
                           {"last_assigned_partition_id": last_partition_id(created)})], stop_at_effect=True)
 
 
-@semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testUpdateTableSpecServerSideRetry",))
+@semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"))
 def check_spec_server_side_retry(t: SemRun) -> Verdict:
     return _stale_then_retry(t, "evo_spec_retry",
                              [add_schema(with_column(3, "another_col", "string"), 3), set_current_schema()],
@@ -531,7 +524,7 @@ def check_spec_server_side_retry(t: SemRun) -> Verdict:
                              "a spec update")
 
 
-@semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"), rck=("CatalogTests.testRemoveUnusedSpec",))
+@semantic("EVO-03", "updateTable", uses=("createTable", "loadTable"))
 def check_remove_unused_spec(t: SemRun) -> Verdict:
     return _remove_unused(t, "evo_rm_spec", [add_spec(spec(SHARD, spec_id=1)), set_default_spec()],
                           "setup: a second spec, default", "remove-partition-specs", "spec-ids", "spec", "default",
@@ -574,8 +567,7 @@ def _remove_unused(t: SemRun, stem: str, setup: list[dict], setup_label: str, ac
 
 # ------------------------------------------------------------------------------------------------ EVO-04 order
 
-@semantic("EVO-04", "updateTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testUpdateTableSortOrder", "CatalogTests.testUpdateTableOrderThenRevert"))
+@semantic("EVO-04", "updateTable", uses=("createTable", "loadTable"))
 def check_sort_order_update_and_revert(t: SemRun) -> Verdict:
     def reverted(ns: tuple[str, ...], name: str, uuid: Any, new_id: Any, back: dict | None) -> Verdict:
         if meta(back).get("default-sort-order-id") != 0:
@@ -602,8 +594,7 @@ def check_sort_order_update_and_revert(t: SemRun) -> Verdict:
         "set-default-sort-order back to the unsorted order lands", reverted)
 
 
-@semantic("EVO-04", "updateTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testUpdateTableSortOrderServerSideRetry",))
+@semantic("EVO-04", "updateTable", uses=("createTable", "loadTable"))
 def check_sort_order_server_side_retry(t: SemRun) -> Verdict:
     want = order_fields(order(*BUCKET_THEN_ID))
     return _stale_then_retry(t, "evo_order_retry",
@@ -617,7 +608,7 @@ def check_sort_order_server_side_retry(t: SemRun) -> Verdict:
 
 # ------------------------------------------------------------------------------------------------ EVO-05
 
-@semantic("EVO-05", "updateTable", uses=("createTable", "loadTable"), rck=("CatalogTests.testUpdateTransaction",))
+@semantic("EVO-05", "updateTable", uses=("createTable", "loadTable"))
 def check_update_transaction(t: SemRun) -> Verdict:
     ns = t.namespace("evo_multi")
     name, created = t.table(ns, properties={"ctk.gone": "x", "ctk.kept": "y"})
@@ -679,9 +670,7 @@ def main_of(m: dict) -> Any:
     return ((m.get("refs") or {}).get("main") or {}).get("snapshot-id")
 
 
-@semantic("EVO-06", "updateTable", uses=("createTable", "loadTable"), needs=(Capability.STORAGE,),
-          rck=("CatalogTests.testAppend", "CatalogTests.testConcurrentAppendEmptyTable",
-               "CatalogTests.testConcurrentAppendNonEmptyTable"))
+@semantic("EVO-06", "updateTable", uses=("createTable", "loadTable"), needs=(Capability.STORAGE,))
 def check_appends_and_refs(t: SemRun) -> Verdict:
     ns = t.namespace("evo_append")
     name, empty = t.table(ns)
@@ -753,8 +742,7 @@ def check_appends_and_refs(t: SemRun) -> Verdict:
 
 # ------------------------------------------------------------------------------------------------ EVO-07
 
-@semantic("EVO-07", "updateTable", uses=("createTable", "loadTable", "dropTable"),
-          rck=("CatalogTests.testUUIDValidation",))
+@semantic("EVO-07", "updateTable", uses=("createTable", "loadTable", "dropTable"))
 def check_uuid_validation(t: SemRun) -> Verdict:
     ns = t.namespace("evo_uuid")
     name, first = t.table(ns)
@@ -785,8 +773,7 @@ def check_uuid_validation(t: SemRun) -> Verdict:
 
 # ------------------------------------------------------------------------------------------------ EVO-08
 
-@semantic("EVO-08", "updateTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testMetadataFileLocationsRemovalAfterCommit",))
+@semantic("EVO-08", "updateTable", uses=("createTable", "loadTable"))
 def check_metadata_log(t: SemRun) -> Verdict:
     ns = t.namespace("evo_log")
     name, created = t.table(ns)
@@ -923,9 +910,7 @@ def _all_ids(node: Any) -> list[Any]:
     return []
 
 
-@semantic("V3-01", "createTable", uses=("loadTable", "updateTable"), needs=(Capability.FORMAT_V3,),
-          rck=("CatalogTests.testCreateTableWithVariantColumn", "CatalogTests.testCreateV2TableWithVariantColumnFails",
-               "CatalogTests.testAddVariantColumnToExistingTable"))
+@semantic("V3-01", "createTable", uses=("loadTable", "updateTable"), needs=(Capability.FORMAT_V3,))
 def check_variant_columns(t: SemRun) -> Verdict:
     ns = t.namespace("v3_variant")
     effects: list[str] = []

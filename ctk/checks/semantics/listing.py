@@ -44,8 +44,7 @@ def _judge(t: SemRun, problems: Sequence[str | None], expected: str, done: str) 
     return t.ok(done)
 
 
-@semantic("LIST-01", "listTables", uses=("createTable", "dropTable"),
-          rck=("CatalogTests.testListTables", "CatalogTests.listTablesInEmptyNamespace"))
+@semantic("LIST-01", "listTables", uses=("createTable", "dropTable"))
 def check_list_tables(t: SemRun) -> Verdict:
     """Two namespaces, each listed on its own as tables come and go (the compatibility kit's testListTables).
     ``listTablesInEmptyNamespace`` lists the tables of the empty namespace (``Namespace.empty()``), which a
@@ -156,9 +155,7 @@ def check_pagination(t: SemRun) -> Verdict:
 
 
 @semantic("LIST-03", "listViews", uses=("createView", "dropView", "createTable", "listTables", "dropTable"),
-          needs=(Capability.VIEWS,),
-          rck=("ViewCatalogTests.listViews", "ViewCatalogTests.listViewsInEmptyNamespace",
-               "ViewCatalogTests.listViewsAndTables"))
+          needs=(Capability.VIEWS,))
 def check_list_views(t: SemRun) -> Verdict:
     """Views and a table in one namespace, a view in another: listViews gives each namespace's views only, and
     listTables its tables only, as they are created and dropped. ``listViewsInEmptyNamespace`` lists the views of

@@ -58,8 +58,7 @@ def _exists_status(t: SemRun, ns: tuple[str, ...]) -> int | None:
     return t.send("HEAD", f"namespaces/{ns_path(ns)}", label="read: namespace exists").status
 
 
-@semantic("NS-01", "createNamespace", uses=("loadNamespaceMetadata", "listNamespaces"), baseline=True,
-          rck=("CatalogTests.testCreateNamespace", "CatalogTests.testLoadNamespaceMetadata"))
+@semantic("NS-01", "createNamespace", uses=("loadNamespaceMetadata", "listNamespaces"), baseline=True)
 def check_create_namespace(t: SemRun) -> Verdict:
     placement = getattr(t.client, "placement", None)
 
@@ -102,8 +101,7 @@ def check_create_namespace(t: SemRun) -> Verdict:
                 "listed")
 
 
-@semantic("NS-02", "createNamespace", uses=("loadNamespaceMetadata", "updateProperties"),
-          rck=("CatalogTests.testCreateExistingNamespace",))
+@semantic("NS-02", "createNamespace", uses=("loadNamespaceMetadata", "updateProperties"))
 def check_create_existing_namespace(t: SemRun) -> Verdict:
     ns = t.namespace("exists")
     t.ctx.catalog.update_namespace(ns, {"ctk.mark": "first"}, "setup: mark the namespace")
@@ -129,8 +127,7 @@ def check_create_existing_namespace(t: SemRun) -> Verdict:
     return t.ok("a second create answered 409 AlreadyExistsException and changed nothing")
 
 
-@semantic("NS-03", "createNamespace", uses=("loadNamespaceMetadata",), needs=(Capability.NAMESPACE_PROPERTIES,),
-          rck=("CatalogTests.testCreateNamespaceWithProperties",))
+@semantic("NS-03", "createNamespace", uses=("loadNamespaceMetadata",), needs=(Capability.NAMESPACE_PROPERTIES,))
 def check_namespace_properties_at_create(t: SemRun) -> Verdict:
     props = {"owner": "ctk", "ctk.note": "created with properties"}
     ns = t.namespace("props", properties=props)
@@ -148,10 +145,7 @@ PROPERTIES_OPTIONAL = ("the spec lets a server leave namespace properties out (u
                        "UnsupportedOperationResponse)")
 
 
-@semantic("NS-04", "updateProperties", uses=("loadNamespaceMetadata",), baseline=True,
-          rck=("CatalogTests.testSetNamespaceProperties", "CatalogTests.testUpdateNamespaceProperties",
-               "CatalogTests.testUpdateAndSetNamespaceProperties", "CatalogTests.testRemoveNamespaceProperties",
-               "CatalogTests.namespacePropertiesOnEmptyNamespace"))
+@semantic("NS-04", "updateProperties", uses=("loadNamespaceMetadata",), baseline=True)
 def check_update_properties(t: SemRun) -> Verdict:
     ns = t.namespace("props_update")
     first = t.send("POST", f"namespaces/{ns_path(ns)}/properties",
@@ -191,11 +185,7 @@ def check_update_properties(t: SemRun) -> Verdict:
     return t.ok("updates set, removals removed, the answer lists updated/removed/missing")
 
 
-@semantic("NS-05", "loadNamespaceMetadata", uses=("updateProperties", "dropNamespace", "listTables", "createTable"),
-          rck=("CatalogTests.testSetNamespacePropertiesNamespaceDoesNotExist",
-               "CatalogTests.testRemoveNamespacePropertiesNamespaceDoesNotExist",
-               "CatalogTests.testDropNonexistentNamespace", "CatalogTests.testListNonExistingNamespace",
-               "CatalogTests.tableCreationWithoutNamespace"))
+@semantic("NS-05", "loadNamespaceMetadata", uses=("updateProperties", "dropNamespace", "listTables", "createTable"))
 def check_missing_namespace(t: SemRun) -> list[Verdict] | Verdict:
     from ctk.catalog.bodies import create_table_body
 
@@ -232,8 +222,7 @@ def check_missing_namespace(t: SemRun) -> list[Verdict] | Verdict:
                 f"{' / '.join(seen)}" + ("" if head is None else ", HEAD 404"))
 
 
-@semantic("NS-06", "dropNamespace", uses=("loadNamespaceMetadata", "listNamespaces"), baseline=True,
-          rck=("CatalogTests.testDropNamespace", "CatalogTests.createAndDropEmptyNamespace"))
+@semantic("NS-06", "dropNamespace", uses=("loadNamespaceMetadata", "listNamespaces"), baseline=True)
 def check_drop_empty_namespace(t: SemRun) -> Verdict:
     ns = t.namespace("drop")
     ex = t.send("DELETE", f"namespaces/{ns_path(ns)}", label="dropNamespace")
@@ -254,9 +243,7 @@ def check_drop_empty_namespace(t: SemRun) -> Verdict:
     return t.ok("dropNamespace answered 204; the namespace is gone (load 404, not listed)")
 
 
-@semantic("NS-07", "dropNamespace", uses=("createTable", "loadTable", "loadNamespaceMetadata"),
-          rck=("CatalogTests.testDropNonEmptyNamespace", "CatalogTests.testDropNamespaceWithNestedNamespace",
-               "ViewCatalogTests.dropNonEmptyNamespace"))
+@semantic("NS-07", "dropNamespace", uses=("createTable", "loadTable", "loadNamespaceMetadata"))
 def check_drop_non_empty_namespace(t: SemRun) -> list[Verdict] | Verdict:
     from ctk.client.transport import table_path, view_path
 
@@ -315,9 +302,7 @@ def check_drop_non_empty_namespace(t: SemRun) -> list[Verdict] | Verdict:
                 "NamespaceNotEmptyException each time and dropped nothing")
 
 
-@semantic("NS-08", "listNamespaces", uses=("createNamespace",), needs=(Capability.NESTED_NAMESPACES,),
-          rck=("CatalogTests.testListNamespaces", "CatalogTests.testListNestedNamespaces",
-               "CatalogTests.listNamespacesWithEmptyNamespace"))
+@semantic("NS-08", "listNamespaces", uses=("createNamespace",), needs=(Capability.NESTED_NAMESPACES,))
 def check_list_namespaces(t: SemRun) -> Verdict:
     try:
         return _list_namespaces(t)
@@ -355,8 +340,7 @@ def _list_namespaces(t: SemRun) -> Verdict:
 
 
 @semantic("NS-09", "createNamespace", uses=("loadNamespaceMetadata", "dropNamespace", "listNamespaces"),
-          needs=(Capability.NAMES_WITH_DOT_OR_SLASH,),
-          rck=("CatalogTests.testNamespaceWithSlash", "CatalogTests.testNamespaceWithDot"))
+          needs=(Capability.NAMES_WITH_DOT_OR_SLASH,))
 def check_namespace_names_with_dot_or_slash(t: SemRun) -> Verdict:
     from urllib.parse import unquote
 

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from ctk.catalog.capabilities import Capability
 from ctk.catalog.cases import spec_operation
 from ctk.core.behaviours import Behaviour, check
-from ctk.core.rck import NOT_OBSERVABLE, qualified
+from ctk.core.rck import COVERS, NOT_OBSERVABLE, qualified
 from ctk.core.requirements import REQUIREMENTS
 from ctk.checks.semantics.trace import Assertion, trace_of
 
@@ -39,7 +39,6 @@ class SemanticCheck:
     operation: str                     # the operationId judged (the verdict's endpoint)
     uses: tuple[str, ...]              # further operationIds the check sends (gated by the advertised endpoints)
     needs: tuple[Capability, ...]      # capabilities without which the check is not applicable
-    rck: tuple[str, ...]               # "CatalogTests.testX" / "ViewCatalogTests.x" the check covers
     baseline: bool                     # the plain-operation baseline of `operation`
     fn: Callable[..., Any]
 
@@ -53,6 +52,11 @@ class SemanticCheck:
         return REQUIREMENTS[self.requirement].area
 
     @property
+    def rck(self) -> tuple[str, ...]:
+        """The compatibility-kit tests it covers, "CatalogTests.testX" / "ViewCatalogTests.x" (``ctk.core.rck.COVERS``)."""
+        return COVERS.get(self.name, ())
+
+    @property
     def asserts(self) -> tuple[Assertion, ...]:
         """What the check asserts, each with the sentence that states it (``trace.TRACE``; docs/assertion-trace.md)."""
         return trace_of(self.name)
@@ -63,10 +67,9 @@ _KNOWN_RCK = frozenset(qualified())
 
 
 def semantic(requirement: str, operation: str, *, uses: tuple[str, ...] = (), needs: tuple[Capability, ...] = (),
-             rck: tuple[str, ...] = (), baseline: bool = False,
-             name: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register ``fn(t)`` as a semantic check. Unknown requirements, operations, areas or RCK test names are
-    errors at import."""
+             baseline: bool = False, name: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn(t)`` as a semantic check. Unknown requirements, operations or areas are errors at import;
+    the compatibility-kit tests it covers are ``ctk.core.rck.COVERS[slug]`` (checked by ``rck_problems``)."""
 
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         where = f"semantic check {fn.__module__}.{fn.__qualname__}"
@@ -78,12 +81,9 @@ def semantic(requirement: str, operation: str, *, uses: tuple[str, ...] = (), ne
                              f"({', '.join(AREAS)})")
         for op in (operation, *uses):
             spec_operation(op)      # raises for an operationId the kit's OpenAPI document lacks
-        unknown = [t for t in rck if t not in _KNOWN_RCK]
-        if unknown:
-            raise ValueError(f"{where}: unknown compatibility-kit tests {unknown}")
         slug = name or fn.__name__.removeprefix("check_").replace("_", "-")
         entry = SemanticCheck(slug, requirement, AREAS[req.area], operation, tuple(uses), tuple(needs),
-                              tuple(rck), baseline, fn)
+                              baseline, fn)
         other = SEMANTIC_CHECKS.get(slug)
         if other is not None and (other.fn.__module__, other.fn.__qualname__) != (fn.__module__, fn.__qualname__):
             raise ValueError(f"{where}: the name {slug!r} is already taken by {other.fn.__module__}."
@@ -115,6 +115,15 @@ def rck_coverage() -> dict[str, list[SemanticCheck]]:
         for t in c.rck:
             out[t].append(c)
     return out
+
+
+def rck_problems() -> list[str]:
+    """What ``ctk.core.rck.COVERS`` names wrongly: a slug no semantic check has, a name that is not a
+    compatibility-kit test. Empty when every entry holds."""
+    problems = [f"COVERS[{slug!r}]: no semantic check of that name" for slug in COVERS if slug not in SEMANTIC_CHECKS]
+    problems += [f"COVERS[{slug!r}]: {t!r} is not a compatibility-kit test" for slug, tests in COVERS.items()
+                 for t in tests if t not in _KNOWN_RCK]
+    return problems
 
 
 def uncovered() -> list[str]:

@@ -118,8 +118,7 @@ def loads_after(t: SemRun, ex: Exchange, what: str, ns: tuple[str, ...], name: s
 
 
 # -- TBL-01 ------------------------------------------------------------------------------------------------------
-@semantic("TBL-01", "createTable", uses=("loadTable",), baseline=True,
-          rck=("CatalogTests.testBasicCreateTable",))
+@semantic("TBL-01", "createTable", uses=("loadTable",), baseline=True)
 def check_create_table(t: SemRun) -> Verdict:
     """The baseline of createTable: what its retry checks rest on (the answer, the table loading back with it),
     a handful of requests. Whether listTables lists it is LIST-01's: a broken listing does not hold back the
@@ -163,8 +162,7 @@ def check_create_table(t: SemRun) -> Verdict:
 
 
 # -- TBL-02 ------------------------------------------------------------------------------------------------------
-@semantic("TBL-02", "createTable", uses=("loadTable",),
-          rck=("CatalogTests.testBasicCreateTableThatAlreadyExists", "CatalogTests.tableCreationWithoutNamespace"))
+@semantic("TBL-02", "createTable", uses=("loadTable",))
 def check_create_existing_table(t: SemRun) -> Verdict:
     ns = t.namespace("texists")
     name, first = t.table(ns, properties={"ctk.mark": "first"})
@@ -284,9 +282,7 @@ def spec_and_order_problems(m: dict) -> list[str]:
     return problems
 
 
-@semantic("TBL-03", "createTable", uses=("loadTable",),
-          rck=("CatalogTests.testCompleteCreateTable", "CatalogTests.testLoadTable",
-               "CatalogTests.testDefaultTableProperties", "CatalogTests.testOverrideTableProperties"))
+@semantic("TBL-03", "createTable", uses=("loadTable",))
 def check_complete_create_table(t: SemRun) -> Verdict:
     """A create with spec, order, properties and a location, as ``buildTable(...).withLocation(...)
     .withPartitionSpec(...).withSortOrder(...).withProperties(...)`` sends it. The requested location is a
@@ -344,11 +340,7 @@ def _create_updates(m: dict) -> list[dict]:
     return [u for u in out if all(v is not None for v in u.values())]
 
 
-@semantic("TBL-03", "createTable", uses=("loadTable", "updateTable"),
-          rck=("CatalogTests.testDefaultTablePropertiesCreateTransaction",
-               "CatalogTests.testOverrideTablePropertiesCreateTransaction",
-               "CatalogTests.testDefaultTablePropertiesReplaceTransaction",
-               "CatalogTests.testOverrideTablePropertiesReplaceTransaction"))
+@semantic("TBL-03", "createTable", uses=("loadTable", "updateTable"))
 def check_transaction_properties(t: SemRun) -> Verdict:
     """Properties given to a create transaction (a staged createTable, then its commit with assert-create and the
     staged metadata as updates) and to a replace transaction (a commit with assert-table-uuid, a new schema and
@@ -400,8 +392,7 @@ def check_transaction_properties(t: SemRun) -> Verdict:
     return t.ok("the properties given to a create transaction and to a replace transaction are in the table")
 
 
-@semantic("TBL-03", "createTable", uses=("loadTable",), needs=(Capability.FORMAT_V3,),
-          rck=("CatalogTests.testCreateTableWithDefaultColumnValue",))
+@semantic("TBL-03", "createTable", uses=("loadTable",), needs=(Capability.FORMAT_V3,))
 def check_create_table_default_values(t: SemRun) -> Verdict:
     """A v3 schema's column defaults (initial-default 12, write-default 10) are kept at create."""
     ns = t.namespace("tdefaults")
@@ -424,9 +415,7 @@ def check_create_table_default_values(t: SemRun) -> Verdict:
 
 
 # -- TBL-04 ------------------------------------------------------------------------------------------------------
-@semantic("TBL-04", "loadTable", uses=("createTable",),
-          rck=("CatalogTests.testLoadMissingTable", "CatalogTests.testLoadTableWithNonExistingNamespace",
-               "CatalogTests.testLoadMetadataTable"))
+@semantic("TBL-04", "loadTable", uses=("createTable",))
 def check_load_missing_table(t: SemRun) -> Verdict:
     ns = t.namespace("tmissing")
     base, _ = t.table(ns)
@@ -456,8 +445,7 @@ def check_load_missing_table(t: SemRun) -> Verdict:
 
 
 # -- TBL-05 ------------------------------------------------------------------------------------------------------
-@semantic("TBL-05", "loadTable", uses=("createTable",), needs=(Capability.STORAGE,),
-          rck=("CatalogTests.testLoadTableWithMissingMetadataFile",))
+@semantic("TBL-05", "loadTable", uses=("createTable",), needs=(Capability.STORAGE,))
 def check_load_missing_metadata_file(t: SemRun) -> Verdict:
     """The table's current metadata file is deleted through the kit's own storage (the catalog's FileIO
     settings, behind the loopback guard), the table loaded, and the file written back."""
@@ -498,8 +486,7 @@ def check_load_missing_metadata_file(t: SemRun) -> Verdict:
 
 
 # -- TBL-06 ------------------------------------------------------------------------------------------------------
-@semantic("TBL-06", "renameTable", uses=("createTable", "loadTable"), baseline=True,
-          rck=("CatalogTests.testRenameTable",))
+@semantic("TBL-06", "renameTable", uses=("createTable", "loadTable"), baseline=True)
 def check_rename_table(t: SemRun) -> Verdict:
     ns, src, loaded, dst, ex = renamed_table(t, "trename")
     if not acknowledged(ex):
@@ -519,8 +506,7 @@ def check_rename_table(t: SemRun) -> Verdict:
     return t.ok("renameTable answered 204; the source is gone and the destination loads the same table-uuid")
 
 
-@semantic("TBL-06", "renameTable", uses=("createTable", "loadTable", "dropTable"),
-          rck=("CatalogTests.dropAfterRenameDoesntCorruptTable",))
+@semantic("TBL-06", "renameTable", uses=("createTable", "loadTable", "dropTable"))
 def check_drop_after_rename(t: SemRun) -> Verdict:
     """Table a renamed to b, a new table created as a, then b dropped with purge: a still loads, and (where the
     kit reaches the storage) its metadata file is still there."""
@@ -557,9 +543,7 @@ def check_drop_after_rename(t: SemRun) -> Verdict:
 
 
 # -- TBL-07 ------------------------------------------------------------------------------------------------------
-@semantic("TBL-07", "renameTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testRenameTableMissingSourceTable", "CatalogTests.renameTableNamespaceMissing",
-               "CatalogTests.testRenameTableDestinationTableAlreadyExists"))
+@semantic("TBL-07", "renameTable", uses=("createTable", "loadTable"))
 def check_rename_refused(t: SemRun) -> Verdict:
     ns = t.namespace("trenamebad")
     a, la = t.table(ns)
@@ -607,8 +591,7 @@ def _gone(t: SemRun, ns: tuple[str, ...], name: str, ex: Exchange, what: str) ->
     return None
 
 
-@semantic("TBL-08", "dropTable", uses=("createTable", "loadTable", "listTables"), baseline=True,
-          rck=("CatalogTests.testDropTable", "CatalogTests.testDropTableWithoutPurge"))
+@semantic("TBL-08", "dropTable", uses=("createTable", "loadTable", "listTables"), baseline=True)
 def check_drop_table(t: SemRun) -> Verdict:
     ns = t.namespace("tdrop")
     name, _ = t.table(ns)
@@ -622,8 +605,7 @@ def check_drop_table(t: SemRun) -> Verdict:
     return t.ok("dropTable answered 204; the table is gone (load 404, not listed)")
 
 
-@semantic("TBL-08", "dropTable", uses=("createTable", "loadTable", "listTables"),
-          rck=("CatalogTests.testDropTableWithPurge", "CatalogTests.testDropMissingTable"))
+@semantic("TBL-08", "dropTable", uses=("createTable", "loadTable", "listTables"))
 def check_drop_purge_and_missing(t: SemRun) -> Verdict:
     ns = t.namespace("tpurge")
     name, _ = t.table(ns)
@@ -642,8 +624,7 @@ def check_drop_purge_and_missing(t: SemRun) -> Verdict:
 
 
 # -- TBL-09 ------------------------------------------------------------------------------------------------------
-@semantic("TBL-09", "registerTable", uses=("createTable", "loadTable", "dropTable"), baseline=True,
-          rck=("CatalogTests.testRegisterTable",))
+@semantic("TBL-09", "registerTable", uses=("createTable", "loadTable", "dropTable"), baseline=True)
 def check_register_table(t: SemRun) -> Verdict:
     """As the compatibility kit does: create, drop without purge, register the metadata file under the same
     name. The kit keeps a copy of the file through its own storage and writes it back after the drop, for
@@ -694,8 +675,7 @@ def check_register_table(t: SemRun) -> Verdict:
                 + (f" (the kit wrote back {len(kept.restored)} deleted metadata file)" if kept.restored else ""))
 
 
-@semantic("TBL-09", "registerTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testRegisterExistingTable",))
+@semantic("TBL-09", "registerTable", uses=("createTable", "loadTable"))
 def check_register_refused(t: SemRun) -> Verdict:
     ns = t.namespace("tregbad")
     name, original = t.table(ns)
@@ -737,8 +717,7 @@ def check_register_refused(t: SemRun) -> Verdict:
 
 # -- TBL-10 ------------------------------------------------------------------------------------------------------
 @semantic("TBL-10", "createTable", uses=("loadTable", "listTables", "dropTable"),
-          needs=(Capability.NAMES_WITH_DOT_OR_SLASH,),
-          rck=("CatalogTests.testTableNameWithSlash", "CatalogTests.testTableNameWithDot"))
+          needs=(Capability.NAMES_WITH_DOT_OR_SLASH,))
 def check_table_names_with_dot_or_slash(t: SemRun) -> Verdict:
     ns = t.namespace("tnames")
     problems = []
@@ -763,8 +742,7 @@ def check_table_names_with_dot_or_slash(t: SemRun) -> Verdict:
 
 
 # -- TBL-11 ------------------------------------------------------------------------------------------------------
-@semantic("TBL-11", "createTable", uses=("renameTable", "loadTable"),
-          rck=("CatalogTests.createTableInUniqueLocation",))
+@semantic("TBL-11", "createTable", uses=("renameTable", "loadTable"))
 def check_unique_location(t: SemRun) -> Verdict:
     ns, first, _, moved, ex = renamed_table(t, "tunique")
     if not acknowledged(ex):

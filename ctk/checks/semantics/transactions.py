@@ -79,13 +79,7 @@ def missing_properties(m: dict, wanted: dict[str, str]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------ TXN-01
 
-@semantic("TXN-01", "createTable", uses=("updateTable", "loadTable"),
-          rck=("CatalogTests.testCreateTransaction", "CatalogTests.testCompleteCreateTransaction",
-               "CatalogTests.testCompleteCreateTransactionMultipleSchemas", "CatalogTests.testCompleteCreateTransactionV2",
-               "CatalogTests.testCreateOrReplaceTransactionCreate",
-               "CatalogTests.testCompleteCreateOrReplaceTransactionCreate",
-               "CatalogTests.testDefaultTablePropertiesCreateTransaction",
-               "CatalogTests.testOverrideTablePropertiesCreateTransaction"))
+@semantic("TXN-01", "createTable", uses=("updateTable", "loadTable"))
 def check_create_transaction(t: SemRun) -> Verdict:
     ns = t.namespace("txn_create")
     name = t.unique("t")
@@ -128,8 +122,7 @@ def check_create_transaction(t: SemRun) -> Verdict:
                 "uuid, both schemas (the second current), the spec and every property")
 
 
-@semantic("TXN-01", "createTable", uses=("updateTable", "loadTable"),
-          rck=("CatalogTests.createTableTransaction", "CatalogTests.replaceTableTransaction"))
+@semantic("TXN-01", "createTable", uses=("updateTable", "loadTable"))
 def check_create_transaction_format_versions(t: SemRun) -> Verdict:
     ns = t.namespace("txn_versions")
     versions = [1, 2]
@@ -166,9 +159,7 @@ def check_create_transaction_format_versions(t: SemRun) -> Verdict:
 
 # ------------------------------------------------------------------------------------------------ TXN-02
 
-@semantic("TXN-02", "createTable", uses=("updateTable", "loadTable"),
-          rck=("CatalogTests.testConcurrentCreateTransaction",
-               "CatalogTests.testCreateOrReplaceTransactionConcurrentCreate"))
+@semantic("TXN-02", "createTable", uses=("updateTable", "loadTable"))
 def check_concurrent_create_transaction(t: SemRun) -> Verdict:
     ns = t.namespace("txn_race")
     name = t.unique("t")
@@ -277,12 +268,7 @@ def replaced_problems(m: dict, uuid: Any, props: dict[str, str]) -> list[str]:
     return problems
 
 
-@semantic("TXN-03", "updateTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testReplaceTransaction", "CatalogTests.testCompleteReplaceTransaction",
-               "CatalogTests.testCreateOrReplaceReplaceTransactionReplace",
-               "CatalogTests.testCompleteCreateOrReplaceTransactionReplace",
-               "CatalogTests.testDefaultTablePropertiesReplaceTransaction",
-               "CatalogTests.testOverrideTablePropertiesReplaceTransaction"))
+@semantic("TXN-03", "updateTable", uses=("createTable", "loadTable"))
 def check_replace_transaction(t: SemRun) -> Verdict:
     ns = t.namespace("txn_replace")
     name, base = t.table(ns, properties={"ctk.before": "kept"})
@@ -302,8 +288,7 @@ def check_replace_transaction(t: SemRun) -> Verdict:
                 "(defaults, given, overrides) are current")
 
 
-@semantic("TXN-03", "updateTable", uses=("createTable", "loadTable"), needs=(Capability.STORAGE,),
-          rck=("CatalogTests.testReplaceTableKeepsSnapshotLog",))
+@semantic("TXN-03", "updateTable", uses=("createTable", "loadTable"), needs=(Capability.STORAGE,))
 def check_replace_keeps_snapshot_log(t: SemRun) -> Verdict:
     ns = t.namespace("txn_replace_log")
     name, empty = t.table(ns)
@@ -336,8 +321,7 @@ def check_replace_keeps_snapshot_log(t: SemRun) -> Verdict:
 
 # ------------------------------------------------------------------------------------------------ TXN-04
 
-@semantic("TXN-04", "updateTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testReplaceTransactionRequiresTableExists",))
+@semantic("TXN-04", "updateTable", uses=("createTable", "loadTable"))
 def check_replace_missing_table(t: SemRun) -> Verdict:
     ns = t.namespace("txn_replace_missing")
     name = t.unique("missing")
@@ -357,15 +341,7 @@ def check_replace_missing_table(t: SemRun) -> Verdict:
     return t.ok("loading and replacing a missing table answered 404 NoSuchTableException; nothing was created")
 
 
-@semantic("TXN-04", "updateTable", uses=("createTable", "loadTable"),
-          rck=("CatalogTests.testConcurrentReplaceTransactions", "CatalogTests.testConcurrentReplaceTransactionSchema",
-               "CatalogTests.testConcurrentReplaceTransactionSchema2",
-               "CatalogTests.testConcurrentReplaceTransactionSchemaConflict",
-               "CatalogTests.testConcurrentReplaceTransactionPartitionSpec",
-               "CatalogTests.testConcurrentReplaceTransactionPartitionSpec2",
-               "CatalogTests.testConcurrentReplaceTransactionPartitionSpecConflict",
-               "CatalogTests.testConcurrentReplaceTransactionSortOrder",
-               "CatalogTests.testConcurrentReplaceTransactionSortOrderConflict"))
+@semantic("TXN-04", "updateTable", uses=("createTable", "loadTable"))
 def check_concurrent_replaces(t: SemRun) -> Verdict:
     ns = t.namespace("txn_replaces")
     name, base = t.table(ns)

@@ -42,8 +42,18 @@ def test_the_registry_refuses_unknown_names():
         semantic("NOPE-9", "createNamespace")(lambda t: None)
     with pytest.raises(ValueError, match="not a catalog-semantics area"):
         semantic("REPLAY-01", "createNamespace")(lambda t: None)
-    with pytest.raises(ValueError, match="unknown compatibility-kit tests"):
-        semantic("NS-01", "createNamespace", rck=("CatalogTests.testNothing",))(lambda t: None)
+
+
+def test_the_rck_map_names_only_checks_and_tests_that_exist(monkeypatch):
+    from ctk.checks.semantics import registry
+    from ctk.core import rck
+
+    assert registry.rck_problems() == []
+    monkeypatch.setattr(registry, "COVERS", {**rck.COVERS, "no-such-check": ("CatalogTests.testLoadTable",),
+                                             "create-table": ("CatalogTests.testNothing",)})
+    assert registry.rck_problems() == ["COVERS['no-such-check']: no semantic check of that name",
+                                       "COVERS['create-table']: 'CatalogTests.testNothing' is not a compatibility-kit "
+                                       "test"]
 
 
 def test_every_namespace_check_passes_on_the_reference(ctx):
@@ -54,7 +64,7 @@ def test_every_namespace_check_passes_on_the_reference(ctx):
 
 
 def _fake(fn, operation="createNamespace", baseline=True) -> SemanticCheck:
-    return SemanticCheck("fake", "NS-01", Behaviour.CATALOG_NAMESPACES, operation, (), (), (), baseline, fn)
+    return SemanticCheck("fake", "NS-01", Behaviour.CATALOG_NAMESPACES, operation, (), (), baseline, fn)
 
 
 def test_a_setup_step_acknowledged_without_its_effect_makes_the_check_inconclusive(ctx):
