@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
 
@@ -51,6 +52,7 @@ class AdvertisedLifetime(Protocol):
     lifetime: timedelta | None
 
 
+@dataclass(eq=False)
 class RetryingClient:
     """Retrying mutations over a `CatalogClient`, gated by a `Discovery` (see module docstring).
 
@@ -58,31 +60,28 @@ class RetryingClient:
     After each ``mutate()``: ``last_attempts`` (the exchanges), ``last_key``, ``last_op_id``.
     """
 
-    def __init__(self, client: CatalogClient, discovery: AdvertisedLifetime | None, max_attempts: int = 5,
-                 base_delay: float = 0.05, max_delay: float = 1.0, max_retry_after: float = 5.0, use_keys: bool = True,
-                 history: Recorder | None = None, process: Any = None, header_name: str = "Idempotency-Key",
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
-                 rng: random.Random | None = None) -> None:
-        if max_attempts < 1:
+    client: CatalogClient
+    discovery: AdvertisedLifetime | None
+    max_attempts: int = 5
+    base_delay: float = 0.05
+    max_delay: float = 1.0
+    max_retry_after: float = 5.0
+    use_keys: bool = True
+    # A recorder of the attempts (ctk.history.recorder.History, passed by whoever judges them); by default they
+    # are not recorded.
+    history: Recorder = field(default_factory=Unrecorded)
+    process: Any = None
+    header_name: str = "Idempotency-Key"
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    rng: random.Random = field(default_factory=random.Random)
+    last_attempts: list[Exchange] = field(default_factory=list, init=False)
+    last_key: str | None = field(default=None, init=False)
+    last_op_id: int | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
-        self.client = client
-        self.discovery = discovery
-        self.max_attempts = max_attempts
-        self.base_delay = base_delay
-        self.max_delay = max_delay
-        self.max_retry_after = max_retry_after
-        self.use_keys = use_keys
-        # A recorder of the attempts (ctk.history.recorder.History, passed by whoever judges them); by
-        # default they are not recorded.
-        self.history: Recorder = history if history is not None else Unrecorded()
-        self.process = process
-        self.header_name = header_name
-        self.clock = clock
-        self.sleep = sleep
-        self.rng = rng or random.Random()
-        self.last_attempts: list[Exchange] = []
-        self.last_key: str | None = None
-        self.last_op_id: int | None = None
 
     @property
     def lifetime(self) -> timedelta | None:
