@@ -515,5 +515,11 @@ def probe_nesting(client: Any, parent: Namespace, name: str = NEST_PROBE, proper
         note = f"creating {shown} answered {ex.status}, but loading it answered {got.error or got.status}"
         if others:
             note += "; the catalog lists it as " + ", ".join(_shown(n) for n in others)
-    leftovers = [f"leftover: {p}; remove it by hand or with ctk cleanup" for p in problems]
-    return NestingProbe(probe, ex.status, got.status, nested, note, others, leftovers, [ex, got])
+    return NestingProbe(probe, ex.status, got.status, nested, note, others,
+                        leftover_lines(problems, "the nested-namespace probe"), [ex, got])
+
+
+def leftover_lines(problems: list[str], who: str = "") -> list[str]:
+    """What the kit made and could not remove, one line each as the run's cleanup problems say it."""
+    made = f" (made by {who})" if who else ""
+    return [f"leftover: {p}{made}; remove it by hand or with ctk cleanup" for p in problems]

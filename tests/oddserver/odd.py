@@ -426,6 +426,16 @@ class ignore_namespace_drops(Rule):
         return None
 
 
+class ignore_table_drops(Rule):
+    """dropTable answers 204 and drops nothing."""
+
+    def before(self, req: Req) -> Answer | None:
+        if req.method == "DELETE" and re.search(r"/namespaces/[^/]+/tables/[^/]+$", req.path):
+            self.hit()
+            return Answer(204, [], b"")
+        return None
+
+
 class validate_requests(Rule):
     """Answers nothing itself: every request body is held to the request schemas of ``validator``
     (`ctk.openapi.RequestValidator`); ``invalid`` lists each body that fails as (method, path, problems, what its

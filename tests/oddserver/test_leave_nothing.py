@@ -57,6 +57,25 @@ def test_what_a_200_did_not_remove_is_a_leftover(make_odd):
     probe = nsmod.probe_nesting(ctx.client, tuple(ctx.namespace), "r1")
     assert len(probe.leftovers) == 1 and "ctk_nesting_probe" in probe.leftovers[0], probe.leftovers
     assert "leftover: namespace" in probe.leftovers[0]
+    assert probe.leftovers[0].endswith("(made by the nested-namespace probe); remove it by hand or with ctk cleanup")
+
+
+def test_every_probe_says_what_it_left_in_one_form(make_odd):
+    """The names probe's tables and the nesting probe's namespace, when a drop answered 204 removes nothing, are
+    noted on the run's placement in the same words: what, made by which probe, how to remove it."""
+    from odd import ignore_table_drops
+
+    from ctk.checks.semantics.probes import names_with_dot_or_slash, nested_namespaces
+
+    ctx, _ = make_odd([ignore_namespace_drops(r"child$"), ignore_table_drops()])
+    from ctk.client.placement import Placement
+
+    ctx.client.placement = Placement(tuple(ctx.namespace))       # no session probe: the check probes itself
+    assert nested_namespaces(ctx).supported is True and names_with_dot_or_slash(ctx).supported is True
+    left = ctx.client.placement.left
+    assert any("child" in x and "(made by the nested-namespace probe)" in x for x in left), left
+    assert any("ctk.dot" in x and "(made by the names probe)" in x for x in left), left
+    assert all(x.startswith("leftover: ") and x.endswith("; remove it by hand or with ctk cleanup") for x in left), left
 
 
 def test_a_nested_namespace_loaded_under_one_joined_level_is_not_nesting(make_odd):

@@ -11,7 +11,7 @@ from typing import Callable
 
 from ctk.catalog.bodies import create_table_body
 from ctk.catalog.capabilities import Capability, Known
-from ctk.catalog.facade import drop_as_named, drop_named, probe_nesting
+from ctk.catalog.facade import drop_as_named, drop_named, leftover_lines, probe_nesting
 from ctk.client.transport import ns_path, table_path
 from ctk.checks.common import describe
 from ctk.checks.context import CheckContext
@@ -38,10 +38,15 @@ def _leave_nothing(ctx: CheckContext, who: str, tables: tuple[tuple[str, ...], l
                 if (p := drop_named(ctx.client, "table", where, name, label=f"probe: {who}")) is not None]
     if namespace is not None:
         problems += drop_as_named(ctx.client, namespace)[1]
+    _say_left(ctx, leftover_lines(problems, who))
+
+
+def _say_left(ctx: CheckContext, leftovers: list[str]) -> None:
+    """Note what a probe left on the run's placement (the run's cleanup problems say it at the end)."""
     placement = getattr(ctx.client, "placement", None)
-    for p in problems:
-        if placement is not None:
-            placement.leave(f"leftover: {p} (made by {who}); remove it by hand")
+    if placement is not None:
+        for left in leftovers:
+            placement.leave(left)
 
 
 def _plain_create_broken(ctx: CheckContext, ns: tuple[str, ...], made: list[str]) -> str | None:
@@ -76,10 +81,7 @@ def nested_namespaces(ctx: CheckContext) -> Known:
     if ns is None:
         return Known(None, "probe", why)
     probe = probe_nesting(ctx.client, ns, "child")        # the session's probe, one level below the probe namespace
-    placement = getattr(ctx.client, "placement", None)
-    for left in probe.leftovers:
-        if placement is not None:
-            placement.leave(f"{left} (made by the nested-namespace probe)")
+    _say_left(ctx, probe.leftovers)
     refused = probe.created not in (200, 201, 204, 409)
     if refused or probe.loaded is None or probe.loaded >= 500:
         # a 4xx refusal is the answer (no nesting); a 5xx or no answer, on the create or the load, tells nothing
