@@ -150,15 +150,16 @@ def check_update_properties(t: SemRun) -> Verdict:
     ns = t.namespace("props_update")
     first = t.send("POST", f"namespaces/{ns_path(ns)}/properties",
                    {"removals": [], "updates": {"a": "1", "b": "2"}}, label="updateProperties (set)")
-    ex = t.send("POST", f"namespaces/{ns_path(ns)}/properties",
-                {"removals": ["b", "ctk_never_set"], "updates": {"a": "10", "c": "3"}},
-                label="updateProperties (update, add, remove)")
     if first.status == 406:
         # the spec's own answer of a server without namespace properties: not a refused valid request
         raise NotApplicable(f"updateProperties answered {describe(first)}: {PROPERTIES_OPTIONAL}")
-    if first.status != 200 or ex.status != 200:
-        bad = first if first.status != 200 else ex
-        return t.not_acknowledged(bad, "updateProperties")
+    if first.status != 200:
+        return t.not_acknowledged(first, "updateProperties")
+    ex = t.send("POST", f"namespaces/{ns_path(ns)}/properties",
+                {"removals": ["b", "ctk_never_set"], "updates": {"a": "10", "c": "3"}},
+                label="updateProperties (update, add, remove)")
+    if ex.status != 200:
+        return t.not_acknowledged(ex, "updateProperties")
     got = _load(t, ns)
     props = ((got.json() or {}).get("properties") or {}) if got.status == 200 else None
     if props is None:
