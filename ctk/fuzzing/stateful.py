@@ -32,8 +32,9 @@ On a target that advertises no Idempotency-Key support the model runs in its pla
 reuse or fault is sent; SEM-01/02 are decided, GEN-02 (retries with keys) is unsupported. Only operations the
 target offers are used: one missing from an advertised /v1/config ``endpoints`` list is skipped, and one
 answered as not routed (`ctk.checks.common.not_routed`: 404/405 without an error model, 501,
-NoSuchOperation-like) is dropped from the machine - "not offered", named in the verdicts, never a SEM-01
-deviation. The model's namespaces live under the run namespace (the placement's), so a catalog that allows
+NoSuchOperation-like) is dropped from the machine, never a SEM-01 deviation, and named in the verdicts as what
+it is: "advertised but not served (DISC-05)" where the catalog claims it (`claimed_by`: its endpoints list, or
+the spec's default set without one; the run's DISC-05 verdict is the finding), "not offered" where it does not. The model's namespaces live under the run namespace (the placement's), so a catalog that allows
 tables only below certain top-level namespaces (run with --ctk-parent-namespace) works.
 
 How much is tried is counted (``examples`` sequences of up to ``steps`` rules, ``shrinks`` sequences for
@@ -58,7 +59,7 @@ from ctk.catalog import (Catalog, PrerequisiteError, create_table_body, create_v
 from ctk.catalog.state import current
 from ctk.core.exchange import Exchange, render_exchanges
 from ctk.client.keys import new_key
-from ctk.checks.common import baseline_blocked, not_routed
+from ctk.checks.common import ADVERTISED_UNSERVED, DISC_UNSERVED, baseline_blocked, claimed_by, not_routed
 from ctk.checks.context import CheckContext
 from ctk.fuzzing.backstop import Progress
 from ctk.openapi import forbidden
@@ -397,9 +398,9 @@ def build_machine(shared: _Shared) -> type:
             ex = self._send(m, m.body, m.text)
             why = not_routed(ex)
             if why is not None:
-                # the target does not serve the operation at all: not offered (dropped from the machine), not a
-                # status the model can judge; the model is unchanged (nothing was executed)
-                shared.offered.setdefault(m.op, f"answered as not routed: {why}")
+                # the target does not serve the operation at all: dropped from the machine, not a status the model
+                # can judge; the model is unchanged (nothing was executed)
+                shared.offered.setdefault(m.op, _unserved_why(shared.ctx, m.op, why))
                 return
             self.lines.append(f"{m.index}. {m.text} -> expect {'/'.join(map(str, m.expect))}")
             self._scen_request(m, m.body, f"#{m.index} {m.text}", list(m.expect))
@@ -711,7 +712,7 @@ def build_machine(shared: _Shared) -> type:
                 pass
             why = not_routed(first)
             if why is not None:
-                shared.offered.setdefault(m.op, f"answered as not routed: {why}")
+                shared.offered.setdefault(m.op, _unserved_why(shared.ctx, m.op, why))
                 self.history.remove(m)
                 self.touched = self.touched[:len(self.touched) - len(m.touched)]
                 self.lines[-1] += f", answered as not routed ({why}): {m.op} dropped from the model"
@@ -1093,9 +1094,12 @@ def _semantics(opts: StatefulOptions, details: dict, total: dict, found: dict, e
     if details.get("keyless"):
         notes.append("plain mode: the target advertises no Idempotency-Key support, so no key, retry, key reuse "
                      "or fault was sent")
-    if details.get("not_offered"):
-        notes.append("not offered, dropped from the model: " + "; ".join(
-            f"{op} ({why})" for op, why in sorted(details["not_offered"].items())))
+    dropped = sorted((details.get("not_offered") or {}).items())
+    for claimed, heading in ((True, f"{ADVERTISED_UNSERVED} ({DISC_UNSERVED}), dropped from the model"),
+                             (False, "not offered, dropped from the model")):
+        named = [f"{op} ({why})" for op, why in dropped if (DISC_UNSERVED in why) is claimed]
+        if named:
+            notes.append(f"{heading}: " + "; ".join(named))
     if details.get("operations"):
         notes.insert(0, "judged: " + ", ".join(
             f"{op} " + "/".join(f"{n}x{st}" for st, n in per.items()) for op, per in details["operations"].items()))
@@ -1127,3 +1131,12 @@ def _semantics(opts: StatefulOptions, details: dict, total: dict, found: dict, e
 
 
 __all__ = ["StatefulOptions", "run_stateful_check", "scenario_yaml", "Model"]
+
+
+def _unserved_why(ctx: CheckContext, op: str, why: str) -> str:
+    """Why ``op`` leaves the machine, answered as not routed: an operation the catalog claims (`claimed_by`) is a
+    DISC-05 finding ("advertised but not served", named by the run's DISC-05 verdict), one it does not claim is
+    not offered."""
+    claimed = claimed_by(ctx.discovery, *OPERATIONS[op])
+    seen = f"answered as not routed: {why}"
+    return f"{seen}; the catalog claims it in {claimed} ({DISC_UNSERVED})" if claimed else seen

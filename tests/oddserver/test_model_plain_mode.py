@@ -8,6 +8,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 import httpx
+import pytest
 from odd import Answer, Req, Rule
 from test_model_semantics import OPTS, by_req, create_table_in_missing_namespace
 
@@ -43,9 +44,15 @@ def test_create_table_in_missing_namespace_is_a_sem01_deviation_without_key_supp
     assert not any(k.lower() == "idempotency-key" for e in ctx.client.exchanges for k in e.request_headers)
 
 
-def test_an_operation_answered_not_routed_is_dropped_not_blamed(make_odd):
+@pytest.mark.parametrize("listed", [True, False], ids=["views-listed", "no-endpoints-list"])
+def test_an_operation_answered_not_routed_is_dropped_not_blamed(make_odd, listed):
+    """Dropped from the machine either way; named as what it is: listed in /v1/config's endpoints (the reference's
+    list names the view endpoints), "advertised but not served (DISC-05)"; with no list the spec's default set,
+    which has no view endpoint, applies, so the views are not offered (as lakana's)."""
+    from odd import unlisted
+
     rule = views_not_routed()
-    ctx, _ = make_odd([rule], **NO_KEYS)
+    ctx, _ = make_odd([rule] if listed else [rule, unlisted()], **NO_KEYS)
     vs = by_req(run_stateful_check(ctx, options=StatefulOptions(**OPTS)))
     assert rule.hits >= 1
     sem1, sem2 = vs["SEM-01"], vs["SEM-02"]
@@ -53,7 +60,12 @@ def test_an_operation_answered_not_routed_is_dropped_not_blamed(make_odd):
     dropped = sem1.details["not_offered"]
     assert dropped and set(dropped) <= {"createView", "dropView", "renameView", "replaceView"}, dropped
     assert all("not routed" in why for why in dropped.values()), dropped
-    assert "not offered, dropped from the model" in sem1.message and "createView" in sem1.message
+    claimed = "the catalog claims it in its /v1/config endpoints list (DISC-05)"
+    assert all((claimed in why) is listed for why in dropped.values()), dropped
+    heading = ("advertised but not served (DISC-05), dropped from the model" if listed
+               else "not offered, dropped from the model")
+    assert heading in sem1.message and "createView" in sem1.message, sem1.message
+    assert ("not offered" in sem1.message) is not listed, sem1.message
     assert sem1.details["evidence"] > 0 and sem2.details["evidence"] > 0
     assert vs["GEN-02"].status is Status.UNSUPPORTED
 
