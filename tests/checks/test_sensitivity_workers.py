@@ -143,9 +143,12 @@ def test_conformant_target_gets_the_same_verdicts_with_and_without_workers(tmp_p
 UNDECIDED = ("inconclusive", "unsupported")
 # The CI lane runs every allowed variant through the whole kit in three catalogs, each taking several allowed paths
 # at once as real catalogs do (`ctk serve --variant a+b`; one path per choice, so the three in-flight answers need
-# three): 3 whole runs instead of 11. A combination still shows each part's false verdict, and its design verdicts
-# are the union of its parts'; CTK_SENSITIVITY_WORKERS=all runs each variant alone as well. separator-dot also runs
-# alone without the control API (test_separator_plain_run.py).
+# three): 3 whole runs instead of 11. Its design verdicts are the union of its parts'. A false verdict one part
+# causes shows in the combination unless another part takes that check down another path; the parts are grouped
+# so that none changes what another's checks see (the in-flight answer, payload binding, key scope, replays,
+# lifetime, key format, separator and drops are separate hooks), each variant alone is held in process
+# (test_sensitivity.py) and CTK_SENSITIVITY_WORKERS=all runs each alone through the user path as well.
+# separator-dot also runs alone without the control API (test_separator_plain_run.py).
 COMBINED = ("inflight-wait+payload-unchecked+lifetime-grace+separator-dot",
             "inflight-409-plain+payload-400+any-uuid+drop-deletes-metadata",
             "inflight-503+keys-global+replies-rebuilt")
