@@ -34,8 +34,9 @@ target offers are used: one missing from an advertised /v1/config ``endpoints`` 
 answered as not routed (`ctk.checks.common.not_routed`: 404/405 without an error model, 501,
 NoSuchOperation-like) is dropped from the machine, never a SEM-01 deviation, and named in the verdicts as what
 it is: "advertised but not served (DISC-05)" where the catalog claims it (`claimed_by`: its endpoints list, or
-the spec's default set without one; the run's DISC-05 verdict is the finding), "not offered" where it does not. The model's namespaces live under the run namespace (the placement's), so a catalog that allows
-tables only below certain top-level namespaces (run with --ctk-parent-namespace) works.
+the spec's default set without one; the run's DISC-05 verdict is the finding), "not offered" where it does not.
+The model's namespaces live under the run namespace (the placement's), so a catalog that allows tables only below
+certain top-level namespaces (run with --ctk-parent-namespace) works.
 
 How much is tried is counted (``examples`` sequences of up to ``steps`` rules, ``shrinks`` sequences for
 shrinking), never timed, so that a busy machine gives the verdicts of a quiet one; ``backstop_s``
@@ -228,6 +229,7 @@ class _Shared:
     keyless: bool = False         # send no Idempotency-Key (a target that does not advertise key support)
     flat: bool = False            # the target does not nest namespaces: the model's are siblings of the run's
     offered: dict = field(default_factory=dict)   # operation -> why it is not offered (not advertised / not routed)
+    unserved: set = field(default_factory=set)    # of those, the ones the catalog claims (a DISC-05 finding)
     ops: dict = field(default_factory=dict)       # operation -> {status: count} of the plain mutations judged
     failure: _Failure | None = None
     shrink_runs: int = 0
@@ -239,6 +241,19 @@ class _Shared:
     ns_props_dropped: int = 0     # namespaces whose create properties were not stored (adopted)
     replays: int = 0              # retries and key reuses sent (GEN-02 evidence)
     late: int = 0                 # retries skipped: their key was older than half its lifetime
+
+
+def _drop_unserved(shared: _Shared, op: str, why: str) -> None:
+    """Drop ``op``, answered as not routed, from the machine: one the catalog claims (`claimed_by`) is a DISC-05
+    finding ("advertised but not served", named by the run's DISC-05 verdict), one it does not claim is not
+    offered."""
+    if op in shared.offered:
+        return
+    claimed = claimed_by(shared.ctx.discovery, *OPERATIONS[op])
+    shared.offered[op] = f"answered as not routed: {why}" + (
+        f"; the catalog claims it in {claimed} ({DISC_UNSERVED})" if claimed else "")
+    if claimed:
+        shared.unserved.add(op)
 
 
 def build_machine(shared: _Shared) -> type:
@@ -400,7 +415,7 @@ def build_machine(shared: _Shared) -> type:
             if why is not None:
                 # the target does not serve the operation at all: dropped from the machine, not a status the model
                 # can judge; the model is unchanged (nothing was executed)
-                shared.offered.setdefault(m.op, _unserved_why(shared.ctx, m.op, why))
+                _drop_unserved(shared, m.op, why)
                 return
             self.lines.append(f"{m.index}. {m.text} -> expect {'/'.join(map(str, m.expect))}")
             self._scen_request(m, m.body, f"#{m.index} {m.text}", list(m.expect))
@@ -712,7 +727,7 @@ def build_machine(shared: _Shared) -> type:
                 pass
             why = not_routed(first)
             if why is not None:
-                shared.offered.setdefault(m.op, _unserved_why(shared.ctx, m.op, why))
+                _drop_unserved(shared, m.op, why)
                 self.history.remove(m)
                 self.touched = self.touched[:len(self.touched) - len(m.touched)]
                 self.lines[-1] += f", answered as not routed ({why}): {m.op} dropped from the model"
@@ -869,6 +884,7 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
     flat = placement is not None and placement.nested is False   # the model's namespaces go beside the run's
     lifetime = getattr(ctx.discovery, "lifetime", None)
     offered: dict[str, str] = {}            # operations not offered (dropped from the machine), and why
+    unserved: set[str] = set()              # of those, the ones the catalog claims (`_drop_unserved`)
     disc = ctx.discovery
     if disc is not None and getattr(disc, "endpoints", None) is not None:
         for op, (method, template) in OPERATIONS.items():
@@ -894,7 +910,7 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
         shared = _Shared(ctx, opts, progress, lifetime.total_seconds() if lifetime is not None else None,
                          can_lose=can_lose and not plain_only, can_fail_before=can_fail_before and not plain_only,
                          counters=counters, avoid=set(avoid), plain_only=plain_only, keyless=keyless,
-                         offered=offered, flat=flat)
+                         offered=offered, unserved=unserved, flat=flat)
         error = _run_machine(shared)
         runs.append((shared, error))
         f = shared.failure
@@ -924,6 +940,7 @@ def run_stateful_check(ctx: CheckContext, examples: int = 10, steps: int = 12, s
                "replays": total["replays"], "retries_skipped_late": total["late"],
                "rounds": len(runs), "steered_around": [_steered(a) for a in sorted(avoid)],
                "backstop_hit": backstop_hit, "keyless": keyless, "not_offered": dict(offered),
+               "advertised_unserved": sorted(unserved),
                "operations": _merge_ops(sh.ops for sh, _ in runs)}
     if keyless:
         out = [Verdict.unsupported("GEN-02", keyless_reason, details=details, **kw)]
@@ -1097,7 +1114,7 @@ def _semantics(opts: StatefulOptions, details: dict, total: dict, found: dict, e
     dropped = sorted((details.get("not_offered") or {}).items())
     for claimed, heading in ((True, f"{ADVERTISED_UNSERVED} ({DISC_UNSERVED}), dropped from the model"),
                              (False, "not offered, dropped from the model")):
-        named = [f"{op} ({why})" for op, why in dropped if (DISC_UNSERVED in why) is claimed]
+        named = [f"{op} ({why})" for op, why in dropped if (op in details.get("advertised_unserved", ())) is claimed]
         if named:
             notes.append(f"{heading}: " + "; ".join(named))
     if details.get("operations"):
@@ -1132,11 +1149,3 @@ def _semantics(opts: StatefulOptions, details: dict, total: dict, found: dict, e
 
 __all__ = ["StatefulOptions", "run_stateful_check", "scenario_yaml", "Model"]
 
-
-def _unserved_why(ctx: CheckContext, op: str, why: str) -> str:
-    """Why ``op`` leaves the machine, answered as not routed: an operation the catalog claims (`claimed_by`) is a
-    DISC-05 finding ("advertised but not served", named by the run's DISC-05 verdict), one it does not claim is
-    not offered."""
-    claimed = claimed_by(ctx.discovery, *OPERATIONS[op])
-    seen = f"answered as not routed: {why}"
-    return f"{seen}; the catalog claims it in {claimed} ({DISC_UNSERVED})" if claimed else seen

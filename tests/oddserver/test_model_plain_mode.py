@@ -62,6 +62,7 @@ def test_an_operation_answered_not_routed_is_dropped_not_blamed(make_odd, listed
     assert all("not routed" in why for why in dropped.values()), dropped
     claimed = "the catalog claims it in its /v1/config endpoints list (DISC-05)"
     assert all((claimed in why) is listed for why in dropped.values()), dropped
+    assert set(sem1.details["advertised_unserved"]) == (set(dropped) if listed else set()), sem1.details
     heading = ("advertised but not served (DISC-05), dropped from the model" if listed
                else "not offered, dropped from the model")
     assert heading in sem1.message and "createView" in sem1.message, sem1.message

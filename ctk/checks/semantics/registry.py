@@ -53,7 +53,8 @@ class SemanticCheck:
 
     @property
     def rck(self) -> tuple[str, ...]:
-        """The compatibility-kit tests it covers, "CatalogTests.testX" / "ViewCatalogTests.x" (``ctk.core.rck.COVERS``)."""
+        """The compatibility-kit tests it covers, "CatalogTests.testX" / "ViewCatalogTests.x"
+        (``ctk.core.rck.COVERS``)."""
         return COVERS.get(self.name, ())
 
     @property
