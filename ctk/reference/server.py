@@ -122,11 +122,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = "deviation profiles (--deviation NAME):\n" + "\n".join(
         f"  {p.name:<28} {p.breaks}" for p in PROFILES.values())
-    from ctk.reference.variants import VARIANTS, variant_name
+    from ctk.reference.variants import help_text, variant_name
 
     parser.add_argument("--variant", default=None, type=variant_name, metavar="NAME[+NAME]",
                         help="allowed-variant profile: another path the spec allows, or several joined by '+' ("
-                             + "; ".join(f"{v.name}: {v.path}" for v in VARIANTS.values()) + ")")
+                             + help_text() + ")")
     parser.add_argument("--control-api", action="store_true", default=None, help="enable /_ctk test hooks")
     parser.add_argument("--token", default=None, help="require Authorization: Bearer <token>")
     parser.add_argument("--planning-mode", choices=("sync", "async"), default=None,

@@ -248,8 +248,8 @@ def get_variant(name: str) -> Variant:
     """A variant by name, or several joined by '+' (``inflight-503+replies-rebuilt``): see ``_combined``."""
     names = [n.strip() for n in name.split(COMBINE)]
     unknown = [n for n in names if n not in VARIANTS]
-    if unknown or not names:
-        raise ValueError(f"unknown variant profile {', '.join(map(repr, unknown)) or repr(name)}; known: "
+    if unknown:
+        raise ValueError(f"unknown variant profile {', '.join(map(repr, unknown))}; known: "
                          f"{', '.join(VARIANTS)} (several joined by '{COMBINE}')")
     if len(set(names)) != len(names):
         raise ValueError(f"variant {name!r} names a variant twice")
